@@ -1,0 +1,126 @@
+#include "base/diagnostics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace structop {
+
+void Diagnostics::error(Span span, std::string message, std::string hint) {
+  items_.push_back({Severity::Error, span, std::move(message), std::move(hint)});
+  ++error_count_;
+}
+
+void Diagnostics::note(Span span, std::string message) {
+  items_.push_back({Severity::Note, span, std::move(message), {}});
+}
+
+std::string Diagnostics::headline(const Diagnostic& d) const {
+  const char* kind = d.severity == Severity::Error ? "error" : "note";
+  if (d.span.file < 0) return fmt::format("structopc: {}: {}", kind, d.message);
+  const SourceFile& f = sources_.file(d.span.file);
+  if (d.span.line <= 0) return fmt::format("{}: {}: {}", f.path(), kind, d.message);
+  return fmt::format("{}:{}:{}: {}: {}", f.path(), d.span.line, d.span.column, kind, d.message);
+}
+
+std::string Diagnostics::render_one(const Diagnostic& d) const {
+  std::string out = headline(d);
+  out += '\n';
+  if (d.span.valid()) {
+    std::string_view line = sources_.file(d.span.file).line_text(d.span.line);
+    if (!line.empty()) {
+      std::string gutter = std::to_string(d.span.line);
+      out += fmt::format(" {} | {}\n", gutter, line);
+      // Keep tabs so the caret lines up with the excerpt.
+      std::string pad;
+      for (int i = 0; i + 1 < d.span.column && static_cast<size_t>(i) < line.size(); ++i) {
+        pad += line[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
+      }
+      int avail = static_cast<int>(line.size()) - (d.span.column - 1);
+      int len = std::max(1, std::min(d.span.length, avail));
+      out += fmt::format(" {} | {}^{}\n", std::string(gutter.size(), ' '), pad,
+                         std::string(static_cast<size_t>(len - 1), '~'));
+    }
+  }
+  if (!d.hint.empty()) out += fmt::format("hint: {}\n", d.hint);
+  return out;
+}
+
+std::string Diagnostics::render() const {
+  // Group each note with the error before it, then order groups by position.
+  std::vector<std::pair<size_t, size_t>> groups;  // [begin, end) into items_
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (items_[i].severity == Severity::Note && !groups.empty()) {
+      groups.back().second = i + 1;
+    } else {
+      groups.push_back({i, i + 1});
+    }
+  }
+  auto key = [&](const std::pair<size_t, size_t>& g) {
+    const Span& s = items_[g.first].span;
+    return std::make_tuple(s.file, s.line, s.column);
+  };
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::string out;
+  std::string previous;
+  for (const auto& g : groups) {
+    std::string text;
+    for (size_t i = g.first; i < g.second; ++i) text += render_one(items_[i]);
+    if (text == previous) continue;  // the same problem found twice
+    out += text;
+    previous = std::move(text);
+  }
+  return out;
+}
+
+namespace {
+
+// Optimal string alignment distance (a swap of two neighbours counts as one
+// edit), case-insensitive: "flaot" is one edit away from "float".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  const size_t n = a.size(), m = b.size();
+  std::vector<size_t> d((n + 1) * (m + 1));
+  auto at = [&](size_t i, size_t j) -> size_t& { return d[i * (m + 1) + j]; };
+  for (size_t i = 0; i <= n; ++i) at(i, 0) = i;
+  for (size_t j = 0; j <= m; ++j) at(0, j) = j;
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
+        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+      }
+    }
+  }
+  return at(n, m);
+}
+
+}  // namespace
+
+std::string closest_match(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(name, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += (i + 1 == names.size()) ? " and " : ", ";
+    out += '`' + names[i] + '`';
+  }
+  return out;
+}
+
+}  // namespace structop

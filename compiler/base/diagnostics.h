@@ -1,0 +1,61 @@
+// The diagnostics sink. Phases report errors as values here and keep going, so
+// one run reports every problem of a file; the driver prints them GCC-style:
+//
+//   demo.ops.yaml:7:14: error: unknown type `flaot`
+//       7 |       scale: flaot = 1.0
+//         |              ^~~~~
+//   hint: did you mean `float`?
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+
+namespace structop {
+
+enum class Severity { Error, Note };
+
+/// One problem: where, what, and (optionally) how to fix it.
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  Span span;
+  std::string message;
+  std::string hint;
+};
+
+/// Collects diagnostics for one compilation.
+class Diagnostics {
+ public:
+  explicit Diagnostics(const SourceManager& sources) : sources_(sources) {}
+
+  void error(Span span, std::string message, std::string hint = {});
+  /// Adds a note attached to the previous error (e.g. "first defined here").
+  void note(Span span, std::string message);
+
+  bool has_errors() const { return error_count_ > 0; }
+  size_t error_count() const { return error_count_; }
+  const std::vector<Diagnostic>& items() const { return items_; }
+
+  /// All diagnostics, ordered by file and position (notes stay after their
+  /// error), formatted with source lines and carets.
+  std::string render() const;
+  /// One diagnostic without the source excerpt: "file:line:col: error: msg".
+  std::string headline(const Diagnostic& d) const;
+
+ private:
+  std::string render_one(const Diagnostic& d) const;
+
+  const SourceManager& sources_;
+  std::vector<Diagnostic> items_;
+  size_t error_count_ = 0;
+};
+
+/// The candidate closest to `name` by edit distance, if it is close enough to
+/// be a plausible typo; otherwise "".
+std::string closest_match(const std::string& name, const std::vector<std::string>& candidates);
+
+/// "`a`, `b` and `c`" — for messages that list the valid choices.
+std::string quoted_list(const std::vector<std::string>& names);
+
+}  // namespace structop

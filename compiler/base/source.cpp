@@ -1,0 +1,41 @@
+#include "base/source.h"
+
+#include <algorithm>
+
+namespace structop {
+
+SourceFile::SourceFile(std::string path, std::string text)
+    : path_(std::move(path)), text_(std::move(text)) {
+  line_starts_.push_back(0);
+  for (size_t i = 0; i < text_.size(); ++i) {
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  }
+}
+
+std::string_view SourceFile::line_text(int line) const {
+  if (line < 1 || static_cast<size_t>(line) > line_starts_.size()) return {};
+  size_t begin = line_starts_[static_cast<size_t>(line) - 1];
+  size_t end = static_cast<size_t>(line) < line_starts_.size() ? line_starts_[static_cast<size_t>(line)]
+                                                                : text_.size();
+  std::string_view s(text_.data() + begin, end - begin);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+Span SourceFile::span_at(int file_id, size_t offset, int length) const {
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  size_t line_index = static_cast<size_t>(it - line_starts_.begin()) - 1;
+  Span s;
+  s.file = file_id;
+  s.line = static_cast<int>(line_index) + 1;
+  s.column = static_cast<int>(offset - line_starts_[line_index]) + 1;
+  s.length = length < 1 ? 1 : length;
+  return s;
+}
+
+int SourceManager::add(std::string path, std::string text) {
+  files_.emplace_back(std::move(path), std::move(text));
+  return static_cast<int>(files_.size()) - 1;
+}
+
+}  // namespace structop

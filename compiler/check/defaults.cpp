@@ -1,0 +1,157 @@
+#include "check/defaults.h"
+
+#include <fmt/format.h>
+
+#include "syntax/schema_parser.h"
+
+namespace structop {
+namespace {
+
+using model::Builtin;
+using syntax::Literal;
+
+class DefaultChecker {
+ public:
+  DefaultChecker(const model::Module& module, Diagnostics& diags, const std::string& what)
+      : module_(module), diags_(diags), what_(what) {}
+
+  bool check(const model::Type& type, const Literal& lit, model::Default* out) {
+    if (lit.kind == Literal::Kind::None) {
+      if (type.is_optional()) return true;
+      return fail(lit, type, fmt::format("make the type optional (`{}?`) to allow `None`",
+                                         describe_type(type, module_)));
+    }
+    if (type.is_optional()) return check(type.inner(), lit, out);
+    if (type.is_list()) return check_list(type, lit, out);
+    return check_scalar(type, lit, &out->constant);
+  }
+
+ private:
+  bool fail(const Literal& lit, const model::Type& type, std::string hint) {
+    diags_.error(lit.span,
+                 fmt::format("default `{}` does not fit {} of type `{}`", lit.text, what_,
+                             describe_type(type, module_)),
+                 std::move(hint));
+    return false;
+  }
+
+  bool check_list(const model::Type& type, const Literal& lit, model::Default* out) {
+    model::Type element = type.inner();
+    int64_t size = type.suffixes.back().size;
+    if (lit.kind != Literal::Kind::List) {
+      // torch's schema allows `int[2] x=1`, meaning [1, 1].
+      if (size >= 0) return check_scalar(element, lit, &out->constant);
+      return fail(lit, type, "write a list, e.g. `[1, 2]` or `[]`");
+    }
+    if (size >= 0 && !lit.items.empty() && static_cast<int64_t>(lit.items.size()) != size) {
+      return fail(lit, type, fmt::format("a `[{}]` list takes exactly {} items", size, size));
+    }
+    bool ok = true;
+    for (const auto& item : lit.items) {
+      std::string constant;
+      if (item.kind == Literal::Kind::None && element.is_optional()) {
+        out->item_constants.emplace_back();
+        continue;
+      }
+      ok &= check_scalar(element.is_optional() ? element.inner() : element, item, &constant);
+      out->item_constants.push_back(constant);
+    }
+    return ok;
+  }
+
+  bool check_scalar(const model::Type& type, const Literal& lit, std::string* constant) {
+    using K = Literal::Kind;
+    if (type.is_enum()) return check_enum(type, lit, constant);
+    switch (type.builtin) {
+      case Builtin::Tensor:
+        return fail(lit, type, "a tensor's only default is `None`, on a `Tensor?`");
+      case Builtin::Int:
+      case Builtin::SymInt:
+        // `Mean` is torch's own spelling of at::Reduction::Mean (native_functions.yaml).
+        if (lit.kind == K::Int || (lit.kind == K::Identifier && lit.string_value == "Mean")) return true;
+        return fail(lit, type, "write an integer, e.g. `1` or `-2`");
+      case Builtin::Float:
+        if (lit.kind == K::Int || lit.kind == K::Float) return true;
+        return fail(lit, type, "write a number, e.g. `1.0` or `1e-5`");
+      case Builtin::Bool:
+        if (lit.kind == K::Bool) return true;
+        return fail(lit, type, "write `True` or `False`");
+      case Builtin::Str:
+        if (lit.kind == K::String) return true;
+        return fail(lit, type, fmt::format("quote it: `\"{}\"`", lit.text));
+      case Builtin::Scalar:
+        if (lit.kind == K::Int || lit.kind == K::Float || lit.kind == K::Bool) return true;
+        return fail(lit, type, "write a number or `True`/`False`");
+      case Builtin::ScalarType:
+        return check_constant(type, lit, model::find_dtype(lit.string_value), model::dtype_names(), constant);
+      case Builtin::Layout:
+        return check_constant(type, lit, model::find_layout(lit.string_value), model::layout_names(), constant);
+      case Builtin::MemoryFormat:
+        return check_constant(type, lit, model::find_memory_format(lit.string_value),
+                              model::memory_format_names(), constant);
+      case Builtin::Device: {
+        if (lit.kind != K::String && lit.kind != K::Identifier) {
+          return fail(lit, type, "write a device string, e.g. `\"cpu\"` or `\"cuda:0\"`");
+        }
+        std::string problem = model::check_device(lit.string_value);
+        if (!problem.empty()) return fail(lit, type, problem);
+        *constant = lit.string_value;
+        return true;
+      }
+      default:
+        return fail(lit, type, fmt::format("`{}` values have no default other than `None`",
+                                           model::schema_name(type.builtin)));
+    }
+  }
+
+  bool check_constant(const model::Type& type, const Literal& lit, const model::NamedConstant* found,
+                      const std::vector<std::string>& names, std::string* constant) {
+    if (lit.kind == Literal::Kind::Identifier && found) {
+      *constant = found->name;
+      return true;
+    }
+    std::string guess = lit.kind == Literal::Kind::Identifier ? closest_match(lit.string_value, names) : "";
+    return fail(lit, type, guess.empty() ? fmt::format("valid values are {}", quoted_list(names))
+                                         : fmt::format("did you mean `{}`?", guess));
+  }
+
+  bool check_enum(const model::Type& type, const Literal& lit, std::string* constant) {
+    const model::Enum& e = module_.enums[static_cast<size_t>(type.decl)];
+    if (lit.kind == Literal::Kind::Identifier || lit.kind == Literal::Kind::String) {
+      for (const auto& v : e.values) {
+        if (v == lit.string_value) {
+          *constant = v;
+          return true;
+        }
+      }
+      diags_.error(lit.span,
+                   fmt::format("default `{}` of {} is not a value of enum `{}`", lit.string_value, what_, e.name),
+                   [&] {
+                     std::string guess = closest_match(lit.string_value, e.values);
+                     return guess.empty() ? fmt::format("valid values are {}", quoted_list(e.values))
+                                          : fmt::format("did you mean `{}`? valid values are {}", guess,
+                                                        quoted_list(e.values));
+                   }());
+      return false;
+    }
+    return fail(lit, type, fmt::format("write one of the values of `{}`: {}", e.name, quoted_list(e.values)));
+  }
+
+  const model::Module& module_;
+  Diagnostics& diags_;
+  const std::string& what_;
+};
+
+}  // namespace
+
+std::optional<model::Default> check_default(const model::Type& type, const syntax::Literal& lit,
+                                            const std::string& what, bool from_yaml_string,
+                                            const model::Module& module, Diagnostics& diags) {
+  (void)from_yaml_string;
+  model::Default out;
+  out.literal = lit;
+  if (!DefaultChecker(module, diags, what).check(type, lit, &out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace structop

@@ -1,0 +1,140 @@
+// The checked model: what the resolver produces from one IDL file and its
+// includes. Names are resolved to declarations, defaults are known to fit
+// their types, records are acyclic and listed in dependency order. Lowering
+// and the emitters trust it; they never look at the syntax tree.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+#include "check/builtins.h"
+#include "syntax/ast.h"
+
+namespace structop::model {
+
+/// A resolved type: a built-in, an enum or a record, with schema suffixes.
+struct Type {
+  enum class Kind { Builtin, Enum, Record };
+
+  Kind kind = Kind::Builtin;
+  Builtin builtin = Builtin::Tensor;  // when kind == Builtin
+  int decl = -1;                      // index into Module::enums or Module::records
+  std::optional<syntax::AliasAnnotation> alias;
+  std::vector<syntax::TypeSuffix> suffixes;
+
+  bool is_builtin(Builtin b) const { return kind == Kind::Builtin && builtin == b; }
+  bool is_record() const { return kind == Kind::Record; }
+  bool is_enum() const { return kind == Kind::Enum; }
+  bool is_optional() const {
+    return !suffixes.empty() && suffixes.back().kind == syntax::TypeSuffix::Kind::Optional;
+  }
+  bool is_list() const {
+    return !suffixes.empty() && suffixes.back().kind == syntax::TypeSuffix::Kind::List;
+  }
+  /// `Tensor` with no suffix (alias annotations allowed).
+  bool is_plain_tensor() const { return is_builtin(Builtin::Tensor) && suffixes.empty(); }
+  /// Contains a Tensor anywhere (`Tensor`, `Tensor?`, `Tensor[]`, `Tensor?[]`).
+  bool holds_tensor() const { return is_builtin(Builtin::Tensor); }
+  /// The same type without its last suffix (element of a list, payload of an optional).
+  Type inner() const {
+    Type t = *this;
+    if (!t.suffixes.empty()) t.suffixes.pop_back();
+    return t;
+  }
+};
+
+/// A default value that fits its type. `literal` is the spelling the user
+/// wrote; `constant` is the canonical name for enum values, dtypes, layouts
+/// and memory formats (`causal`, `float32`, `strided`), else empty.
+struct Default {
+  syntax::Literal literal;
+  std::string constant;
+  /// Per-item canonical names when the default is a list of such constants.
+  std::vector<std::string> item_constants;
+};
+
+struct Enum {
+  std::string name;
+  std::string cpp_namespace;
+  std::vector<std::string> values;
+  std::string doc;
+  Span span;
+  bool from_include = false;
+};
+
+struct Field {
+  std::string name;
+  Type type;
+  std::optional<Default> default_value;
+  std::string doc;
+  Span span;
+};
+
+struct Record {
+  std::string name;
+  std::string cpp_namespace;
+  std::vector<Field> fields;
+  std::string doc;
+  Span span;
+  bool from_include = false;
+  /// Some leaf (at any depth) is a Tensor, `Tensor?`, `Tensor[]` or `Tensor?[]`.
+  bool has_tensor_leaf = false;
+  /// Every leaf has a default, so `Record{}` is a complete value.
+  bool all_defaulted = false;
+};
+
+struct Param {
+  std::string name;
+  Type type;
+  std::optional<Default> default_value;
+  bool kwarg_only = false;
+  /// A record parameter whose fields all have defaults, with only defaulted
+  /// positional parameters after it: the APIs let callers omit it.
+  bool implicit_default = false;
+  Span span;
+};
+
+struct Return {
+  std::string name;  // may be empty
+  Type type;
+  Span span;
+};
+
+enum class MetaKind { Identity, Names, Custom };
+
+struct Op {
+  std::string name;
+  std::string overload;  // may be empty
+  std::vector<Param> params;
+  std::vector<Return> returns;
+  MetaKind meta = MetaKind::Identity;
+  std::vector<syntax::Name> meta_names;  // resolved by lowering
+  std::vector<syntax::Name> mutates;     // resolved by lowering
+  bool backward = false;
+  std::vector<std::string> dispatch;
+  std::string doc;
+  Span span;       // the `func:` value
+  Span name_span;  // the op name inside it
+
+  /// `name.overload`, or `name`.
+  std::string qualified_name() const { return overload.empty() ? name : name + "." + overload; }
+};
+
+/// Everything one compilation knows, in declaration order; records are in
+/// dependency order (a record comes after every record it contains).
+struct Module {
+  std::string namespace_;
+  std::string cpp_namespace;
+  std::string source_path;  // the main IDL file as given on the command line
+  std::string stem;         // `demo` for demo.ops.yaml
+  std::string doc;
+  std::vector<Enum> enums;
+  std::vector<Record> records;
+  std::vector<Op> ops;
+  /// Every IDL file read (main file first), for depfiles.
+  std::vector<std::string> files;
+};
+
+}  // namespace structop::model

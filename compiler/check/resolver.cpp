@@ -1,0 +1,570 @@
+#include "check/resolver.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "check/defaults.h"
+#include "syntax/schema_parser.h"
+
+namespace structop {
+namespace {
+
+using model::Builtin;
+using syntax::TypeSuffix;
+
+/// Where a type is used; decides which types are allowed.
+enum class Use { Field, Param, Return };
+
+class Resolver {
+ public:
+  Resolver(const LoadedIdl& idl, const SourceManager& sources, Diagnostics& diags)
+      : idl_(idl), sources_(sources), diags_(diags) {}
+
+  model::Module run() {
+    model::Module m;
+    if (idl_.files.empty()) return m;
+    const syntax::IdlFile& main = idl_.files.back();
+    m.namespace_ = main.namespace_.text;
+    m.cpp_namespace = cpp_namespace_of(main);
+    m.files = idl_.paths;
+    m.source_path = sources_.file(main.file_id).path();
+    m.stem = stem_of(m.source_path);
+    module_ = &m;
+
+    declare_all();
+    order_records();
+    resolve_enums();
+    resolve_records();
+    for (const auto& op : main.ops) resolve_op(op);
+    check_op_names();
+    return m;
+  }
+
+ private:
+  struct Symbol {
+    enum class Kind { Enum, Record } kind;
+    const syntax::EnumDecl* enum_decl = nullptr;
+    const syntax::RecordDecl* record_decl = nullptr;
+    const syntax::IdlFile* file = nullptr;
+    int index = -1;  // final index in the module
+  };
+
+  static std::string cpp_namespace_of(const syntax::IdlFile& f) {
+    return f.cpp_namespace ? f.cpp_namespace->text : f.namespace_.text;
+  }
+
+  static std::string stem_of(const std::string& path) {
+    std::string name = std::filesystem::path(path).filename().string();
+    for (const char* suffix : {".ops.yaml", ".ops.yml", ".yaml", ".yml"}) {
+      std::string s = suffix;
+      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+        return name.substr(0, name.size() - s.size());
+      }
+    }
+    return name;
+  }
+
+  // ---- declarations --------------------------------------------------------
+
+  void declare(const syntax::Name& name, Symbol sym) {
+    if (model::builtin_from_name(name.text)) {
+      diags_.error(name.span, fmt::format("`{}` is a built-in type and cannot be redefined", name.text),
+                   "choose another name");
+      return;
+    }
+    if (name.text == "Dict" || name.text == "Tuple" || name.text == "List" || name.text == "Optional") {
+      diags_.error(name.span, fmt::format("`{}` is reserved and cannot name a record or enum", name.text),
+                   "choose another name");
+      return;
+    }
+    auto [it, fresh] = symbols_.emplace(name.text, sym);
+    if (!fresh) {
+      const Symbol& first = it->second;
+      Span first_span = first.kind == Symbol::Kind::Enum ? first.enum_decl->name.span
+                                                         : first.record_decl->name.span;
+      diags_.error(name.span, fmt::format("`{}` is already defined", name.text),
+                   "records and enums of a file and its includes share one namespace; rename one");
+      diags_.note(first_span, fmt::format("`{}` first defined here", name.text));
+    }
+  }
+
+  void declare_all() {
+    for (const auto& file : idl_.files) {
+      for (const auto& e : file.enums) {
+        Symbol s{Symbol::Kind::Enum, &e, nullptr, &file, -1};
+        declare(e.name, s);
+      }
+      for (const auto& r : file.records) {
+        Symbol s{Symbol::Kind::Record, nullptr, &r, &file, -1};
+        declare(r.name, s);
+      }
+    }
+  }
+
+  const Symbol* lookup(const std::string& name) const {
+    auto it = symbols_.find(name);
+    return it == symbols_.end() ? nullptr : &it->second;
+  }
+
+  // ---- record order and cycles ---------------------------------------------
+
+  // Depth-first over record-typed fields; emits records after their
+  // dependencies and reports each cycle once, at the field that closes it.
+  void order_records() {
+    std::map<const syntax::RecordDecl*, int> state;  // 1 = on stack, 2 = done
+    std::vector<std::pair<const syntax::RecordDecl*, const syntax::FieldDecl*>> stack;
+    std::function<void(const syntax::RecordDecl*)> visit = [&](const syntax::RecordDecl* r) {
+      state[r] = 1;
+      for (const auto& f : r->fields) {
+        const Symbol* s = lookup(f.type.base);
+        if (!s || s->kind != Symbol::Kind::Record) continue;
+        const syntax::RecordDecl* dep = s->record_decl;
+        if (state[dep] == 1) {
+          std::string path;
+          bool on = false;
+          for (const auto& [rec, field] : stack) {
+            if (rec == dep) on = true;
+            if (on) path += fmt::format("{}.{} -> ", rec->name.text, field->name.text);
+          }
+          path += fmt::format("{}.{} -> {}", r->name.text, f.name.text, dep->name.text);
+          diags_.error(f.type.span, fmt::format("record `{}` contains itself: {}", dep->name.text, path),
+                       "records are values and cannot nest themselves; break the cycle");
+          cyclic_.insert(&f);
+          continue;
+        }
+        if (state[dep] == 2) continue;
+        stack.push_back({r, &f});
+        visit(dep);
+        stack.pop_back();
+      }
+      state[r] = 2;
+      Symbol& sym = symbols_.at(r->name.text);
+      if (sym.record_decl == r) {
+        sym.index = static_cast<int>(record_order_.size());
+        record_order_.push_back(r);
+      }
+    };
+    for (const auto& file : idl_.files) {
+      for (const auto& r : file.records) {
+        if (state[&r] == 0) visit(&r);
+      }
+    }
+  }
+
+  // ---- enums and records ---------------------------------------------------
+
+  void resolve_enums() {
+    for (const auto& file : idl_.files) {
+      for (const auto& e : file.enums) {
+        Symbol& sym = symbols_.at(e.name.text);
+        if (sym.enum_decl != &e) continue;  // a duplicate, already reported
+        model::Enum out;
+        out.name = e.name.text;
+        out.cpp_namespace = cpp_namespace_of(file);
+        out.doc = e.doc;
+        out.span = e.name.span;
+        out.from_include = &file != &idl_.files.back();
+        if (e.values.empty()) {
+          diags_.error(e.name.span, fmt::format("enum `{}` has no values", e.name.text),
+                       "list at least one value, e.g. `[a, b]`");
+        }
+        std::map<std::string, Span> seen;
+        for (const auto& v : e.values) {
+          auto [it, fresh] = seen.emplace(v.text, v.span);
+          if (!fresh) {
+            diags_.error(v.span, fmt::format("enum `{}` lists `{}` twice", e.name.text, v.text),
+                         "remove the duplicate value");
+            diags_.note(it->second, "first listed here");
+            continue;
+          }
+          out.values.push_back(v.text);
+        }
+        sym.index = static_cast<int>(module_->enums.size());
+        module_->enums.push_back(std::move(out));
+      }
+    }
+  }
+
+  void resolve_records() {
+    module_->records.resize(record_order_.size());
+    for (size_t i = 0; i < record_order_.size(); ++i) {
+      const syntax::RecordDecl* r = record_order_[i];
+      const Symbol& sym = symbols_.at(r->name.text);
+      model::Record& out = module_->records[i];
+      out.name = r->name.text;
+      out.cpp_namespace = cpp_namespace_of(*sym.file);
+      out.doc = r->doc;
+      out.span = r->name.span;
+      out.from_include = sym.file != &idl_.files.back();
+      out.all_defaulted = true;
+      if (r->fields.empty()) {
+        diags_.error(r->name.span, fmt::format("record `{}` has no fields", r->name.text),
+                     "add at least one field");
+      }
+      for (const auto& f : r->fields) {
+        model::Field field;
+        field.name = f.name.text;
+        field.doc = f.doc;
+        field.span = f.name.span;
+        std::string what = fmt::format("field `{}.{}`", r->name.text, f.name.text);
+        if (cyclic_.count(&f)) {
+          out.all_defaulted = false;
+          continue;
+        }
+        auto type = resolve_type(f.type, Use::Field, what);
+        if (!type) {
+          out.all_defaulted = false;
+          continue;
+        }
+        field.type = *type;
+        if (f.default_value) {
+          if (type->is_record()) {
+            diags_.error(f.default_value->span,
+                         fmt::format("{} has record type `{}` and cannot have a default", what, f.type.base),
+                         fmt::format("give the fields of `{}` defaults instead", f.type.base));
+          } else {
+            field.default_value = check_default(*type, *f.default_value, what, f.default_is_yaml_string,
+                                                *module_, diags_);
+          }
+        }
+        // Leaf facts. Records are ordered, so nested records are complete.
+        if (type->is_record()) {
+          const model::Record& inner = module_->records[static_cast<size_t>(type->decl)];
+          out.has_tensor_leaf |= inner.has_tensor_leaf;
+          out.all_defaulted &= inner.all_defaulted;
+        } else {
+          out.has_tensor_leaf |= type->holds_tensor();
+          out.all_defaulted &= field.default_value.has_value();
+        }
+        out.fields.push_back(std::move(field));
+      }
+    }
+  }
+
+  // ---- types ---------------------------------------------------------------
+
+  std::vector<std::string> all_type_names() const {
+    std::vector<std::string> names = model::builtin_names();
+    for (const auto& [name, sym] : symbols_) names.push_back(name);
+    return names;
+  }
+
+  std::optional<model::Type> resolve_type(const syntax::TypeExpr& t, Use use, const std::string& what) {
+    model::Type out;
+    out.alias = t.alias;
+    out.suffixes = t.suffixes;
+    if (auto b = model::builtin_from_name(t.base)) {
+      out.kind = model::Type::Kind::Builtin;
+      out.builtin = *b;
+    } else if (const Symbol* s = lookup(t.base)) {
+      out.kind = s->kind == Symbol::Kind::Enum ? model::Type::Kind::Enum : model::Type::Kind::Record;
+      out.decl = s->index;
+      if (out.decl < 0) return std::nullopt;  // a broken declaration, already reported
+    } else {
+      report_unknown_type(t, what);
+      return std::nullopt;
+    }
+    Span base_span = t.span.shifted(0, static_cast<int>(t.base.size()));
+    if (t.alias && !out.is_builtin(Builtin::Tensor)) {
+      diags_.error(t.span, fmt::format("{}: alias annotations apply only to `Tensor`", what));
+      return std::nullopt;
+    }
+    if (t.alias && use == Use::Field) {
+      diags_.error(t.span, fmt::format("{}: alias annotations are not allowed in record fields", what),
+                   "list the field under the op's `mutates:` instead, e.g. `mutates: [cfg.w]`");
+      return std::nullopt;
+    }
+    if (!check_suffixes(t, out, use, what)) return std::nullopt;
+    if (out.is_record()) {
+      if (use == Use::Return) {
+        diags_.error(base_span, fmt::format("record `{}` cannot be a return type", t.base),
+                     "return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in the caller");
+        return std::nullopt;
+      }
+      if (!t.suffixes.empty()) {
+        diags_.error(t.span,
+                     fmt::format("{}: `{}` - lists and optionals of records are not supported", what,
+                                 syntax::to_schema(t)),
+                     fmt::format("use a plain `{}`, or separate fields / a `Tensor[]` field", t.base));
+        return std::nullopt;
+      }
+    }
+    if (out.is_enum()) {
+      if (use == Use::Return) {
+        diags_.error(base_span, fmt::format("enum `{}` cannot be a return type", t.base),
+                     "return a `str` or an `int`");
+        return std::nullopt;
+      }
+      if (out.is_list() || (out.suffixes.size() > 1)) {
+        diags_.error(t.span, fmt::format("{}: lists of enums are not supported", what),
+                     "use `str[]` or separate fields");
+        return std::nullopt;
+      }
+    }
+    if (use == Use::Field && out.kind == model::Type::Kind::Builtin && !model::allowed_in_record(out.builtin)) {
+      diags_.error(base_span, fmt::format("{}: `{}` cannot be a record field", what, t.base),
+                   "pass it as a separate parameter of the op");
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  bool check_suffixes(const syntax::TypeExpr& t, const model::Type& type, Use use, const std::string& what) {
+    int lists = 0;
+    for (size_t i = 0; i < t.suffixes.size(); ++i) {
+      const auto& s = t.suffixes[i];
+      if (s.kind == TypeSuffix::Kind::List) ++lists;
+      if (s.kind == TypeSuffix::Kind::Optional && i + 1 < t.suffixes.size() &&
+          t.suffixes[i + 1].kind == TypeSuffix::Kind::Optional) {
+        diags_.error(t.span, fmt::format("{}: `{}` is optional twice", what, syntax::to_schema(t)),
+                     "write a single `?`");
+        return false;
+      }
+    }
+    if (lists > 1) {
+      diags_.error(t.span, fmt::format("{}: nested lists like `{}` are not schema types", what, syntax::to_schema(t)),
+                   "flatten the data into one list, or use a Tensor");
+      return false;
+    }
+    (void)type;
+    (void)use;
+    return true;
+  }
+
+  void report_unknown_type(const syntax::TypeExpr& t, const std::string& what) {
+    Span span = t.span.shifted(0, static_cast<int>(t.base.size()));
+    static const std::map<std::string, std::string> kHints = {
+        {"Dict", "dict types are not supported; use separate fields or a record"},
+        {"dict", "dict types are not supported; use separate fields or a record"},
+        {"Tuple", "tuple types are not supported; use a list `T[]` or separate fields"},
+        {"tuple", "tuple types are not supported; use a list `T[]` or separate fields"},
+        {"List", "write a list as `T[]`, e.g. `int[]`"},
+        {"list", "write a list as `T[]`, e.g. `int[]`"},
+        {"Optional", "write an optional as `T?`, e.g. `float?`"},
+        {"double", "the schema's floating-point type is `float` (a C++ double)"},
+        {"int64_t", "the schema's integer type is `int` (a C++ int64_t)"},
+        {"string", "the schema's string type is `str`"},
+        {"Tensor?", "write `Tensor?`"},
+    };
+    std::string hint;
+    if (auto it = kHints.find(t.base); it != kHints.end()) {
+      hint = it->second;
+    } else if (std::string guess = closest_match(t.base, all_type_names()); !guess.empty()) {
+      hint = fmt::format("did you mean `{}`?", guess);
+    } else {
+      hint = "define it under `records:` or `enums:`, or include the file that does";
+    }
+    diags_.error(span, fmt::format("{}: unknown type `{}`", what, t.base), hint);
+  }
+
+  // ---- ops -----------------------------------------------------------------
+
+  void resolve_op(const syntax::OpDecl& decl) {
+    const syntax::FuncSig& sig = decl.sig;
+    model::Op op;
+    op.name = sig.name.text;
+    op.overload = sig.overload.text;
+    op.span = decl.func_span;
+    op.name_span = sig.name.span;
+    op.backward = decl.backward;
+    op.doc = decl.doc;
+    op.mutates = decl.mutates;
+    op.meta_names = decl.meta.names;
+    op.meta = decl.meta.kind == syntax::MetaDecl::Kind::Identity ? model::MetaKind::Identity
+              : decl.meta.kind == syntax::MetaDecl::Kind::Custom ? model::MetaKind::Custom
+                                                                 : model::MetaKind::Names;
+    const std::string op_label = fmt::format("op `{}`", op.qualified_name());
+    bool ok = true;
+
+    std::map<std::string, Span> names;
+    for (const auto& p : sig.params) {
+      std::string what = fmt::format("parameter `{}` of {}", p.name.text, op_label);
+      auto [it, fresh] = names.emplace(p.name.text, p.name.span);
+      if (!fresh) {
+        diags_.error(p.name.span, fmt::format("{} is declared twice", what), "rename one of them");
+        diags_.note(it->second, "first declared here");
+        ok = false;
+      }
+      auto type = resolve_type(p.type, Use::Param, what);
+      if (!type) {
+        ok = false;
+        continue;
+      }
+      model::Param param;
+      param.name = p.name.text;
+      param.type = *type;
+      param.kwarg_only = p.kwarg_only;
+      param.span = p.name.span;
+      if (p.default_value) {
+        if (type->is_record()) {
+          diags_.error(p.default_value->span,
+                       fmt::format("{} has record type `{}` and cannot have a default", what, p.type.base),
+                       fmt::format("give the fields of `{}` defaults; a record whose fields all have "
+                                   "defaults may be omitted by callers",
+                                   p.type.base));
+          ok = false;
+        } else {
+          param.default_value = check_default(*type, *p.default_value, what, false, *module_, diags_);
+          if (!param.default_value) ok = false;
+        }
+      }
+      op.params.push_back(std::move(param));
+    }
+    if (!ok) return;
+    check_positional_defaults(op);
+
+    for (const auto& r : sig.returns) {
+      std::string what = r.name.text.empty() ? fmt::format("a return of {}", op_label)
+                                             : fmt::format("return `{}` of {}", r.name.text, op_label);
+      auto type = resolve_type(r.type, Use::Return, what);
+      if (!type) {
+        ok = false;
+        continue;
+      }
+      op.returns.push_back({r.name.text, *type, r.type.span});
+    }
+    if (!ok) return;
+    check_dispatch(decl, op);
+    check_backward(decl, op);
+    ops_spans_.push_back(sig.name.span);
+    module_->ops.push_back(std::move(op));
+  }
+
+  // Positional parameters with defaults must come last (Python's rule, and
+  // torch's schema parser crashes otherwise). A record whose fields all have
+  // defaults counts as defaulted where callers may omit it: when every
+  // parameter after it in its group (positional / keyword-only) may be too.
+  void check_positional_defaults(model::Op& op) {
+    bool tail_defaulted[2] = {true, true};  // positional, kwarg-only
+    for (auto it = op.params.rbegin(); it != op.params.rend(); ++it) {
+      bool& tail = tail_defaulted[it->kwarg_only ? 1 : 0];
+      if (it->type.is_record()) {
+        const model::Record& r = module_->records[static_cast<size_t>(it->type.decl)];
+        it->implicit_default = r.all_defaulted && (tail || it->kwarg_only);
+        tail = tail && it->implicit_default;
+      } else {
+        tail = tail && it->default_value.has_value();
+      }
+    }
+    const model::Param* first_default = nullptr;
+    for (const auto& p : op.params) {
+      if (p.kwarg_only) continue;
+      bool has_default = p.default_value.has_value() || p.implicit_default;
+      if (has_default) {
+        if (!first_default) first_default = &p;
+      } else if (first_default) {
+        diags_.error(p.span,
+                     fmt::format("parameter `{}` of op `{}` has no default but follows `{}`, which has one",
+                                 p.name, op.qualified_name(), first_default->name),
+                     fmt::format("give `{}` a default, move it before `{}`, or make it keyword-only after `*`",
+                                 p.name, first_default->name));
+        return;
+      }
+    }
+  }
+
+  void check_dispatch(const syntax::OpDecl& decl, model::Op& op) {
+    std::set<std::string> seen;
+    for (const auto& key : decl.dispatch) {
+      if (key.text == "Meta") {
+        diags_.error(key.span, fmt::format("op `{}`: `Meta` is not a dispatch key here", op.qualified_name()),
+                     "Meta kernels come from `meta:` (identity, a list of names, or `custom`)");
+        continue;
+      }
+      const auto& keys = model::dispatch_keys();
+      if (std::find(keys.begin(), keys.end(), key.text) == keys.end()) {
+        std::string guess = closest_match(key.text, keys);
+        diags_.error(key.span, fmt::format("op `{}`: unknown dispatch key `{}`", op.qualified_name(), key.text),
+                     guess.empty() ? fmt::format("valid keys are {}", quoted_list(keys))
+                                   : fmt::format("did you mean `{}`?", guess));
+        continue;
+      }
+      if (!seen.insert(key.text).second) {
+        diags_.error(key.span, fmt::format("op `{}` lists dispatch key `{}` twice", op.qualified_name(), key.text),
+                     "remove the duplicate");
+        continue;
+      }
+      op.dispatch.push_back(key.text);
+    }
+  }
+
+  void check_backward(const syntax::OpDecl& decl, const model::Op& op) {
+    if (!op.backward) return;
+    if (!decl.mutates.empty()) {
+      diags_.error(decl.mutates.front().span,
+                   fmt::format("op `{}`: `backward: true` together with `mutates:` is not supported",
+                               op.qualified_name()),
+                   "split the in-place update into its own op without a backward");
+    }
+    bool has_tensor_input = false;
+    for (const auto& p : op.params) {
+      has_tensor_input |= p.type.holds_tensor() ||
+                          (p.type.is_record() &&
+                           module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf);
+    }
+    if (!has_tensor_input) {
+      diags_.error(op.name_span, fmt::format("op `{}` has `backward: true` but no tensor input", op.qualified_name()),
+                   "remove `backward: true`; there is nothing to differentiate");
+    }
+    bool has_tensor_output = false;
+    for (const auto& r : op.returns) {
+      if (r.type.is_builtin(Builtin::Tensor) && (r.type.suffixes.empty() ||
+                                                 (r.type.suffixes.size() == 1 && r.type.is_list()))) {
+        has_tensor_output = true;
+      } else {
+        diags_.error(r.span, fmt::format("op `{}` has `backward: true`, so it may return only `Tensor` or `Tensor[]`",
+                                         op.qualified_name()),
+                     "return non-differentiable values from a separate op");
+      }
+    }
+    if (!has_tensor_output && op.returns.empty()) {
+      diags_.error(op.name_span, fmt::format("op `{}` has `backward: true` but returns nothing", op.qualified_name()),
+                   "remove `backward: true`, or return the result tensor");
+    }
+  }
+
+  void check_op_names() {
+    std::map<std::string, size_t> by_name;     // qualified name
+    std::map<std::string, size_t> by_cpp_name; // C++ identifier
+    for (size_t i = 0; i < module_->ops.size(); ++i) {
+      const model::Op& op = module_->ops[i];
+      auto [it, fresh] = by_name.emplace(op.qualified_name(), i);
+      if (!fresh) {
+        diags_.error(ops_spans_[i], fmt::format("op `{}` is declared twice", op.qualified_name()),
+                     "give one of them an overload name, e.g. `name.variant(...)`");
+        diags_.note(ops_spans_[it->second], "first declared here");
+        continue;
+      }
+      std::string cpp = op.overload.empty() ? op.name : op.name + "_" + op.overload;
+      auto [jt, cpp_fresh] = by_cpp_name.emplace(cpp, i);
+      if (!cpp_fresh) {
+        diags_.error(ops_spans_[i],
+                     fmt::format("ops `{}` and `{}` would both be called `{}` in C++ and Python",
+                                 module_->ops[jt->second].qualified_name(), op.qualified_name(), cpp),
+                     "rename one of them");
+      }
+    }
+  }
+
+  const LoadedIdl& idl_;
+  const SourceManager& sources_;
+  Diagnostics& diags_;
+  model::Module* module_ = nullptr;
+  std::map<std::string, Symbol> symbols_;
+  std::vector<const syntax::RecordDecl*> record_order_;
+  std::set<const syntax::FieldDecl*> cyclic_;
+  std::vector<Span> ops_spans_;
+};
+
+}  // namespace
+
+model::Module resolve(const LoadedIdl& idl, const SourceManager& sources, Diagnostics& diags) {
+  return Resolver(idl, sources, diags).run();
+}
+
+}  // namespace structop

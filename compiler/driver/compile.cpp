@@ -1,0 +1,86 @@
+#include "driver/compile.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "check/resolver.h"
+#include "emit/emitters.h"
+#include "lower/lowering.h"
+#include "version.h"
+
+namespace structop {
+
+const char* structopc_version() { return STRUCTOPC_VERSION; }
+
+std::string output_name(OutputKind kind, const std::string& stem) {
+  switch (kind) {
+    case OutputKind::Header: return stem + ".ops.h";
+    case OutputKind::Source: return stem + ".ops.cpp";
+    case OutputKind::Stubs: return stem + ".ops.stubs.cpp";
+    case OutputKind::Python: return stem + "_ops.py";
+    case OutputKind::Json: return stem + ".ops.json";
+  }
+  return stem;
+}
+
+std::optional<OutputKind> parse_output_kind(const std::string& name) {
+  if (name == "h") return OutputKind::Header;
+  if (name == "cpp") return OutputKind::Source;
+  if (name == "stubs") return OutputKind::Stubs;
+  if (name == "py") return OutputKind::Python;
+  if (name == "json") return OutputKind::Json;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string emit_one(OutputKind kind, const EmitInput& in) {
+  switch (kind) {
+    case OutputKind::Json: return emit_json(in);
+    case OutputKind::Header: return emit_header(in);
+    case OutputKind::Source: return emit_source(in);
+    case OutputKind::Stubs: return emit_stubs(in);
+    case OutputKind::Python: return emit_python(in);
+  }
+  return {};
+}
+
+}  // namespace
+
+CompileResult compile(const CompileOptions& options, FileReader& reader) {
+  CompileResult result;
+  SourceManager sources;
+  Diagnostics diags(sources);
+
+  LoadedIdl idl = load_idl(options.input, options.include_dirs, reader, sources, diags);
+  result.inputs = idl.paths;
+  model::Module module = resolve(idl, sources, diags);
+  lower::LoweredModule lowered;
+  if (!diags.has_errors()) lowered = lower_module(module, diags);
+  result.diagnostics = diags.render();
+  if (diags.has_errors()) return result;
+
+  EmitInput in{module, lowered, std::filesystem::path(options.input).filename().string(), STRUCTOPC_VERSION};
+  if (options.explain_op) {
+    for (const auto& lo : lowered.ops) {
+      if (lo.qualified_name == *options.explain_op || lo.cpp_name == *options.explain_op) {
+        result.explanation = explain_op(in, lo);
+      }
+    }
+    if (result.explanation.empty()) {
+      std::vector<std::string> names;
+      for (const auto& lo : lowered.ops) names.push_back(lo.qualified_name);
+      result.unknown_explain_op = names.empty() ? std::string("the file declares no ops")
+                                                : "ops in this file: " + quoted_list(names);
+    }
+  }
+  for (OutputKind kind : options.emit) {
+    OutputFile f{kind, output_name(kind, module.stem), emit_one(kind, in), kind == OutputKind::Stubs};
+    result.outputs.push_back(std::move(f));
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace structop

@@ -1,0 +1,162 @@
+#include <fmt/format.h>
+
+#include "check/describe.h"
+#include "emit/emitters.h"
+#include "emit/json.h"
+#include "lower/lowering.h"
+
+namespace structop {
+namespace {
+
+const char* meta_name(model::MetaKind k) {
+  switch (k) {
+    case model::MetaKind::Identity: return "identity";
+    case model::MetaKind::Names: return "names";
+    case model::MetaKind::Custom: return "custom";
+  }
+  return "?";
+}
+
+Json optional_default(const std::optional<model::Default>& d) {
+  return d ? Json(describe_default(*d)) : Json();
+}
+
+Json enums_json(const model::Module& m) {
+  Json out = Json::array();
+  for (const auto& e : m.enums) {
+    Json values = Json::array();
+    for (const auto& v : e.values) values.push(v);
+    out.push(Json::object()
+                 .set("name", e.name)
+                 .set("cpp_namespace", e.cpp_namespace)
+                 .set("values", std::move(values))
+                 .set("from_include", e.from_include)
+                 .set("doc", e.doc));
+  }
+  return out;
+}
+
+Json records_json(const model::Module& m) {
+  Json out = Json::array();
+  for (const auto& r : m.records) {
+    Json fields = Json::array();
+    for (const auto& f : r.fields) {
+      fields.push(Json::object()
+                      .set("name", f.name)
+                      .set("type", describe_type(f.type, m))
+                      .set("default", optional_default(f.default_value))
+                      .set("doc", f.doc));
+    }
+    out.push(Json::object()
+                 .set("name", r.name)
+                 .set("cpp_namespace", r.cpp_namespace)
+                 .set("fields", std::move(fields))
+                 .set("has_tensor_leaf", r.has_tensor_leaf)
+                 .set("all_defaulted", r.all_defaulted)
+                 .set("from_include", r.from_include)
+                 .set("doc", r.doc));
+  }
+  return out;
+}
+
+Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
+  const model::Op& op = in.module.ops[lo.op];
+  Json slots = Json::array();
+  for (const auto& s : lo.slots) {
+    slots.push(Json::object()
+                   .set("path", s.path)
+                   .set("name", s.name)
+                   .set("param", op.params[s.param].name)
+                   .set("type", describe_type(s.type, in.module))
+                   .set("schema_type", s.schema_type)
+                   .set("default", optional_default(s.default_value))
+                   .set("schema_default", s.schema_default ? Json(*s.schema_default) : Json())
+                   .set("kwarg_only", s.kwarg_only)
+                   .set("mutated", s.mutated)
+                   .set("differentiable", s.differentiable));
+  }
+  Json outputs = Json::array();
+  for (const auto& o : lo.outputs) {
+    outputs.push(Json::object().set("name", o.name).set("schema_type", o.schema_type));
+  }
+  Json meta_sources = Json::array();
+  for (size_t i : lo.meta_sources) meta_sources.push(lo.slots[i].name);
+  Json dispatch = Json::array();
+  for (const auto& k : op.dispatch) dispatch.push(k);
+  return Json::object()
+      .set("name", lo.qualified_name)
+      .set("cpp_name", lo.cpp_name)
+      .set("schema", lo.schema)
+      .set("signature", original_signature(op, in.module))
+      .set("backward", op.backward)
+      .set("meta", meta_name(op.meta))
+      .set("meta_sources", std::move(meta_sources))
+      .set("dispatch", std::move(dispatch))
+      .set("slots", std::move(slots))
+      .set("returns", std::move(outputs))
+      .set("doc", op.doc);
+}
+
+}  // namespace
+
+std::string emit_json(const EmitInput& in) {
+  Json ops = Json::array();
+  for (const auto& lo : in.lowered.ops) ops.push(op_json(in, lo));
+  return Json::object()
+      .set("generator", "structopc " + in.version)
+      .set("source", in.source_name)
+      .set("namespace", in.module.namespace_)
+      .set("cpp_namespace", in.module.cpp_namespace)
+      .set("enums", enums_json(in.module))
+      .set("records", records_json(in.module))
+      .set("ops", std::move(ops))
+      .dump();
+}
+
+std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
+  const model::Op& op = in.module.ops[lo.op];
+  struct Row {
+    std::string cells[6];
+  };
+  std::vector<Row> rows;
+  rows.push_back({{"original path", "lowered name", "type", "default", "kwarg-only", "mutated"}});
+  for (const auto& s : lo.slots) {
+    std::string type = describe_type(s.type, in.module);
+    if (type != s.schema_type) type += " -> " + s.schema_type;
+    std::string def = "-";
+    if (s.default_value) {
+      def = describe_default(*s.default_value);
+      if (!s.schema_default) def += " (API only)";
+      else if (*s.schema_default != def) def += " (schema: " + *s.schema_default + ")";
+    }
+    rows.push_back({{s.path, s.name, type, def, s.kwarg_only ? "yes" : "no", s.mutated ? "yes" : "no"}});
+  }
+  size_t width[6] = {};
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], r.cells[c].size());
+  }
+  std::string out = fmt::format("op:      {}\nlowered: {}\n\n", original_signature(op, in.module), lo.schema);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string line;
+    for (size_t c = 0; c < 6; ++c) {
+      line += c + 1 < 6 ? fmt::format("{:<{}}  ", rows[i].cells[c], width[c]) : rows[i].cells[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (i == 0) {
+      std::string rule;
+      for (size_t c = 0; c < 6; ++c) rule += std::string(width[c], '-') + (c + 1 < 6 ? "  " : "");
+      out += rule + "\n";
+    }
+  }
+  if (!lo.meta_sources.empty()) {
+    std::string sources;
+    for (size_t i : lo.meta_sources) sources += (sources.empty() ? "" : ", ") + lo.slots[i].path;
+    out += fmt::format("\nmeta: outputs take the metadata of {}\n", sources);
+  } else if (op.meta == model::MetaKind::Custom) {
+    out += fmt::format("\nmeta: custom (kernels::{}_meta)\n", lo.cpp_name);
+  }
+  return out;
+}
+
+}  // namespace structop

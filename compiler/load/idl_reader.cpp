@@ -1,0 +1,426 @@
+#include "load/idl_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "syntax/schema_parser.h"
+
+namespace structop {
+namespace {
+
+using syntax::Name;
+
+/// Walks one mapping: rejects non-scalar and duplicate keys, and keys not in
+/// `allowed` (with a "did you mean").
+class MappingWalker {
+ public:
+  MappingWalker(const YamlDocument& doc, Diagnostics& diags) : doc_(doc), diags_(diags) {}
+
+  /// Calls `visit(key_name, value_node)` for each valid entry, in order.
+  template <class Visit>
+  void walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
+            Visit&& visit) {
+    std::unordered_map<std::string, Span> seen;
+    for (size_t i = 0; i < map.entry_count(); ++i) {
+      const YamlNode& key = doc_.key(map, i);
+      const YamlNode& value = doc_.value(map, i);
+      if (!key.is_scalar()) {
+        diags_.error(key.span, fmt::format("{} keys must be plain names, found {}", where, describe(key)));
+        continue;
+      }
+      auto [it, fresh] = seen.emplace(key.value, key.span);
+      if (!fresh) {
+        diags_.error(key.span, fmt::format("duplicate key `{}` in {}", key.value, where),
+                     "remove or rename one of them; YAML keys must be unique");
+        diags_.note(it->second, fmt::format("`{}` first appears here", key.value));
+        continue;
+      }
+      if (!allowed.empty() &&
+          std::find(allowed.begin(), allowed.end(), key.value) == allowed.end()) {
+        std::string guess = closest_match(key.value, allowed);
+        diags_.error(key.span, fmt::format("unknown key `{}` in {}", key.value, where),
+                     guess.empty() ? fmt::format("valid keys are {}", quoted_list(allowed))
+                                   : fmt::format("did you mean `{}`?", guess));
+        continue;
+      }
+      visit(Name{key.value, key.span}, value);
+    }
+  }
+
+ private:
+  const YamlDocument& doc_;
+  Diagnostics& diags_;
+};
+
+class IdlReader {
+ public:
+  IdlReader(const YamlDocument& doc, int file_id, Diagnostics& diags)
+      : doc_(doc), file_id_(file_id), diags_(diags), walker_(doc, diags) {}
+
+  void read(syntax::IdlFile* out) {
+    out->file_id = file_id_;
+    const YamlNode& root = doc_.node(doc_.root);
+    if (!root.is_mapping()) {
+      diags_.error(root.span, fmt::format("an IDL file must be a mapping, found {}", describe(root)),
+                   "start the file with `namespace: NAME`");
+      return;
+    }
+    bool has_namespace = false;
+    walker_.walk(root, {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"},
+                 "the file", [&](const Name& key, const YamlNode& value) {
+                   if (key.text == "namespace") {
+                     has_namespace = read_identifier(value, "namespace", &out->namespace_);
+                   } else if (key.text == "cpp_namespace") {
+                     Name ns;
+                     if (read_cpp_namespace(value, &ns)) out->cpp_namespace = ns;
+                   } else if (key.text == "include") {
+                     read_includes(value, &out->includes);
+                   } else if (key.text == "doc") {
+                     read_doc(value, nullptr);
+                   } else if (key.text == "enums") {
+                     read_enums(value, &out->enums);
+                   } else if (key.text == "records") {
+                     read_records(value, &out->records);
+                   } else if (key.text == "ops") {
+                     read_ops(value, &out->ops);
+                   }
+                 });
+    if (!has_namespace && !out->namespace_.text.size()) {
+      diags_.error(Span{file_id_, root.span.line, root.span.column, 1},
+                   "missing required key `namespace`",
+                   "add `namespace: NAME`; the ops become torch.ops.NAME.*");
+    }
+  }
+
+ private:
+  // ---- scalars -------------------------------------------------------------
+
+  bool expect_scalar(const YamlNode& node, const char* what) {
+    if (node.is_scalar()) return true;
+    diags_.error(node.span, fmt::format("{} must be a single value, found {}", what, describe(node)));
+    return false;
+  }
+
+  bool read_identifier(const YamlNode& node, const char* what, Name* out) {
+    if (!expect_scalar(node, what)) return false;
+    if (!is_identifier(node.value)) {
+      diags_.error(node.span, fmt::format("{} `{}` is not a valid identifier", what, node.value),
+                   "use letters, digits and `_`, not starting with a digit");
+      return false;
+    }
+    *out = Name{node.value, node.span};
+    return true;
+  }
+
+  bool read_cpp_namespace(const YamlNode& node, Name* out) {
+    if (!expect_scalar(node, "cpp_namespace")) return false;
+    std::string_view s = node.value;
+    size_t start = 0;
+    while (true) {
+      size_t end = s.find("::", start);
+      if (!is_identifier(s.substr(start, end == std::string_view::npos ? end : end - start))) {
+        diags_.error(node.span, fmt::format("cpp_namespace `{}` is not a C++ namespace name", s),
+                     "use identifiers separated by `::`, e.g. `mylib::ops`");
+        return false;
+      }
+      if (end == std::string_view::npos) break;
+      start = end + 2;
+    }
+    *out = Name{node.value, node.span};
+    return true;
+  }
+
+  void read_doc(const YamlNode& node, std::string* out) {
+    if (node.kind == YamlNode::Kind::Null) return;
+    if (!expect_scalar(node, "doc")) return;
+    if (out) *out = node.value;
+  }
+
+  bool read_bool(const YamlNode& node, const char* what, bool* out) {
+    if (node.is_scalar() && !node.quoted) {
+      if (node.value == "true" || node.value == "True") return *out = true, true;
+      if (node.value == "false" || node.value == "False") return *out = false, true;
+    }
+    diags_.error(node.span, fmt::format("{} must be `true` or `false`, found {}", what,
+                                        node.is_scalar() ? "`" + node.value + "`" : describe(node)));
+    return false;
+  }
+
+  /// A list of names; a single scalar is accepted as a one-element list.
+  void read_name_list(const YamlNode& node, const char* what, std::vector<Name>* out) {
+    if (node.is_scalar()) {
+      out->push_back({node.value, node.span});
+      return;
+    }
+    if (!node.is_sequence()) {
+      diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
+      return;
+    }
+    for (int child : node.children) {
+      const YamlNode& item = doc_.node(child);
+      if (expect_scalar(item, what)) out->push_back({item.value, item.span});
+    }
+  }
+
+  static syntax::TextOrigin origin_of(const YamlNode& node) { return {node.span, node.verbatim}; }
+
+  // ---- sections ------------------------------------------------------------
+
+  void read_includes(const YamlNode& node, std::vector<Name>* out) {
+    read_name_list(node, "include", out);
+  }
+
+  void read_enums(const YamlNode& node, std::vector<syntax::EnumDecl>* out) {
+    if (!node.is_mapping()) {
+      if (node.kind != YamlNode::Kind::Null) {
+        diags_.error(node.span, fmt::format("`enums` must be a mapping of enum names, found {}", describe(node)),
+                     "write `enums: {Mode: [a, b]}`");
+      }
+      return;
+    }
+    walker_.walk(node, {}, "enums", [&](const Name& name, const YamlNode& value) {
+      syntax::EnumDecl e;
+      if (!check_decl_name(name, "enum")) return;
+      e.name = name;
+      const YamlNode* values = &value;
+      if (value.is_mapping()) {
+        values = nullptr;
+        walker_.walk(value, {"values", "doc"}, fmt::format("enum `{}`", name.text).c_str(),
+                     [&](const Name& key, const YamlNode& v) {
+                       if (key.text == "values") values = &v;
+                       else read_doc(v, &e.doc);
+                     });
+        if (!values) {
+          diags_.error(name.span, fmt::format("enum `{}` has no `values`", name.text),
+                       "write `values: [a, b]`");
+          return;
+        }
+      }
+      if (values->kind == YamlNode::Kind::Null ||
+          (values->is_sequence() && values->children.empty())) {
+        // The checker reports empty enums (with the decl), so keep it.
+      } else if (!values->is_sequence()) {
+        diags_.error(values->span, fmt::format("values of enum `{}` must be a list of names, found {}",
+                                               name.text, describe(*values)),
+                     "write `[a, b, c]`");
+        return;
+      } else {
+        for (int child : values->children) {
+          const YamlNode& item = doc_.node(child);
+          Name v;
+          if (read_identifier(item, "enum value", &v)) e.values.push_back(v);
+        }
+      }
+      out->push_back(std::move(e));
+    });
+  }
+
+  bool check_decl_name(const Name& name, const char* what) {
+    if (is_identifier(name.text)) return true;
+    diags_.error(name.span, fmt::format("{} name `{}` is not a valid identifier", what, name.text),
+                 "use letters, digits and `_`, not starting with a digit");
+    return false;
+  }
+
+  void read_records(const YamlNode& node, std::vector<syntax::RecordDecl>* out) {
+    if (!node.is_mapping()) {
+      if (node.kind != YamlNode::Kind::Null) {
+        diags_.error(node.span, fmt::format("`records` must be a mapping of record names, found {}", describe(node)));
+      }
+      return;
+    }
+    walker_.walk(node, {}, "records", [&](const Name& name, const YamlNode& value) {
+      if (!check_decl_name(name, "record")) return;
+      syntax::RecordDecl r;
+      r.name = name;
+      if (!value.is_mapping()) {
+        diags_.error(value.kind == YamlNode::Kind::Null ? name.span : value.span,
+                     fmt::format("record `{}` must be a mapping with `fields`, found {}", name.text,
+                                 describe(value)),
+                     "write `fields: {name: TYPE, ...}`");
+        return;
+      }
+      bool has_fields = false;
+      walker_.walk(value, {"fields", "doc"}, fmt::format("record `{}`", name.text).c_str(),
+                   [&](const Name& key, const YamlNode& v) {
+                     if (key.text == "doc") {
+                       read_doc(v, &r.doc);
+                     } else {
+                       has_fields = true;
+                       read_fields(r.name, v, &r.fields);
+                     }
+                   });
+      if (!has_fields) {
+        diags_.error(name.span, fmt::format("record `{}` has no `fields`", name.text),
+                     "write `fields: {name: TYPE, ...}`");
+      }
+      out->push_back(std::move(r));
+    });
+  }
+
+  void read_fields(const Name& record, const YamlNode& node, std::vector<syntax::FieldDecl>* out) {
+    if (!node.is_mapping()) {
+      diags_.error(node.span, fmt::format("fields of record `{}` must be a mapping, found {}", record.text,
+                                          describe(node)),
+                   "write `fields: {name: TYPE, ...}`");
+      return;
+    }
+    std::string where = fmt::format("fields of record `{}`", record.text);
+    walker_.walk(node, {}, where.c_str(), [&](const Name& name, const YamlNode& value) {
+      if (!check_decl_name(name, "field")) return;
+      syntax::FieldDecl f;
+      f.name = name;
+      if (value.is_scalar()) {
+        if (!syntax::parse_field_spec(value.value, origin_of(value), diags_, &f.type, &f.default_value)) return;
+      } else if (value.is_mapping()) {
+        if (!read_long_field(record, value, &f)) return;
+      } else if (value.kind == YamlNode::Kind::Null) {
+        diags_.error(name.span, fmt::format("field `{}.{}` has no type", record.text, name.text),
+                     "write `name: TYPE` or `name: TYPE = DEFAULT`");
+        return;
+      } else {
+        diags_.error(value.span, fmt::format("field `{}.{}` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found {}",
+                                             record.text, name.text, describe(value)),
+                     "for a list type write `T[]`");
+        return;
+      }
+      out->push_back(std::move(f));
+    });
+  }
+
+  bool read_long_field(const Name& record, const YamlNode& node, syntax::FieldDecl* f) {
+    const YamlNode* type = nullptr;
+    const YamlNode* def = nullptr;
+    walker_.walk(node, {"type", "default", "doc"},
+                 fmt::format("field `{}.{}`", record.text, f->name.text).c_str(),
+                 [&](const Name& key, const YamlNode& v) {
+                   if (key.text == "type") type = &v;
+                   else if (key.text == "default") def = &v;
+                   else read_doc(v, &f->doc);
+                 });
+    if (!type || type->kind == YamlNode::Kind::Null) {
+      diags_.error(f->name.span, fmt::format("field `{}.{}` has no type", record.text, f->name.text),
+                   "add `type: TYPE`");
+      return false;
+    }
+    if (!expect_scalar(*type, "a field type")) return false;
+    std::optional<syntax::Literal> none;
+    if (!syntax::parse_field_spec(type->value, origin_of(*type), diags_, &f->type, &none)) return false;
+    if (none) {
+      diags_.error(none->span, "in the long form the default goes under `default:`",
+                   fmt::format("write `default: {}`", none->text));
+      return false;
+    }
+    if (def) {
+      if (def->kind == YamlNode::Kind::Null) {
+        diags_.error(def->span, fmt::format("field `{}.{}` has an empty default", record.text, f->name.text),
+                     "write `default: None` for an optional field");
+        return false;
+      }
+      if (!expect_scalar(*def, "a default value")) return false;
+      if (def->quoted) {
+        // `default: "text"`: the YAML string itself (schema spelling is re-quoted).
+        syntax::Literal lit;
+        lit.kind = syntax::Literal::Kind::String;
+        lit.string_value = def->value;
+        lit.text = syntax::quote_schema_string(def->value);
+        lit.span = def->span;
+        f->default_value = std::move(lit);
+        f->default_is_yaml_string = true;
+      } else {
+        auto lit = syntax::parse_literal(def->value, origin_of(*def), diags_);
+        if (!lit) return false;
+        f->default_value = std::move(*lit);
+      }
+    }
+    return true;
+  }
+
+  void read_ops(const YamlNode& node, std::vector<syntax::OpDecl>* out) {
+    if (!node.is_sequence()) {
+      if (node.kind != YamlNode::Kind::Null) {
+        diags_.error(node.span, fmt::format("`ops` must be a list, found {}", describe(node)),
+                     "write each op as `- func: name(ARGS) -> RETURNS`");
+      }
+      return;
+    }
+    for (int child : node.children) {
+      const YamlNode& item = doc_.node(child);
+      if (!item.is_mapping()) {
+        diags_.error(item.span, fmt::format("each op must be a mapping with `func:`, found {}", describe(item)),
+                     "write `- func: name(ARGS) -> RETURNS`");
+        continue;
+      }
+      syntax::OpDecl op;
+      bool has_func = false;
+      bool func_ok = false;
+      walker_.walk(item, {"func", "mutates", "backward", "meta", "dispatch", "doc"}, "an op",
+                   [&](const Name& key, const YamlNode& v) {
+                     if (key.text == "func") {
+                       has_func = true;
+                       if (!expect_scalar(v, "func")) return;
+                       op.func_span = v.span;
+                       auto sig = syntax::parse_func(v.value, origin_of(v), diags_);
+                       if (sig) {
+                         op.sig = std::move(*sig);
+                         func_ok = true;
+                       }
+                     } else if (key.text == "mutates") {
+                       read_name_list(v, "mutates", &op.mutates);
+                     } else if (key.text == "backward") {
+                       read_bool(v, "backward", &op.backward);
+                     } else if (key.text == "meta") {
+                       read_meta(v, &op.meta);
+                     } else if (key.text == "dispatch") {
+                       read_name_list(v, "dispatch", &op.dispatch);
+                     } else {
+                       read_doc(v, &op.doc);
+                     }
+                   });
+      if (!has_func) {
+        diags_.error(item.span, "op has no `func:`", "write `func: name(ARGS) -> RETURNS`");
+      }
+      if (func_ok) out->push_back(std::move(op));
+    }
+  }
+
+  void read_meta(const YamlNode& node, syntax::MetaDecl* meta) {
+    meta->span = node.span;
+    if (node.is_scalar() && !node.quoted && (node.value == "identity" || node.value == "custom")) {
+      meta->kind = node.value == "identity" ? syntax::MetaDecl::Kind::Identity : syntax::MetaDecl::Kind::Custom;
+      return;
+    }
+    if (node.is_sequence()) {
+      meta->kind = syntax::MetaDecl::Kind::Names;
+      read_name_list(node, "meta", &meta->names);
+      return;
+    }
+    diags_.error(node.span, "`meta` must be `identity`, `custom` or a list of parameter names",
+                 "e.g. `meta: [q, q]` makes both outputs take `q`'s shape, dtype and device");
+  }
+
+  const YamlDocument& doc_;
+  int file_id_;
+  Diagnostics& diags_;
+  MappingWalker walker_;
+};
+
+}  // namespace
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+void read_idl(const YamlDocument& doc, int file_id, Diagnostics& diags, syntax::IdlFile* out) {
+  IdlReader(doc, file_id, diags).read(out);
+}
+
+}  // namespace structop

@@ -1,0 +1,174 @@
+#include "load/yaml_tree.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+namespace structop {
+namespace {
+
+/// Raised by the builder to stop parsing early (too many nodes).
+struct StopParsing {};
+
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  TreeBuilder(const SourceFile& file, int file_id, Diagnostics& diags, YamlDocument& doc,
+              const YamlLimits& limits)
+      : file_(file), file_id_(file_id), diags_(diags), doc_(doc), limits_(limits) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
+    add(YamlNode::Kind::Null, span_of(mark));
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    diags_.error(span_of(mark), "YAML aliases (`*name`) are not supported in structop IDL files",
+                 "write the value out in full");
+    add(YamlNode::Kind::Null, span_of(mark));
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
+                const std::string& value) override {
+    YamlNode& node = add(YamlNode::Kind::Scalar, span_of(mark));
+    node.value = value;
+    node.quoted = tag == "!";
+    locate_scalar(mark, node);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    open_.push_back(index_of(add(YamlNode::Kind::Sequence, span_of(mark))));
+  }
+  void OnSequenceEnd() override { open_.pop_back(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    open_.push_back(index_of(add(YamlNode::Kind::Mapping, span_of(mark))));
+  }
+  void OnMapEnd() override { open_.pop_back(); }
+
+ private:
+  Span span_of(const YAML::Mark& mark) const {
+    if (mark.is_null() || mark.pos < 0) return Span{file_id_, 0, 0, 1};
+    return file_.span_at(file_id_, static_cast<size_t>(mark.pos));
+  }
+
+  int index_of(const YamlNode& node) const { return static_cast<int>(&node - doc_.nodes.data()); }
+
+  YamlNode& add(YamlNode::Kind kind, Span span) {
+    if (doc_.nodes.size() >= limits_.max_nodes) {
+      diags_.error(span, fmt::format("file has more than {} YAML nodes", limits_.max_nodes),
+                   "split the IDL into several files");
+      throw StopParsing{};
+    }
+    int index = static_cast<int>(doc_.nodes.size());
+    doc_.nodes.emplace_back();
+    YamlNode& node = doc_.nodes.back();
+    node.kind = kind;
+    node.span = span;
+    if (open_.empty()) {
+      doc_.root = index;
+    } else {
+      doc_.nodes[static_cast<size_t>(open_.back())].children.push_back(index);
+    }
+    return doc_.nodes.back();
+  }
+
+  // Finds the scalar's text in the source so inner offsets map to columns.
+  void locate_scalar(const YAML::Mark& mark, YamlNode& node) const {
+    if (mark.pos < 0) return;
+    const std::string& text = file_.text();
+    size_t pos = static_cast<size_t>(mark.pos);
+    if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'')) ++pos;
+    node.span = file_.span_at(file_id_, pos, static_cast<int>(std::max<size_t>(1, node.value.size())));
+    node.verbatim = node.value.find('\n') == std::string::npos &&
+                    text.compare(pos, node.value.size(), node.value) == 0;
+    if (!node.verbatim) node.span.length = 1;
+  }
+
+  const SourceFile& file_;
+  int file_id_;
+  Diagnostics& diags_;
+  YamlDocument& doc_;
+  const YamlLimits& limits_;
+  std::vector<int> open_;
+};
+
+}  // namespace
+
+bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, YamlDocument* out,
+               const YamlLimits& limits) {
+  const SourceFile& file = sources.file(file_id);
+  *out = YamlDocument{};
+  if (file.text().size() > limits.max_bytes) {
+    diags.error(Span{file_id, 0, 0, 1},
+                fmt::format("file is {} bytes; structop IDL files are limited to {} bytes",
+                            file.text().size(), limits.max_bytes),
+                "split the IDL into several files with `include:`");
+    return false;
+  }
+  if (file.text().find('\0') != std::string::npos) {
+    diags.error(file.span_at(file_id, file.text().find('\0')),
+                "file contains a NUL byte; an IDL file must be UTF-8 text");
+    return false;
+  }
+  std::istringstream in(file.text());
+  TreeBuilder builder(file, file_id, diags, *out, limits);
+  try {
+    YAML::Parser parser(in);
+    if (!parser.HandleNextDocument(builder)) {
+      diags.error(Span{file_id, 0, 0, 1}, "file is empty",
+                  "an IDL file needs at least `namespace: NAME`");
+      return false;
+    }
+    // A second document is an error; look only at where it starts.
+    struct FirstEvent : YAML::EventHandler {
+      YAML::Mark mark = YAML::Mark::null_mark();
+      void OnDocumentStart(const YAML::Mark& m) override { mark = m; throw StopParsing{}; }
+      void OnDocumentEnd() override {}
+      void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+      void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnSequenceEnd() override {}
+      void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnMapEnd() override {}
+    } second;
+    try {
+      parser.HandleNextDocument(second);
+    } catch (const StopParsing&) {
+      diags.error(second.mark.pos >= 0 ? file.span_at(file_id, static_cast<size_t>(second.mark.pos))
+                                       : Span{file_id, 0, 0, 1},
+                  "file contains more than one YAML document",
+                  "remove the `---` separator; put each IDL in its own file");
+    }
+  } catch (const StopParsing&) {
+    return false;
+  } catch (const YAML::Exception& e) {
+    Span span = e.mark.is_null() || e.mark.pos < 0
+                    ? Span{file_id, 0, 0, 1}
+                    : file.span_at(file_id, std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
+    std::string msg = e.msg;
+    diags.error(span, fmt::format("invalid YAML: {}", msg));
+    return false;
+  }
+  return out->root >= 0;
+}
+
+const char* describe(const YamlNode& node) {
+  switch (node.kind) {
+    case YamlNode::Kind::Null: return "empty";
+    case YamlNode::Kind::Scalar: return "a scalar";
+    case YamlNode::Kind::Sequence: return "a list";
+    case YamlNode::Kind::Mapping: return "a mapping";
+  }
+  return "a value";
+}
+
+}  // namespace structop

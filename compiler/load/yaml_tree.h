@@ -1,0 +1,67 @@
+// Phase 1a: YAML text -> a small tree of nodes that remember where they came
+// from. Built from yaml-cpp's event parser (not YAML::Node) so that every key
+// and value keeps its line and column, duplicate keys stay visible, and
+// aliases never expand (an alias bomb costs nothing).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/diagnostics.h"
+#include "base/source.h"
+
+namespace structop {
+
+/// One YAML node. Mappings keep their entries in source order, duplicates included.
+struct YamlNode {
+  enum class Kind { Null, Scalar, Sequence, Mapping };
+
+  Kind kind = Kind::Null;
+  /// Where the node starts; for scalars, the first character of the value
+  /// (after an opening quote), `length` wide.
+  Span span;
+  /// Scalar text, after YAML unquoting and folding.
+  std::string value;
+  /// The scalar was quoted or a block scalar (so `"1.0"` is not the number 1.0).
+  bool quoted = false;
+  /// `value` appears byte for byte at `span`, so an offset into `value` is an
+  /// offset into the source line (lets the func parser point inside strings).
+  bool verbatim = false;
+  /// Sequence items, or mapping keys and values interleaved (k0, v0, k1, v1...).
+  std::vector<int> children;
+
+  bool is_scalar() const { return kind == Kind::Scalar; }
+  bool is_mapping() const { return kind == Kind::Mapping; }
+  bool is_sequence() const { return kind == Kind::Sequence; }
+  size_t entry_count() const { return children.size() / 2; }
+};
+
+/// A parsed YAML document: a node arena plus the root.
+struct YamlDocument {
+  std::vector<YamlNode> nodes;
+  int root = -1;
+
+  const YamlNode& node(int index) const { return nodes.at(static_cast<size_t>(index)); }
+  const YamlNode& key(const YamlNode& map, size_t entry) const { return node(map.children[2 * entry]); }
+  const YamlNode& value(const YamlNode& map, size_t entry) const {
+    return node(map.children[2 * entry + 1]);
+  }
+};
+
+/// Limits that keep hostile input cheap. Real IDL files are far below them.
+struct YamlLimits {
+  size_t max_bytes = 16u << 20;  // 16 MiB
+  size_t max_nodes = 2'000'000;
+};
+
+/// Parses `file_id` (already in `sources`). Reports syntax errors, aliases,
+/// several documents and oversize input to `diags`. Returns false when no tree
+/// could be built; a tree with reported problems is still returned (so later
+/// phases can find more errors) only if parsing itself succeeded.
+bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, YamlDocument* out,
+               const YamlLimits& limits = {});
+
+/// Human-readable kind for messages: "a mapping", "a list", "a string", "empty".
+const char* describe(const YamlNode& node);
+
+}  // namespace structop

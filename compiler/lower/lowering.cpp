@@ -1,0 +1,381 @@
+#include "lower/lowering.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "syntax/schema_parser.h"
+
+namespace structop {
+namespace {
+
+using model::Builtin;
+
+/// A name users may write in `mutates:` / `meta:`, and the slots it stands for.
+struct NameTarget {
+  std::vector<size_t> slots;
+};
+
+class OpLowering {
+ public:
+  OpLowering(const model::Module& module, size_t op_index, Diagnostics& diags)
+      : module_(module), op_(module.ops[op_index]), diags_(diags) {
+    out_.op = op_index;
+    out_.qualified_name = op_.qualified_name();
+    out_.cpp_name = op_.overload.empty() ? op_.name : op_.name + "_" + op_.overload;
+  }
+
+  lower::LoweredOp run() {
+    for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
+    check_collisions();
+    build_names();
+    resolve_mutates();
+    for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type)});
+    resolve_meta();
+    apply_rule5();
+    print_schema();
+    return std::move(out_);
+  }
+
+ private:
+  // ---- flattening (rules 1-3) ------------------------------------------------
+
+  void flatten_param(size_t index) {
+    const model::Param& p = op_.params[index];
+    if (!p.type.is_record()) {
+      lower::Slot s;
+      s.name = p.name;
+      s.path = p.name;
+      s.param = index;
+      s.type = p.type;
+      s.default_value = p.default_value;
+      s.kwarg_only = p.kwarg_only;
+      add_slot(std::move(s));
+      return;
+    }
+    std::vector<size_t> fields;
+    flatten_record(index, p.type.decl, p.name, p.name, &fields);
+  }
+
+  void flatten_record(size_t param, int record, const std::string& name, const std::string& path,
+                      std::vector<size_t>* fields) {
+    const model::Record& r = module_.records[static_cast<size_t>(record)];
+    for (size_t i = 0; i < r.fields.size(); ++i) {
+      const model::Field& f = r.fields[i];
+      fields->push_back(i);
+      std::string leaf_name = name + "__" + f.name;
+      std::string leaf_path = path + "." + f.name;
+      if (f.type.is_record()) {
+        flatten_record(param, f.type.decl, leaf_name, leaf_path, fields);
+      } else {
+        lower::Slot s;
+        s.name = leaf_name;
+        s.path = leaf_path;
+        s.param = param;
+        s.fields = *fields;
+        s.type = f.type;
+        s.default_value = f.default_value;
+        s.kwarg_only = op_.params[param].kwarg_only;
+        add_slot(std::move(s));
+      }
+      fields->pop_back();
+    }
+  }
+
+  void add_slot(lower::Slot s) {
+    s.differentiable = s.type.is_builtin(Builtin::Tensor) &&
+                       (s.type.suffixes.empty() || (s.type.suffixes.size() == 1 && s.type.is_optional()));
+    out_.slots.push_back(std::move(s));
+  }
+
+  void check_collisions() {
+    std::map<std::string, const lower::Slot*> seen;
+    for (const auto& s : out_.slots) {
+      auto [it, fresh] = seen.emplace(s.name, &s);
+      if (fresh) continue;
+      const lower::Slot& first = *it->second;
+      const lower::Slot& later = s;
+      diags_.error(op_.params[later.param].span,
+                   fmt::format("op `{}`: lowered name `{}` of `{}` collides with `{}`", op_.qualified_name(),
+                               s.name, later.path, first.path),
+                   "record leaves are named `param__field`; rename the field or the parameter");
+    }
+    // Keyword names get a trailing `_` in C++ and Python; that must stay unique too.
+    std::map<std::string, std::string> api;
+    for (const auto& p : op_.params) {
+      std::string spelled = model::is_reserved_word(p.name) ? p.name + "_" : p.name;
+      auto [it, fresh] = api.emplace(spelled, p.name);
+      if (!fresh) {
+        diags_.error(p.span,
+                     fmt::format("op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
+                                 op_.qualified_name(), it->second, p.name, spelled),
+                     "rename one of them");
+      }
+    }
+  }
+
+  // ---- mutates / meta names ------------------------------------------------
+
+  // Every name a user may write for a tensor (or group of tensors): parameter
+  // names, dotted paths of leaves and sub-records, and lowered names.
+  void build_names() {
+    for (size_t i = 0; i < out_.slots.size(); ++i) {
+      const lower::Slot& s = out_.slots[i];
+      if (!s.type.is_builtin(Builtin::Tensor)) continue;
+      names_[s.name].slots.push_back(i);
+      if (s.path != s.name) names_[s.path].slots.push_back(i);
+      // Every enclosing prefix: `cfg`, `cfg.inner`.
+      for (size_t dot = s.path.find('.'); dot != std::string::npos; dot = s.path.find('.', dot + 1)) {
+        names_[s.path.substr(0, dot)].slots.push_back(i);
+      }
+    }
+  }
+
+  std::vector<std::string> valid_names(bool plain_tensors_only) const {
+    std::vector<std::string> out;
+    for (const auto& [name, target] : names_) {
+      if (plain_tensors_only && !(target.slots.size() == 1 && out_.slots[target.slots[0]].type.is_plain_tensor())) {
+        continue;
+      }
+      out.push_back(name);
+    }
+    return out;
+  }
+
+  void report_unknown(const syntax::Name& n, const char* key, bool plain_only) {
+    std::vector<std::string> valid = valid_names(plain_only);
+    std::string guess = closest_match(n.text, valid);
+    std::string list = valid.empty() ? "this op has no tensor parameters" : "valid names are " + quoted_list(valid);
+    diags_.error(n.span, fmt::format("op `{}`: `{}` in `{}:` is not a tensor parameter or field", op_.qualified_name(), n.text, key),
+                 guess.empty() ? list : fmt::format("did you mean `{}`? {}", guess, list));
+  }
+
+  void resolve_mutates() {
+    for (const auto& n : op_.mutates) {
+      auto it = names_.find(n.text);
+      if (it == names_.end()) {
+        report_unknown(n, "mutates", false);
+        continue;
+      }
+      for (size_t slot : it->second.slots) {
+        lower::Slot& s = out_.slots[slot];
+        if (s.type.is_list()) {
+          diags_.error(n.span, fmt::format("op `{}`: `{}` is a `{}`; only `Tensor` and `Tensor?` can be mutated",
+                                           op_.qualified_name(), s.path, schema_type(s.type)),
+                       "mutate the tensors of a list through a separate op");
+          continue;
+        }
+        if (s.type.alias) continue;  // already annotated in the func line
+        s.mutated = true;
+      }
+    }
+  }
+
+  void resolve_meta() {
+    size_t tensor_outputs = 0;
+    bool only_tensors = true;
+    for (const auto& o : out_.outputs) {
+      if (o.type.is_plain_tensor()) {
+        ++tensor_outputs;
+      } else {
+        only_tensors = false;
+      }
+    }
+    if (op_.meta == model::MetaKind::Custom) return;
+    if (!only_tensors) {
+      diags_.error(op_.name_span,
+                   fmt::format("op `{}` returns `{}`, which a default meta kernel cannot shape",
+                               op_.qualified_name(), return_list()),
+                   fmt::format("set `meta: custom` and write `kernels::{}_meta`", out_.cpp_name));
+      return;
+    }
+    if (op_.meta == model::MetaKind::Identity) {
+      for (size_t i = 0; i < out_.slots.size() && out_.meta_sources.size() < tensor_outputs; ++i) {
+        if (out_.slots[i].type.is_plain_tensor()) out_.meta_sources.push_back(i);
+      }
+      if (out_.meta_sources.size() < tensor_outputs) {
+        diags_.error(op_.name_span,
+                     fmt::format("op `{}` has {} tensor outputs but only {} tensor inputs for the default "
+                                 "(identity) meta kernel",
+                                 op_.qualified_name(), tensor_outputs, out_.meta_sources.size()),
+                     "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
+      }
+      return;
+    }
+    if (op_.meta_names.size() != tensor_outputs) {
+      diags_.error(op_.meta_names.empty() ? op_.name_span : op_.meta_names.front().span,
+                   fmt::format("op `{}` has {} tensor outputs but `meta:` lists {} names", op_.qualified_name(),
+                               tensor_outputs, op_.meta_names.size()),
+                   "list exactly one tensor input per output");
+      return;
+    }
+    for (const auto& n : op_.meta_names) {
+      auto it = names_.find(n.text);
+      if (it == names_.end() || it->second.slots.size() != 1 ||
+          !out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
+        report_unknown(n, "meta", true);
+        continue;
+      }
+      out_.meta_sources.push_back(it->second.slots[0]);
+    }
+  }
+
+  std::string return_list() const {
+    std::string s;
+    for (const auto& o : out_.outputs) s += (s.empty() ? "" : ", ") + o.schema_type;
+    return out_.outputs.size() == 1 ? s : "(" + s + ")";
+  }
+
+  // ---- rule 5 and printing -------------------------------------------------
+
+  void apply_rule5() {
+    bool later_positional_all_defaulted = true;
+    for (auto it = out_.slots.rbegin(); it != out_.slots.rend(); ++it) {
+      if (it->default_value) {
+        auto text = schema_default(it->type, *it->default_value);
+        if (text && (it->kwarg_only || later_positional_all_defaulted)) it->schema_default = text;
+      }
+      if (!it->kwarg_only) later_positional_all_defaulted &= it->schema_default.has_value();
+    }
+  }
+
+  void print_schema() {
+    // Alias sets for mutated leaves: fresh letters not used by the func line.
+    std::set<std::string> used;
+    auto collect = [&](const model::Type& t) {
+      if (t.alias) {
+        for (const auto& a : t.alias->before) used.insert(a);
+        for (const auto& a : t.alias->after) used.insert(a);
+      }
+    };
+    for (const auto& s : out_.slots) collect(s.type);
+    for (const auto& o : out_.outputs) collect(o.type);
+    auto fresh = [&, next = 0]() mutable {
+      while (true) {
+        std::string name = next < 26 ? std::string(1, static_cast<char>('a' + next))
+                                     : fmt::format("a{}", next - 25);
+        ++next;
+        if (used.insert(name).second) return name;
+      }
+    };
+
+    std::string params;
+    bool star = false;
+    for (auto& s : out_.slots) {
+      model::Type t = s.type;
+      if (s.mutated) {
+        syntax::AliasAnnotation a;
+        a.before.push_back(fresh());
+        a.is_write = true;
+        t.alias = a;
+      }
+      s.schema_type = schema_type(t);
+      if (!params.empty()) params += ", ";
+      if (s.kwarg_only && !star) {
+        params += "*, ";
+        star = true;
+      }
+      params += s.schema_type + " " + s.name;
+      if (s.schema_default) params += "=" + *s.schema_default;
+    }
+    std::string returns;
+    bool named = std::any_of(out_.outputs.begin(), out_.outputs.end(), [](const auto& o) { return !o.name.empty(); });
+    for (const auto& o : out_.outputs) {
+      if (!returns.empty()) returns += ", ";
+      returns += o.name.empty() ? o.schema_type : o.schema_type + " " + o.name;
+    }
+    if (out_.outputs.size() != 1 || named) returns = "(" + returns + ")";
+    out_.schema = fmt::format("{}({}) -> {}", out_.qualified_name, params, returns);
+    self_check();
+  }
+
+  // The compiler never hands torch a schema it has not validated: re-parse the
+  // text and re-check the rules whose violation crashes torch's parser.
+  void self_check() {
+    SourceManager scratch_sources;
+    Diagnostics scratch(scratch_sources);
+    auto sig = syntax::parse_func(out_.schema, syntax::TextOrigin{}, scratch);
+    std::string problem;
+    if (!sig || scratch.has_errors()) {
+      problem = "it does not parse";
+    } else {
+      bool seen_default = false;
+      std::set<std::string> names;
+      for (const auto& p : sig->params) {
+        if (!names.insert(p.name.text).second) problem = "duplicate parameter " + p.name.text;
+        if (p.kwarg_only) continue;
+        if (p.default_value) seen_default = true;
+        else if (seen_default) problem = "positional parameter without default after one with a default";
+      }
+    }
+    if (!problem.empty()) {
+      diags_.error(op_.span, fmt::format("internal error: lowered schema `{}` is invalid ({})", out_.schema, problem),
+                   "please report this with the IDL file");
+    }
+  }
+
+  const model::Module& module_;
+  const model::Op& op_;
+  Diagnostics& diags_;
+  lower::LoweredOp out_;
+  std::map<std::string, NameTarget> names_;
+};
+
+}  // namespace
+
+std::string schema_type(const model::Type& type) {
+  syntax::TypeExpr t;
+  // Enums lower to `str` (rule 3); records never reach a schema.
+  t.base = type.is_enum() ? "str" : model::schema_name(type.builtin);
+  t.alias = type.alias;
+  t.suffixes = type.suffixes;
+  return syntax::to_schema(t);
+}
+
+std::optional<std::string> schema_default(const model::Type& type, const model::Default& value) {
+  using K = syntax::Literal::Kind;
+  const syntax::Literal& lit = value.literal;
+  if (lit.kind == K::None) return std::string("None");
+  model::Type scalar = type.is_optional() ? type.inner() : type;
+  if (scalar.is_list()) {
+    model::Type element = scalar.inner();
+    // torch's schema parser takes list defaults for numbers and bools only,
+    // and a single scalar for fixed-size lists (`int[2] x=1`).
+    bool numeric = element.suffixes.empty() && element.kind == model::Type::Kind::Builtin &&
+                   (element.builtin == Builtin::Int || element.builtin == Builtin::SymInt ||
+                    element.builtin == Builtin::Float || element.builtin == Builtin::Bool);
+    if (!numeric) return std::nullopt;
+    return lit.text;
+  }
+  if (scalar.is_enum()) return syntax::quote_schema_string(value.constant);
+  auto constant = [&](const model::NamedConstant* c) -> std::optional<std::string> {
+    if (!c) return std::nullopt;
+    if (c->torch_ident && lit.text == c->torch_ident) return lit.text;
+    return std::to_string(c->code);
+  };
+  switch (scalar.builtin) {
+    case Builtin::ScalarType: return constant(model::find_dtype(value.constant));
+    case Builtin::Layout: return constant(model::find_layout(value.constant));
+    case Builtin::MemoryFormat: return constant(model::find_memory_format(value.constant));
+    case Builtin::Device:
+      // torch keeps an optional device's default as a plain string; leave it
+      // to the APIs rather than register a default of the wrong kind.
+      if (type.is_optional()) return std::nullopt;
+      return syntax::quote_schema_string(value.constant);
+    case Builtin::Str:
+      return lit.text.empty() || (lit.text[0] != '"' && lit.text[0] != '\'')
+                 ? syntax::quote_schema_string(lit.string_value)
+                 : lit.text;
+    default: return lit.text;
+  }
+}
+
+lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags) {
+  lower::LoweredModule out;
+  for (size_t i = 0; i < module.ops.size(); ++i) out.ops.push_back(OpLowering(module, i, diags).run());
+  return out;
+}
+
+}  // namespace structop

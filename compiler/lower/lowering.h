@@ -1,0 +1,23 @@
+// Phase 3: lowering (SPEC §3). Flattens record parameters into leaves,
+// resolves `mutates:` and `meta:` names against them, decides which defaults
+// the schema can carry (rule 5), and prints and self-checks each schema.
+#pragma once
+
+#include "base/diagnostics.h"
+#include "check/model.h"
+#include "lower/lowered.h"
+
+namespace structop {
+
+/// Lowers every op of `module`. Problems (unknown `mutates:` names, lowered
+/// name collisions...) go to `diags`.
+lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags);
+
+/// The schema spelling of a default for a parameter of `type`, or nullopt
+/// when torch's schema cannot express it (the APIs still apply it).
+std::optional<std::string> schema_default(const model::Type& type, const model::Default& value);
+
+/// The schema spelling of a (lowered) type: enums become `str`.
+std::string schema_type(const model::Type& type);
+
+}  // namespace structop

@@ -1,0 +1,109 @@
+// structopc: the command line over the compiler library (driver/compile.h).
+// Exit codes: 0 success, 1 IDL errors (or an output that cannot be written),
+// 2 usage errors.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "driver/compile.h"
+#include "driver/output_writer.h"
+
+namespace {
+
+constexpr int kExitIdlError = 1;
+constexpr int kExitUsage = 2;
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "structopc: error: {}\nTry `structopc --help`.\n", message);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace structop;
+
+  CLI::App app{"structopc: compiles a structop IDL (*.ops.yaml) into a PyTorch custom-op extension.",
+               "structopc"};
+  std::string input;
+  std::string out_dir = ".";
+  std::vector<std::string> emit_list;
+  std::vector<std::string> include_dirs;
+  std::string depfile;
+  std::string explain;
+  bool check_only = false;
+
+  app.add_option("input", input, "The IDL file (NAME.ops.yaml)")->required();
+  app.add_option("-o,--out-dir", out_dir, "Where outputs go (default: the current folder)");
+  app.add_option("--emit", emit_list, "Comma list of outputs: h,cpp,stubs,py,json (default: h,cpp)")
+      ->delimiter(',');
+  app.add_option("-I", include_dirs, "A search folder for `include:` (repeatable)");
+  app.add_option("--depfile", depfile, "Write a Make-style depfile listing every IDL file read");
+  app.add_flag("--check", check_only, "Validate only; write nothing");
+  app.add_option("--explain", explain, "Print OP's slot map (original path -> lowered name) and write nothing")
+      ->type_name("OP");
+  app.set_version_flag("--version", fmt::format("structopc {}", structopc_version()));
+  app.footer(
+      "Outputs for X.ops.yaml: X.ops.h, X.ops.cpp, X.ops.stubs.cpp (never overwritten), X_ops.py, X.ops.json.\n"
+      "Exit status: 0 success, 1 errors in the IDL, 2 usage errors.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  CompileOptions options;
+  options.input = input;
+  options.include_dirs = include_dirs;
+  if (!emit_list.empty()) {
+    options.emit.clear();
+    for (const auto& name : emit_list) {
+      auto kind = parse_output_kind(name);
+      if (!kind) return usage_error(fmt::format("unknown output `{}` in --emit; valid: h, cpp, stubs, py, json", name));
+      if (std::find(options.emit.begin(), options.emit.end(), *kind) == options.emit.end()) {
+        options.emit.push_back(*kind);
+      }
+    }
+  }
+  bool write = !check_only && explain.empty();
+  if (!explain.empty()) options.explain_op = explain;
+  if (!write) options.emit.clear();
+
+  CompileResult result = compile(options, disk_reader());
+  if (!result.diagnostics.empty()) fmt::print(stderr, "{}", result.diagnostics);
+  if (!result.ok) return kExitIdlError;
+  if (result.unknown_explain_op) {
+    return usage_error(fmt::format("--explain: no op `{}` in {}; {}", explain, input, *result.unknown_explain_op));
+  }
+  if (!explain.empty()) {
+    fmt::print("{}", result.explanation);
+    return 0;
+  }
+  if (!write) return 0;
+
+  int status = 0;
+  std::vector<std::string> targets;
+  for (const auto& report : write_outputs(result.outputs, out_dir)) {
+    targets.push_back(report.path);
+    if (report.status == WriteStatus::Failed) {
+      fmt::print(stderr, "structopc: error: cannot write {}: {}\n", report.path, report.error);
+      status = kExitIdlError;
+    } else if (report.status == WriteStatus::KeptExisting) {
+      fmt::print(stderr, "structopc: note: {} exists and is yours; not overwritten\n", report.path);
+    }
+  }
+  if (!depfile.empty() && status == 0) {
+    WriteReport r = write_if_changed(depfile, make_depfile(targets, result.inputs));
+    if (r.status == WriteStatus::Failed) {
+      fmt::print(stderr, "structopc: error: cannot write depfile {}: {}\n", depfile, r.error);
+      status = kExitIdlError;
+    }
+  }
+  return status;
+}

@@ -1,0 +1,137 @@
+// The syntax tree of one IDL file, as written: names are not resolved yet and
+// every piece keeps its Span. Produced by load/idl_reader and the func parser,
+// consumed by check/resolver.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+
+namespace structop::syntax {
+
+/// A name as written, with its location.
+struct Name {
+  std::string text;
+  Span span;
+};
+
+/// A schema alias annotation: `(a)`, `(a!)`, `(a -> *)`, `(a|b)`, `(a! -> a|b)`.
+struct AliasAnnotation {
+  std::vector<std::string> before;  // alias sets before `->`
+  std::vector<std::string> after;   // after `->` (empty if no arrow)
+  bool is_write = false;            // `!`
+  bool has_arrow = false;
+};
+
+/// One type suffix, applied left to right: `Tensor?[]` is Optional then List.
+struct TypeSuffix {
+  enum class Kind { Optional, List };
+  Kind kind = Kind::List;
+  /// For List: the fixed size of `T[N]`, or -1 for `T[]`.
+  int64_t size = -1;
+  /// An alias annotation written after `[]` (`Tensor(a)[](b)`), rare.
+  std::optional<AliasAnnotation> alias;
+};
+
+/// A type as written in a schema or a record field: `Tensor(a!)`, `int[2]`,
+/// `float?`, `MaskType`, `WeightCfg`.
+struct TypeExpr {
+  std::string base;
+  Span span;  // the whole type
+  std::optional<AliasAnnotation> alias;
+  std::vector<TypeSuffix> suffixes;
+};
+
+/// A default value in schema literal syntax. `text` keeps the spelling (the
+/// schema printer reuses it so torch parses exactly what the user wrote).
+struct Literal {
+  enum class Kind { None, Bool, Int, Float, String, Identifier, List };
+
+  Kind kind = Kind::None;
+  std::string text;        // source spelling, e.g. `1e-05`, `"a\"b"`, `[0,1]`
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string string_value;  // decoded string, or the identifier
+  std::vector<Literal> items;
+  Span span;
+};
+
+/// One parameter of a `func:` signature.
+struct Param {
+  TypeExpr type;
+  Name name;
+  std::optional<Literal> default_value;
+  bool kwarg_only = false;
+};
+
+/// One return of a `func:` signature; `name` may be empty.
+struct Return {
+  TypeExpr type;
+  Name name;
+};
+
+/// A parsed `func:` line: `name[.overload](params) -> returns`.
+struct FuncSig {
+  Name name;
+  Name overload;  // empty text if none
+  std::vector<Param> params;
+  std::vector<Return> returns;
+  Span span;
+};
+
+struct EnumDecl {
+  Name name;
+  std::vector<Name> values;
+  std::string doc;
+};
+
+struct FieldDecl {
+  Name name;
+  TypeExpr type;
+  std::optional<Literal> default_value;
+  std::string doc;
+  /// The default was a quoted YAML scalar in long form (`default: "x"`), so a
+  /// str field takes it as the string itself.
+  bool default_is_yaml_string = false;
+};
+
+struct RecordDecl {
+  Name name;
+  std::vector<FieldDecl> fields;
+  std::string doc;
+};
+
+/// `meta:` of an op.
+struct MetaDecl {
+  enum class Kind { Identity, Names, Custom };
+  Kind kind = Kind::Identity;
+  std::vector<Name> names;
+  Span span;
+};
+
+struct OpDecl {
+  FuncSig sig;
+  Span func_span;
+  std::vector<Name> mutates;
+  MetaDecl meta;
+  bool backward = false;
+  std::vector<Name> dispatch;
+  std::string doc;
+};
+
+/// One `*.ops.yaml` file.
+struct IdlFile {
+  int file_id = -1;
+  Name namespace_;
+  std::optional<Name> cpp_namespace;
+  std::vector<Name> includes;
+  std::vector<EnumDecl> enums;
+  std::vector<RecordDecl> records;
+  std::vector<OpDecl> ops;
+};
+
+}  // namespace structop::syntax
