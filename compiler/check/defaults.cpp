@@ -43,9 +43,6 @@ class DefaultChecker {
       if (size >= 0) return check_scalar(element, lit, &out->constant);
       return fail(lit, type, "write a list, e.g. `[1, 2]` or `[]`");
     }
-    if (size >= 0 && !lit.items.empty() && static_cast<int64_t>(lit.items.size()) != size) {
-      return fail(lit, type, fmt::format("a `[{}]` list takes exactly {} items", size, size));
-    }
     bool ok = true;
     for (const auto& item : lit.items) {
       std::string constant;
