@@ -1,0 +1,203 @@
+// structop runtime, light part: what every generated X.ops.h needs.
+//
+// Kernel sources include X.ops.h, so this header stays light: ATen's Tensor, c10
+// utilities and the standard library only, no autograd, dispatcher or
+// torch/library.h. The registration side lives in structop/registration.h.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/ArrayRef.h>
+#include <c10/util/Exception.h>
+#include <c10/util/Optional.h>
+#include <c10/util/string_view.h>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+/// Version of the interface between generated code and this runtime. Bumped
+/// whenever generated code of one version would not work with another.
+#define STRUCTOP_RUNTIME_VERSION 1
+
+#define STRUCTOP_STRINGIFY_IMPL(x) #x
+#define STRUCTOP_STRINGIFY(x) STRUCTOP_STRINGIFY_IMPL(x)
+
+/// Generated files start with `STRUCTOP_REQUIRE_RUNTIME_VERSION(N);` where N is
+/// the runtime version their structopc targets, so a file generated for another
+/// runtime fails to compile with this message instead of an obscure one.
+#define STRUCTOP_REQUIRE_RUNTIME_VERSION(version)                                   \
+  static_assert((version) == STRUCTOP_RUNTIME_VERSION,                             \
+                "structop: this file was generated for structop runtime version " \
+                #version ", but structop/runtime.h is version "                   \
+                STRUCTOP_STRINGIFY(STRUCTOP_RUNTIME_VERSION)                       \
+                "; regenerate it with the structopc that matches this runtime")
+
+// Kernel headers declare op_setup_context / op_backward with this type; only
+// the files that call its methods need <torch/csrc/autograd/custom_function.h>.
+namespace torch {
+namespace autograd {
+struct AutogradContext;
+}  // namespace autograd
+}  // namespace torch
+
+namespace structop {
+
+// ---------------------------------------------------------------------------
+// Where a flat argument came from
+// ---------------------------------------------------------------------------
+
+/// The original location of a flat (lowered) argument: the op and the path of
+/// parameter and record fields leading to it, e.g. `demo::op` / `cfg.inner.w`.
+///
+/// Adapters build these on the stack while unflattening (a few pointers, no
+/// allocation); the path text is assembled only when an error is raised. A child
+/// refers to its parent, so a path must not outlive the expression that built it.
+class ArgPath {
+ public:
+  /// The top-level parameter `param` of `op` (e.g. "demo::op", "cfg").
+  constexpr ArgPath(const char* op, const char* param) noexcept
+      : op_(op), parent_(nullptr), name_(param) {}
+  /// The field `field` of the record at `parent`.
+  constexpr ArgPath(const ArgPath& parent, const char* field) noexcept
+      : op_(parent.op_), parent_(&parent), name_(field) {}
+
+  /// The qualified op name, e.g. "demo::op".
+  constexpr const char* op() const noexcept { return op_; }
+
+  /// The dotted original path, e.g. "cfg.inner.w".
+  std::string str() const {
+    std::string path = parent_ ? parent_->str() + "." : std::string();
+    return path + name_;
+  }
+
+ private:
+  const char* op_;
+  const ArgPath* parent_;
+  const char* name_;
+};
+
+// ---------------------------------------------------------------------------
+// String enums
+// ---------------------------------------------------------------------------
+
+/// Specialised by generated headers for each IDL enum:
+///
+///   template <> struct structop::EnumTraits<demo::MaskType> {
+///     static constexpr const char* type_name = "MaskType";
+///     static constexpr std::array<c10::string_view, 3> names{
+///         {"full", "causal", "sliding_window"}};
+///   };
+///
+/// `names[i]` is the spelling of the enumerator whose value is `i` (generated
+/// enums list their values in IDL order without initialisers).
+template <class E>
+struct EnumTraits;
+
+/// The IDL spelling of `value`, e.g. "causal". Also what the lowered `str`
+/// argument carries.
+template <class E>
+constexpr c10::string_view enum_name(E value) {
+  return EnumTraits<E>::names[static_cast<std::size_t>(value)];
+}
+
+/// The enumerator spelled `text`, or nullopt.
+template <class E>
+c10::optional<E> try_parse_enum(c10::string_view text) noexcept {
+  const auto& names = EnumTraits<E>::names;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return static_cast<E>(i);
+  }
+  return c10::nullopt;
+}
+
+namespace detail {
+
+/// "full, causal, sliding_window"
+inline std::string join_names(c10::ArrayRef<c10::string_view> names) {
+  std::string out;
+  for (const auto& name : names) {
+    if (!out.empty()) out += ", ";
+    out.append(name.data(), name.size());
+  }
+  return out;
+}
+
+[[noreturn]] inline void throw_invalid_enum(const char* context, const char* type_name,
+                                            c10::string_view text,
+                                            c10::ArrayRef<c10::string_view> names) {
+  TORCH_CHECK_VALUE(false, context, "invalid value \"", std::string(text.data(), text.size()),
+                    "\" for ", type_name, "; expected one of: ", join_names(names));
+}
+
+}  // namespace detail
+
+/// The enumerator spelled `text`; throws c10::ValueError (a c10::Error; Python's
+/// ValueError) listing the valid spellings otherwise.
+template <class E>
+E parse_enum(c10::string_view text) {
+  if (auto value = try_parse_enum<E>(text)) return *value;
+  detail::throw_invalid_enum("", EnumTraits<E>::type_name, text, EnumTraits<E>::names);
+}
+
+/// As parse_enum(text), for the flat argument at `where`; the message names the
+/// op and the original path: `demo::op: cfg.mode: invalid value "diag" for
+/// MaskType; expected one of: full, causal, sliding_window`.
+template <class E>
+E parse_enum(c10::string_view text, const ArgPath& where) {
+  if (auto value = try_parse_enum<E>(text)) return *value;
+  const std::string context = std::string(where.op()) + ": " + where.str() + ": ";
+  detail::throw_invalid_enum(context.c_str(), EnumTraits<E>::type_name, text,
+                             EnumTraits<E>::names);
+}
+
+// ---------------------------------------------------------------------------
+// Gradient slots
+// ---------------------------------------------------------------------------
+
+namespace detail {
+template <class T>
+constexpr bool always_false = false;
+}  // namespace detail
+
+/// One gradient slot of a generated grad record (`op_grads`, `WeightCfgGrad`).
+///
+/// Built implicitly from the gradient tensor; an undefined tensor (`at::Tensor()`)
+/// or `c10::nullopt` means "no gradient" (Python's None), so every slot is filled
+/// the same way: `return {grad_x, {{grad_w, c10::nullopt}}};`.
+///
+/// Why a wrapper and not a bare at::Tensor: at::Tensor is default-constructible,
+/// so with bare tensors `return {grad_x, {{grad_w}}};` would compile and silently
+/// drop the gradient of `cfg.inner.b`. A Grad cannot be default-constructed: its
+/// only default constructor is a template whose instantiation fails with the
+/// message below, so a forgotten slot is a compile error at the `return` (GCC's
+/// -Wextra also names the member: "missing initializer for member
+/// 'demo::InnerGrad::b'"), and a misspelled field is an unknown member. A deleted
+/// default constructor would also work, but "use of deleted function" does not
+/// say what to do.
+class Grad {
+ public:
+  /// The gradient for this slot; undefined means no gradient.
+  Grad(at::Tensor grad) noexcept : tensor_(std::move(grad)) {}  // NOLINT: implicit
+  /// No gradient for this slot.
+  Grad(c10::nullopt_t) noexcept {}  // NOLINT: implicit
+
+  /// Not constructible: every slot of a grad record must be given explicitly.
+  template <class SlotLeftOut = void>
+  Grad() {
+    static_assert(detail::always_false<SlotLeftOut>,
+                  "structop: a gradient slot was left out of a grads record; give every "
+                  "slot a value in declaration order (at::Tensor() or c10::nullopt for "
+                  "\"no gradient\")");
+  }
+
+  bool defined() const noexcept { return tensor_.defined(); }
+  const at::Tensor& tensor() const& noexcept { return tensor_; }
+  at::Tensor tensor() && noexcept { return std::move(tensor_); }
+
+ private:
+  at::Tensor tensor_;
+};
+
+}  // namespace structop
