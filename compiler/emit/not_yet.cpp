@@ -8,6 +8,5 @@ namespace structop {
 std::string emit_header(const EmitInput&) { throw std::logic_error("--emit h is not implemented yet"); }
 std::string emit_source(const EmitInput&) { throw std::logic_error("--emit cpp is not implemented yet"); }
 std::string emit_stubs(const EmitInput&) { throw std::logic_error("--emit stubs is not implemented yet"); }
-std::string emit_python(const EmitInput&) { throw std::logic_error("--emit py is not implemented yet"); }
 
 }  // namespace structop

@@ -1,0 +1,439 @@
+// X_ops.py: frozen dataclasses for records, `str` enums, and one typed
+// function per op that flattens its records in slot order and calls
+// torch.ops.<namespace>.<op>. Autograd and meta come from the C++
+// registration; nothing here re-implements them.
+//
+// Calls take a fast path (flatten and call); only when that fails does the
+// module walk the arguments to explain which parameter or field path has the
+// wrong type (a TypeError naming op, parameter and field).
+#include <fmt/format.h>
+
+#include "check/describe.h"
+#include "emit/code_printer.h"
+#include "emit/emitters.h"
+#include "emit/naming.h"
+
+namespace structop {
+namespace {
+
+using model::Builtin;
+
+/// A Python tuple display: `()`, `(a,)`, `(a, b)`.
+std::string py_tuple(const std::vector<std::string>& items) {
+  if (items.size() == 1) return "(" + items[0] + ",)";
+  return fmt::format("({})", fmt::join(items, ", "));
+}
+
+class PythonEmitter {
+ public:
+  explicit PythonEmitter(const EmitInput& in) : in_(in), m_(in.module), p_(4) {}
+
+  std::string run() {
+    prologue();
+    for (const auto& e : m_.enums) enum_class(e);
+    for (size_t i = 0; i < m_.records.size(); ++i) record_class(m_.records[i]);
+    for (const auto& lo : in_.lowered.ops) op_function(lo);
+    epilogue();
+    return p_.str();
+  }
+
+ private:
+  // ---- names and types -----------------------------------------------------
+
+  const model::Record& record(const model::Type& t) const { return m_.records[static_cast<size_t>(t.decl)]; }
+  const model::Enum& enum_of(const model::Type& t) const { return m_.enums[static_cast<size_t>(t.decl)]; }
+
+  std::string builtin_hint(Builtin b) const {
+    switch (b) {
+      case Builtin::Tensor: return "torch.Tensor";
+      case Builtin::Int:
+      case Builtin::SymInt: return "int";
+      case Builtin::Float: return "float";
+      case Builtin::Bool: return "bool";
+      case Builtin::Str: return "str";
+      case Builtin::Scalar: return "typing.Union[int, float, bool]";
+      case Builtin::ScalarType: return "torch.dtype";
+      case Builtin::Device: return "typing.Union[torch.device, str]";
+      case Builtin::Layout: return "torch.layout";
+      case Builtin::MemoryFormat: return "torch.memory_format";
+      case Builtin::Generator: return "torch.Generator";
+      default: return "typing.Any";
+    }
+  }
+
+  /// Type hint; `param` widens enums to accept their strings.
+  std::string hint(const model::Type& t, bool param) const {
+    if (!t.suffixes.empty()) {
+      model::Type inner = t.inner();
+      return t.is_optional() ? fmt::format("typing.Optional[{}]", hint(inner, param))
+                             : fmt::format("typing.Sequence[{}]", hint(inner, param));
+    }
+    switch (t.kind) {
+      case model::Type::Kind::Record: return api_name(record(t).name);
+      case model::Type::Kind::Enum: {
+        std::string name = api_name(enum_of(t).name);
+        return param ? fmt::format("typing.Union[{}, str]", name) : name;
+      }
+      case model::Type::Kind::Builtin: return builtin_hint(t.builtin);
+    }
+    return "typing.Any";
+  }
+
+  /// The runtime check spec used to explain a failed call (see prologue).
+  std::string check_spec(const model::Type& t) const {
+    if (!t.suffixes.empty()) {
+      return fmt::format(t.is_optional() ? "_optional({})" : "_list({})", check_spec(t.inner()));
+    }
+    switch (t.kind) {
+      case model::Type::Kind::Record: return fmt::format("_record({})", api_name(record(t).name));
+      case model::Type::Kind::Enum: return fmt::format("_enum({})", api_name(enum_of(t).name));
+      case model::Type::Kind::Builtin:
+        switch (t.builtin) {
+          case Builtin::Tensor: return "_TENSOR";
+          case Builtin::Int:
+          case Builtin::SymInt: return "_INT";
+          case Builtin::Float: return "_FLOAT";
+          case Builtin::Bool: return "_BOOL";
+          case Builtin::Str: return "_STR";
+          case Builtin::Scalar: return "_SCALAR";
+          case Builtin::ScalarType: return "_DTYPE";
+          case Builtin::Device: return "_DEVICE";
+          case Builtin::Layout: return "_LAYOUT";
+          case Builtin::MemoryFormat: return "_MEMORY_FORMAT";
+          default: return "_ANY";
+        }
+    }
+    return "_ANY";
+  }
+
+  // ---- literals ------------------------------------------------------------
+
+  std::string scalar_literal(const model::Type& t, const syntax::Literal& lit, const std::string& constant) const {
+    using K = syntax::Literal::Kind;
+    if (lit.kind == K::None) return "None";
+    if (t.is_enum()) {
+      return fmt::format("{}.{}", api_name(enum_of(t).name), api_name(constant));
+    }
+    switch (t.builtin) {
+      case Builtin::ScalarType: return model::find_dtype(constant)->python;
+      case Builtin::Layout: return model::find_layout(constant)->python;
+      case Builtin::MemoryFormat: return model::find_memory_format(constant)->python;
+      case Builtin::Device: return fmt::format("torch.device({})", python_string_literal(constant));
+      default: break;
+    }
+    switch (lit.kind) {
+      case K::Bool: return lit.bool_value ? "True" : "False";
+      case K::Int: return lit.text;
+      case K::Float: return lit.text;
+      case K::String: return python_string_literal(lit.string_value);
+      case K::Identifier: return lit.string_value == "Mean" ? "1" : python_string_literal(lit.string_value);
+      default: return "None";
+    }
+  }
+
+  /// A default as a Python expression. Lists become tuples in signatures
+  /// (immutable) and lists in dataclass factories.
+  std::string literal(const model::Type& type, const model::Default& d, bool as_list) const {
+    const syntax::Literal& lit = d.literal;
+    if (lit.kind == syntax::Literal::Kind::None) return "None";
+    model::Type t = type.is_optional() ? type.inner() : type;
+    if (!t.is_list()) return scalar_literal(t, lit, d.constant);
+    model::Type element = t.inner();
+    if (element.is_optional()) element = element.inner();
+    std::vector<std::string> items;
+    if (lit.kind == syntax::Literal::Kind::List) {
+      for (size_t i = 0; i < lit.items.size(); ++i) {
+        const std::string& c = i < d.item_constants.size() ? d.item_constants[i] : std::string();
+        items.push_back(scalar_literal(element, lit.items[i], c));
+      }
+    } else {  // `int[2] x=1` means [1, 1]
+      for (int64_t i = 0; i < t.suffixes.back().size; ++i) items.push_back(scalar_literal(element, lit, d.constant));
+    }
+    std::string joined = fmt::format("{}", fmt::join(items, ", "));
+    if (as_list) return "[" + joined + "]";
+    return items.size() == 1 ? "(" + joined + ",)" : "(" + joined + ")";
+  }
+
+  // ---- sections ------------------------------------------------------------
+
+  void prologue() {
+    std::vector<std::string> all = {"NAMESPACE", "STRUCTOPC_VERSION", "load_library"};
+    for (const auto& e : m_.enums) all.push_back(api_name(e.name));
+    for (const auto& r : m_.records) all.push_back(api_name(r.name));
+    for (const auto& lo : in_.lowered.ops) all.push_back(api_name(lo.cpp_name));
+    std::string all_list;
+    for (const auto& n : all) all_list += fmt::format("    {},\n", python_string_literal(n));
+    if (!all_list.empty()) all_list.pop_back();
+
+    std::string doc = m_.doc.empty() ? "" : "\n\n" + m_.doc;
+    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)},
+             {"ns", m_.namespace_},
+             {"doc", doc},
+             {"version", python_string_literal(in_.version)},
+             {"ns_literal", python_string_literal(m_.namespace_)},
+             {"all", all_list}},
+            R"py(
+      # $notice$
+      """Python API for the `$ns$` ops (torch.ops.$ns$.*).$doc$
+
+      Load the compiled extension with load_library(path) first. The functions
+      here take records; torch.ops.$ns$.* takes the same ops flat.
+      """
+      import dataclasses
+      import enum
+      import typing
+
+      import torch
+
+      __all__ = [
+      $all$
+      ]
+
+      NAMESPACE = $ns_literal$
+      STRUCTOPC_VERSION = $version$
+
+
+      def load_library(path: str) -> None:
+          """Loads the compiled extension that registers these ops (no search: give its path)."""
+          torch.ops.load_library(path)
+
+
+      # Checks used only to explain a call that failed: (predicate, description).
+      _TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
+      _INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
+      _FLOAT = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "float")
+      _BOOL = (lambda v: isinstance(v, bool), "bool")
+      _STR = (lambda v: isinstance(v, str), "str")
+      _SCALAR = (lambda v: isinstance(v, (int, float, bool, complex)), "Scalar (int, float or bool)")
+      _DTYPE = (lambda v: isinstance(v, torch.dtype), "torch.dtype")
+      _DEVICE = (lambda v: isinstance(v, (torch.device, str)), "torch.device or str")
+      _LAYOUT = (lambda v: isinstance(v, torch.layout), "torch.layout")
+      _MEMORY_FORMAT = (lambda v: isinstance(v, torch.memory_format), "torch.memory_format")
+      _ANY = (lambda v: True, "any")
+
+
+      def _optional(check):
+          return (lambda v: v is None or check[0](v), "None or " + check[1])
+
+
+      def _list(check):
+          return (lambda v: isinstance(v, (list, tuple)) and all(check[0](x) for x in v),
+                  "list of " + check[1])
+
+
+      def _enum(cls):
+          return (lambda v: isinstance(v, str), cls.__name__ + " or str")
+
+
+      def _record(cls):
+          return ("record", cls)
+
+
+      def _problem(check, value, path):
+          """Describes why `value` at `path` does not fit `check`, or returns None."""
+          if check[0] == "record":
+              cls = check[1]
+              if not isinstance(value, cls):
+                  return f"`{path}` must be a {cls.__name__}, got {type(value).__name__}"
+              for name, field_check in cls._structop_fields:
+                  problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
+                  if problem:
+                      return problem
+              return None
+          if not check[0](value):
+              return f"`{path}` must be {check[1]}, got {type(value).__name__}"
+          return None
+
+
+      def _explain_failure(op, params, values, error):
+          """Raises TypeError naming the parameter or field that does not fit; else returns."""
+          for (name, check), value in zip(params, values):
+              problem = _problem(check, value, name)
+              if problem:
+                  raise TypeError(f"{op}: {problem}") from error
+          if isinstance(error, AttributeError) and "_OpNamespace" in str(error):
+              raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
+                                 "compiled extension first") from error
+
+
+      def _register_pytree(cls):
+          """Lets torch.utils._pytree flatten and rebuild records (where torch has it)."""
+          try:
+              from torch.utils import _pytree
+          except ImportError:
+              return
+          register = getattr(_pytree, "register_pytree_node", None) or getattr(_pytree, "_register_pytree_node", None)
+          if register is None:
+              return
+          names = tuple(f.name for f in dataclasses.fields(cls))
+          register(cls,
+                   lambda obj: ([getattr(obj, n) for n in names], names),
+                   lambda values, context: cls(**dict(zip(context, values))))
+    )py");
+  }
+
+  void epilogue() {}
+
+  void enum_class(const model::Enum& e) {
+    std::string values;
+    for (const auto& v : e.values) values += fmt::format("{} = {}\n", api_name(v), python_string_literal(v));
+    values.pop_back();
+    p_.line();
+    p_.line();
+    p_.emit({{"name", api_name(e.name)}, {"doc", docstring(e.doc.empty() ? "Enum `" + e.name + "` (lowered to str)." : e.doc)},
+             {"values", values}},
+            R"py(
+      class $name$(str, enum.Enum):
+          $doc$
+
+          $values$
+
+          def __str__(self) -> str:
+              return self.value
+    )py");
+  }
+
+  static std::string docstring(const std::string& text) {
+    std::string body = text;
+    size_t pos = 0;
+    while ((pos = body.find("\"\"\"", pos)) != std::string::npos) body.replace(pos, 3, "\\\"\\\"\\\"");
+    while (!body.empty() && body.back() == '\n') body.pop_back();
+    return "\"\"\"" + body + (body.find('\n') != std::string::npos ? "\n\"\"\"" : "\"\"\"");
+  }
+
+  void record_class(const model::Record& r) {
+    // A field without default after one with a default needs keyword-only
+    // construction (Python 3.10+); otherwise records keep positional order.
+    bool seen_default = false, kw_only = false;
+    std::vector<std::string> specs;
+    std::string fields, doc = r.doc.empty() ? "Record `" + r.name + "`." : r.doc;
+    std::string attrs;
+    for (const auto& f : r.fields) {
+      std::string name = api_name(f.name);
+      std::string value;
+      if (f.default_value) {
+        value = f.type.is_list() && f.default_value->literal.kind != syntax::Literal::Kind::None
+                    ? fmt::format(" = dataclasses.field(default_factory=lambda: {})", literal(f.type, *f.default_value, true))
+                    : " = " + literal(f.type, *f.default_value, false);
+      } else if (f.type.is_record() && record(f.type).all_defaulted) {
+        value = fmt::format(" = dataclasses.field(default_factory={})", api_name(record(f.type).name));
+      }
+      if (!value.empty()) seen_default = true;
+      else if (seen_default) kw_only = true;
+      fields += fmt::format("{}: {}{}\n", name, hint(f.type, false), value);
+      specs.push_back(fmt::format("({}, {})", python_string_literal(name), check_spec(f.type)));
+      if (!f.doc.empty()) attrs += fmt::format("    {}: {}\n", name, f.doc);
+    }
+    if (!attrs.empty()) doc += "\n\nAttributes:\n" + attrs;
+    if (!fields.empty()) fields.pop_back();
+    p_.line();
+    p_.line();
+    p_.emit({{"name", api_name(r.name)},
+             {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
+             {"doc", docstring(doc)},
+             {"fields", fields},
+             {"specs", py_tuple(specs)}},
+            R"py(
+      @dataclasses.dataclass($frozen$)
+      class $name$:
+          $doc$
+
+          $fields$
+
+
+      $name$._structop_fields = $specs$
+      _register_pytree($name$)
+    )py");
+  }
+
+  std::string return_hint(const lower::LoweredOp& lo) const {
+    if (lo.outputs.empty()) return "None";
+    if (lo.outputs.size() == 1) return hint(lo.outputs[0].type, false);
+    std::vector<std::string> parts;
+    for (const auto& o : lo.outputs) parts.push_back(hint(o.type, false));
+    return fmt::format("typing.Tuple[{}]", fmt::join(parts, ", "));
+  }
+
+  void op_function(const lower::LoweredOp& lo) {
+    const model::Op& op = m_.ops[lo.op];
+    std::string name = api_name(lo.cpp_name);
+
+    // def op(x: torch.Tensor, cfg: WeightCfg, *, k: int = 1) -> torch.Tensor
+    std::string params;
+    std::vector<std::string> checks, values;
+    bool star = false;
+    for (const auto& p : op.params) {
+      if (!params.empty()) params += ", ";
+      if (p.kwarg_only && !star) {
+        params += "*, ";
+        star = true;
+      }
+      params += fmt::format("{}: {}", api_name(p.name), hint(p.type, true));
+      if (p.default_value) {
+        params += " = " + literal(p.type, *p.default_value, false);
+      } else if (p.implicit_default) {
+        params += fmt::format(" = {}()", api_name(record(p.type).name));
+      }
+      checks.push_back(fmt::format("({}, {})", python_string_literal(p.name), check_spec(p.type)));
+      values.push_back(api_name(p.name));
+    }
+
+    // The flat call: one argument per slot, keyword-only slots by name.
+    std::string args, slot_map;
+    for (const auto& s : lo.slots) {
+      std::string access = api_name(op.params[s.param].name);
+      const model::Type* t = &op.params[s.param].type;
+      for (size_t f : s.fields) {
+        const model::Field& field = record(*t).fields[f];
+        access += "." + api_name(field.name);
+        t = &field.type;
+      }
+      if (!args.empty()) args += ", ";
+      args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
+      slot_map += fmt::format("    {}: {},\n", python_string_literal(s.path), python_string_literal(s.name));
+    }
+    std::string overload = op.overload.empty() ? "default" : op.overload;
+    std::string doc = op.doc.empty() ? "" : op.doc + "\n\n";
+    doc += fmt::format("Calls torch.ops.{}.{} (lowered schema: {}).", m_.namespace_, lo.qualified_name, lo.schema);
+
+    p_.line();
+    p_.line();
+    p_.emit({{"name", name},
+             {"params", params},
+             {"ret", return_hint(lo)},
+             {"doc", docstring(doc)},
+             {"call", fmt::format("torch.ops.{}.{}.{}({})", m_.namespace_, op.name, overload, args)},
+             {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
+             {"checks", py_tuple(checks)},
+             {"values", py_tuple(values)},
+             {"slot_map", slot_map},
+             {"schema", python_string_literal(m_.namespace_ + "::" + lo.schema)}},
+            R"py(
+      _$name$_params = $checks$
+
+
+      def $name$($params$) -> $ret$:
+          $doc$
+          try:
+              return $call$
+          except (AttributeError, TypeError, RuntimeError) as error:
+              _explain_failure($qualified$, _$name$_params, $values$, error)
+              raise
+
+
+      $name$.slot_map = {
+      $slot_map$}
+      $name$.schema = $schema$
+    )py");
+  }
+
+  const EmitInput& in_;
+  const model::Module& m_;
+  CodePrinter p_;
+};
+
+}  // namespace
+
+std::string emit_python(const EmitInput& in) { return PythonEmitter(in).run(); }
+
+}  // namespace structop
