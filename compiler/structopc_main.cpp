@@ -1,8 +1,10 @@
 // structopc: the command line over the compiler library (driver/compile.h).
-// Exit codes: 0 success, 1 IDL errors (or an output that cannot be written),
-// 2 usage errors.
+// Exit codes: 0 success, 1 IDL errors (or an output that cannot be written,
+// or out of memory), 2 usage errors, 3 internal errors (a bug: please report).
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -16,15 +18,35 @@ namespace {
 
 constexpr int kExitIdlError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 3;
 
 int usage_error(const std::string& message) {
   fmt::print(stderr, "structopc: error: {}\nTry `structopc --help`.\n", message);
   return kExitUsage;
 }
 
+int run(int argc, char** argv);
+
 }  // namespace
 
+// The compiler reports problems as values; an exception escaping it is either
+// memory exhaustion or a bug. Either way: a message and an exit status, never
+// an abort with a half-written output.
 int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("structopc: error: out of memory\n", stderr);
+    return kExitIdlError;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "structopc: internal error: {}\n", e.what());
+    return kExitInternal;
+  }
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   using namespace structop;
 
   CLI::App app{"structopc: compiles a structop IDL (*.ops.yaml) into a PyTorch custom-op extension.",
@@ -39,9 +61,11 @@ int main(int argc, char** argv) {
 
   app.add_option("input", input, "The IDL file (NAME.ops.yaml)")->required();
   app.add_option("-o,--out-dir", out_dir, "Where outputs go (default: the current folder)");
+  // One value per occurrence, so `--emit json FILE` does not swallow FILE.
   app.add_option("--emit", emit_list, "Comma list of outputs: h,cpp,stubs,py,json (default: h,cpp)")
-      ->delimiter(',');
-  app.add_option("-I", include_dirs, "A search folder for `include:` (repeatable)");
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  app.add_option("-I", include_dirs, "A search folder for `include:` (repeatable)")->allow_extra_args(false);
   app.add_option("--depfile", depfile, "Write a Make-style depfile listing every IDL file read");
   app.add_flag("--check", check_only, "Validate only; write nothing");
   app.add_option("--explain", explain, "Print OP's slot map (original path -> lowered name) and write nothing")
@@ -49,7 +73,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("structopc {}", structopc_version()));
   app.footer(
       "Outputs for X.ops.yaml: X.ops.h, X.ops.cpp, X.ops.stubs.cpp (never overwritten), X_ops.py, X.ops.json.\n"
-      "Exit status: 0 success, 1 errors in the IDL, 2 usage errors.");
+      "Exit status: 0 success, 1 errors in the IDL, 2 usage errors, 3 internal errors.");
 
   try {
     app.parse(argc, argv);
@@ -107,3 +131,5 @@ int main(int argc, char** argv) {
   }
   return status;
 }
+
+}  // namespace

@@ -9,11 +9,14 @@
 namespace structop {
 
 void Diagnostics::error(Span span, std::string message, std::string hint) {
-  items_.push_back({Severity::Error, span, std::move(message), std::move(hint)});
   ++error_count_;
+  dropping_ = error_count_ > kMaxKeptErrors;
+  if (dropping_) return;
+  items_.push_back({Severity::Error, span, std::move(message), std::move(hint)});
 }
 
 void Diagnostics::note(Span span, std::string message) {
+  if (dropping_) return;
   items_.push_back({Severity::Note, span, std::move(message), {}});
 }
 
@@ -25,6 +28,55 @@ std::string Diagnostics::headline(const Diagnostic& d) const {
   return fmt::format("{}:{}:{}: {}: {}", f.path(), d.span.line, d.span.column, kind, d.message);
 }
 
+namespace {
+
+/// How much of a source line an excerpt shows; longer lines are cut to a
+/// window around the caret, marked with `...`.
+constexpr size_t kExcerptWidth = 160;
+
+/// The excerpt of `line` for a caret at 0-based byte `column`, `length` wide:
+/// the shown text and where the caret falls in it (in bytes of `text`).
+/// Control bytes and bytes that are not well-formed UTF-8 become `?` (one byte
+/// each, so the caret still lines up); tabs stay.
+struct Excerpt {
+  std::string text;
+  size_t caret = 0;
+  size_t length = 1;
+};
+
+Excerpt make_excerpt(std::string_view line, size_t column, size_t length) {
+  Excerpt e;
+  column = std::min(column, line.size());
+  size_t begin = 0, end = line.size();
+  std::string prefix, suffix;
+  if (line.size() > kExcerptWidth) {
+    begin = column > kExcerptWidth / 2 ? column - kExcerptWidth / 2 : 0;
+    end = std::min(line.size(), begin + kExcerptWidth);
+    if (begin > 0) prefix = "...";
+    if (end < line.size()) suffix = "...";
+  }
+  std::string_view window = line.substr(begin, end - begin);
+  e.text = prefix;
+  for (size_t i = 0; i < window.size();) {
+    unsigned char c = static_cast<unsigned char>(window[i]);
+    size_t len = utf8_char_length(window, i);
+    if (len == 0 || (c < 0x20 && c != '\t') || c == 0x7f) {
+      e.text += '?';
+      ++i;
+    } else {
+      e.text.append(window.substr(i, len));
+      i += len;
+    }
+  }
+  e.text += suffix;
+  e.caret = prefix.size() + (column - begin);
+  size_t avail = end > column ? end - column : 0;
+  e.length = std::max<size_t>(1, std::min(length, avail));
+  return e;
+}
+
+}  // namespace
+
 std::string Diagnostics::render_one(const Diagnostic& d) const {
   std::string out = headline(d);
   out += '\n';
@@ -32,16 +84,23 @@ std::string Diagnostics::render_one(const Diagnostic& d) const {
     std::string_view line = sources_.file(d.span.file).line_text(d.span.line);
     if (!line.empty()) {
       std::string gutter = std::to_string(d.span.line);
-      out += fmt::format(" {} | {}\n", gutter, line);
+      Excerpt e = make_excerpt(line, static_cast<size_t>(std::max(1, d.span.column) - 1),
+                               static_cast<size_t>(std::max(1, d.span.length)));
+      out += fmt::format(" {} | {}\n", gutter, e.text);
       // Keep tabs so the caret lines up with the excerpt.
+      // One pad column per character (not per byte) before the caret.
       std::string pad;
-      for (int i = 0; i + 1 < d.span.column && static_cast<size_t>(i) < line.size(); ++i) {
-        pad += line[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
+      for (size_t i = 0; i < e.caret && i < e.text.size(); ++i) {
+        unsigned char c = static_cast<unsigned char>(e.text[i]);
+        if ((c & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte
+        pad += c == '\t' ? '\t' : ' ';
       }
-      int avail = static_cast<int>(line.size()) - (d.span.column - 1);
-      int len = std::max(1, std::min(d.span.length, avail));
+      size_t width = 0;  // the underlined text, in characters
+      for (size_t i = e.caret; i < e.caret + e.length && i < e.text.size(); ++i) {
+        width += (static_cast<unsigned char>(e.text[i]) & 0xC0) != 0x80;
+      }
       out += fmt::format(" {} | {}^{}\n", std::string(gutter.size(), ' '), pad,
-                         std::string(static_cast<size_t>(len - 1), '~'));
+                         std::string(std::max<size_t>(1, width) - 1, '~'));
     }
   }
   if (!d.hint.empty()) out += fmt::format("hint: {}\n", d.hint);
@@ -72,6 +131,9 @@ std::string Diagnostics::render() const {
     if (text == previous) continue;  // the same problem found twice
     out += text;
     previous = std::move(text);
+  }
+  if (error_count_ > kMaxKeptErrors) {
+    out += fmt::format("structopc: note: {} more errors not shown\n", error_count_ - kMaxKeptErrors);
   }
   return out;
 }

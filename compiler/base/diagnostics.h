@@ -27,6 +27,10 @@ struct Diagnostic {
 /// Collects diagnostics for one compilation.
 class Diagnostics {
  public:
+  /// At most this many errors are kept (hostile input can produce millions);
+  /// later ones are only counted, and render() says how many were left out.
+  static constexpr size_t kMaxKeptErrors = 100;
+
   explicit Diagnostics(const SourceManager& sources) : sources_(sources) {}
 
   void error(Span span, std::string message, std::string hint = {});
@@ -49,6 +53,7 @@ class Diagnostics {
   const SourceManager& sources_;
   std::vector<Diagnostic> items_;
   size_t error_count_ = 0;
+  bool dropping_ = false;  // the last error was over the limit: drop its notes too
 };
 
 /// The candidate closest to `name` by edit distance, if it is close enough to

@@ -47,6 +47,12 @@ class SourceFile {
   std::vector<size_t> line_starts_;
 };
 
+/// The length of the UTF-8 sequence starting at byte `i` of `text` (1 for
+/// ASCII), or 0 if the bytes there are not well-formed UTF-8 (overlong
+/// forms, surrogates, truncated sequences and stray continuation bytes are
+/// all rejected).
+size_t utf8_char_length(std::string_view text, size_t i);
+
 /// Owns every file a compilation read. Ids are stable; references stay valid.
 class SourceManager {
  public:

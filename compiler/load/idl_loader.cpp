@@ -17,6 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Includes may nest this deep (loading recurses once per level).
+constexpr size_t kMaxIncludeDepth = 100;
+
 class DiskReader : public FileReader {
  public:
   std::optional<std::string> read(const std::string& path, std::string* error) override {
@@ -100,6 +103,11 @@ class Loader {
     std::string key = reader_.identity(path);
     auto it = state_.find(key);
     if (it != state_.end() && it->second == State::Done) return;  // diamond: read once
+    if (stack_.size() >= kMaxIncludeDepth) {
+      diags_.error(inc.span, fmt::format("includes nest more than {} files deep", kMaxIncludeDepth),
+                   "include the shared files from the main file instead of through a chain");
+      return;
+    }
     if (it != state_.end() && it->second == State::InProgress) {
       std::string chain;
       bool on = false;

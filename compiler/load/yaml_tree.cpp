@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
@@ -30,7 +31,7 @@ class TreeBuilder : public YAML::EventHandler {
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
     diags_.error(span_of(mark), "YAML aliases (`*name`) are not supported in structop IDL files",
                  "write the value out in full");
-    add(YamlNode::Kind::Null, span_of(mark));
+    add(YamlNode::Kind::Null, span_of(mark)).alias = true;
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
@@ -100,6 +101,25 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<int> open_;
 };
 
+/// The offset of the first byte that is not part of well-formed UTF-8, or npos.
+size_t invalid_utf8_at(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t len = utf8_char_length(text, i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+/// A hint for yaml-cpp's terse messages about the usual mistakes.
+std::string syntax_hint(const std::string& message) {
+  if (message.find("end of") != std::string::npos || message.find("illegal map value") != std::string::npos ||
+      message.find("block") != std::string::npos) {
+    return "check the indentation; quote values that contain `: `, ` #`, `{` or `[` (e.g. a `func:` line)";
+  }
+  return {};
+}
+
 }  // namespace
 
 bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, YamlDocument* out,
@@ -116,6 +136,13 @@ bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, Ya
   if (file.text().find('\0') != std::string::npos) {
     diags.error(file.span_at(file_id, file.text().find('\0')),
                 "file contains a NUL byte; an IDL file must be UTF-8 text");
+    return false;
+  }
+  if (size_t bad = invalid_utf8_at(file.text()); bad != std::string::npos) {
+    diags.error(file.span_at(file_id, bad),
+                fmt::format("file is not valid UTF-8 (byte 0x{:02X}); an IDL file must be UTF-8 text",
+                            static_cast<unsigned char>(file.text()[bad])),
+                "save the file as UTF-8");
     return false;
   }
   std::istringstream in(file.text());
@@ -150,12 +177,19 @@ bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, Ya
     }
   } catch (const StopParsing&) {
     return false;
+  } catch (const YAML::DeepRecursion& e) {
+    Span span = e.mark.is_null() || e.mark.pos < 0
+                    ? Span{file_id, 0, 0, 1}
+                    : file.span_at(file_id, std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
+    diags.error(span, fmt::format("YAML nesting is too deep (more than {} levels)", e.depth() - 1),
+                "an IDL file needs only a few levels of nesting");
+    return false;
   } catch (const YAML::Exception& e) {
     Span span = e.mark.is_null() || e.mark.pos < 0
                     ? Span{file_id, 0, 0, 1}
                     : file.span_at(file_id, std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
     std::string msg = e.msg;
-    diags.error(span, fmt::format("invalid YAML: {}", msg));
+    diags.error(span, fmt::format("invalid YAML: {}", msg), syntax_hint(msg));
     return false;
   }
   return out->root >= 0;

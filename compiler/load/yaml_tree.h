@@ -27,6 +27,9 @@ struct YamlNode {
   /// `value` appears byte for byte at `span`, so an offset into `value` is an
   /// offset into the source line (lets the func parser point inside strings).
   bool verbatim = false;
+  /// A YAML alias (`*name`), already reported and stored as Null; readers
+  /// skip it silently instead of reporting a second, misleading problem.
+  bool alias = false;
   /// Sequence items, or mapping keys and values interleaved (k0, v0, k1, v1...).
   std::vector<int> children;
 
@@ -48,10 +51,12 @@ struct YamlDocument {
   }
 };
 
-/// Limits that keep hostile input cheap. Real IDL files are far below them.
+/// Limits that keep hostile input cheap (time and memory stay bounded). Real
+/// IDL files are far below them: all 2,500 ATen ops of PyTorch's
+/// native_functions.yaml take 0.5 MiB and about 13,000 nodes.
 struct YamlLimits {
-  size_t max_bytes = 16u << 20;  // 16 MiB
-  size_t max_nodes = 2'000'000;
+  size_t max_bytes = 4u << 20;  // 4 MiB
+  size_t max_nodes = 500'000;
 };
 
 /// Parses `file_id` (already in `sources`). Reports syntax errors, aliases,
