@@ -17,6 +17,17 @@ namespace {
 using model::Builtin;
 using syntax::TypeSuffix;
 
+/// Records may nest this deep (the lowering recurses once per level).
+constexpr size_t kMaxRecordDepth = 1000;
+/// An op may lower to at most this many parameters; a record may have at most
+/// this many leaves (nesting can multiply them: R2 {a: R1, b: R1} ...).
+constexpr size_t kMaxLoweredParams = 100000;
+constexpr size_t kLeafCountCap = kMaxLoweredParams + 1;
+/// All ops of a file together may lower to at most this many parameters
+/// (a big record used by many ops multiplies; PyTorch's own 2,500 ATen ops
+/// have about 12,000).
+constexpr size_t kMaxTotalLoweredParams = 200000;
+
 /// Where a type is used; decides which types are allowed.
 enum class Use { Field, Param, Return };
 
@@ -115,43 +126,60 @@ class Resolver {
 
   // Depth-first over record-typed fields; emits records after their
   // dependencies and reports each cycle once, at the field that closes it.
+  // Iterative (an explicit stack), so a long chain of records cannot
+  // overflow the call stack.
   void order_records() {
     std::map<const syntax::RecordDecl*, int> state;  // 1 = on stack, 2 = done
-    std::vector<std::pair<const syntax::RecordDecl*, const syntax::FieldDecl*>> stack;
-    std::function<void(const syntax::RecordDecl*)> visit = [&](const syntax::RecordDecl* r) {
-      state[r] = 1;
-      for (const auto& f : r->fields) {
-        const Symbol* s = lookup(f.type.base);
-        if (!s || s->kind != Symbol::Kind::Record) continue;
-        const syntax::RecordDecl* dep = s->record_decl;
-        if (state[dep] == 1) {
-          std::string path;
-          bool on = false;
-          for (const auto& [rec, field] : stack) {
-            if (rec == dep) on = true;
-            if (on) path += fmt::format("{}.{} -> ", rec->name.text, field->name.text);
-          }
-          path += fmt::format("{}.{} -> {}", r->name.text, f.name.text, dep->name.text);
-          diags_.error(f.type.span, fmt::format("record `{}` contains itself: {}", dep->name.text, path),
-                       "records are values and cannot nest themselves; break the cycle");
-          cyclic_.insert(&f);
-          continue;
-        }
-        if (state[dep] == 2) continue;
-        stack.push_back({r, &f});
-        visit(dep);
-        stack.pop_back();
-      }
+    struct Frame {
+      const syntax::RecordDecl* record;
+      size_t next_field;  // the field being visited is fields[next_field - 1]
+    };
+    std::vector<Frame> stack;
+    auto finish = [&](const syntax::RecordDecl* r) {
       state[r] = 2;
-      Symbol& sym = symbols_.at(r->name.text);
-      if (sym.record_decl == r) {
-        sym.index = static_cast<int>(record_order_.size());
+      auto it = symbols_.find(r->name.text);
+      if (it != symbols_.end() && it->second.record_decl == r) {
+        it->second.index = static_cast<int>(record_order_.size());
         record_order_.push_back(r);
       }
     };
     for (const auto& file : idl_.files) {
-      for (const auto& r : file.records) {
-        if (state[&r] == 0) visit(&r);
+      for (const auto& root : file.records) {
+        if (state[&root] != 0) continue;
+        state[&root] = 1;
+        stack.push_back({&root, 0});
+        while (!stack.empty()) {
+          Frame& top = stack.back();
+          const syntax::RecordDecl* r = top.record;
+          if (top.next_field == r->fields.size()) {
+            finish(r);
+            stack.pop_back();
+            continue;
+          }
+          const syntax::FieldDecl& f = r->fields[top.next_field++];
+          const Symbol* s = lookup(f.type.base);
+          if (!s || s->kind != Symbol::Kind::Record) continue;
+          const syntax::RecordDecl* dep = s->record_decl;
+          int& dep_state = state[dep];
+          if (dep_state == 1) {
+            std::string path;
+            bool on = false;
+            for (const Frame& frame : stack) {
+              if (frame.record == dep) on = true;
+              if (!on) continue;
+              const syntax::FieldDecl& via = frame.record->fields[frame.next_field - 1];
+              path += fmt::format("{}.{} -> ", frame.record->name.text, via.name.text);
+            }
+            path += dep->name.text;
+            diags_.error(f.type.span, fmt::format("record `{}` contains itself: {}", dep->name.text, path),
+                         "records are values and cannot nest themselves; break the cycle");
+            cyclic_.insert(&f);
+            continue;
+          }
+          if (dep_state == 2) continue;
+          dep_state = 1;
+          stack.push_back({dep, 0});  // invalidates `top`
+        }
       }
     }
   }
@@ -161,15 +189,17 @@ class Resolver {
   void resolve_enums() {
     for (const auto& file : idl_.files) {
       for (const auto& e : file.enums) {
-        Symbol& sym = symbols_.at(e.name.text);
-        if (sym.enum_decl != &e) continue;  // a duplicate, already reported
+        auto found = symbols_.find(e.name.text);
+        // A duplicate or a reserved name, already reported.
+        if (found == symbols_.end() || found->second.enum_decl != &e) continue;
+        Symbol& sym = found->second;
         model::Enum out;
         out.name = e.name.text;
         out.cpp_namespace = cpp_namespace_of(file);
         out.doc = e.doc;
         out.span = e.name.span;
         out.from_include = &file != &idl_.files.back();
-        if (e.values.empty()) {
+        if (e.values.empty() && !e.incomplete) {
           diags_.error(e.name.span, fmt::format("enum `{}` has no values", e.name.text),
                        "list at least one value, e.g. `[a, b]`");
         }
@@ -184,7 +214,9 @@ class Resolver {
           }
           out.values.push_back(v.text);
         }
-        sym.index = static_cast<int>(module_->enums.size());
+        // A broken enum stays unresolved (index -1): its uses are skipped
+        // quietly instead of reporting "unknown type" or bad defaults.
+        if (!e.incomplete && !out.values.empty()) sym.index = static_cast<int>(module_->enums.size());
         module_->enums.push_back(std::move(out));
       }
     }
@@ -192,6 +224,9 @@ class Resolver {
 
   void resolve_records() {
     module_->records.resize(record_order_.size());
+    record_broken_.assign(record_order_.size(), false);
+    record_depth_.assign(record_order_.size(), 1);
+    record_leaves_.assign(record_order_.size(), 0);
     for (size_t i = 0; i < record_order_.size(); ++i) {
       const syntax::RecordDecl* r = record_order_[i];
       const Symbol& sym = symbols_.at(r->name.text);
@@ -202,9 +237,13 @@ class Resolver {
       out.span = r->name.span;
       out.from_include = sym.file != &idl_.files.back();
       out.all_defaulted = true;
-      if (r->fields.empty()) {
+      // A broken record (problems already reported) is kept out of ops and
+      // other records quietly: the first report is the useful one.
+      bool broken = r->incomplete;
+      if (r->fields.empty() && !r->incomplete) {
         diags_.error(r->name.span, fmt::format("record `{}` has no fields", r->name.text),
                      "add at least one field");
+        broken = true;
       }
       for (const auto& f : r->fields) {
         model::Field field;
@@ -214,11 +253,13 @@ class Resolver {
         std::string what = fmt::format("field `{}.{}`", r->name.text, f.name.text);
         if (cyclic_.count(&f)) {
           out.all_defaulted = false;
+          broken = true;
           continue;
         }
         auto type = resolve_type(f.type, Use::Field, what);
         if (!type) {
           out.all_defaulted = false;
+          broken = true;
           continue;
         }
         field.type = *type;
@@ -234,15 +275,33 @@ class Resolver {
         }
         // Leaf facts. Records are ordered, so nested records are complete.
         if (type->is_record()) {
-          const model::Record& inner = module_->records[static_cast<size_t>(type->decl)];
+          size_t inner_index = static_cast<size_t>(type->decl);
+          const model::Record& inner = module_->records[inner_index];
           out.has_tensor_leaf |= inner.has_tensor_leaf;
           out.all_defaulted &= inner.all_defaulted;
+          record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
+          record_leaves_[i] = std::min(record_leaves_[i] + record_leaves_[inner_index], kLeafCountCap);
+          if (record_depth_[i] > kMaxRecordDepth && !broken) {
+            diags_.error(f.type.span,
+                         fmt::format("{}: records nest more than {} levels deep here", what, kMaxRecordDepth),
+                         "flatten some of the nesting");
+            broken = true;
+          }
         } else {
           out.has_tensor_leaf |= type->holds_tensor();
           out.all_defaulted &= field.default_value.has_value();
+          record_leaves_[i] = std::min(record_leaves_[i] + 1, kLeafCountCap);
         }
         out.fields.push_back(std::move(field));
       }
+      if (record_leaves_[i] > kMaxLoweredParams && !broken) {
+        diags_.error(r->name.span,
+                     fmt::format("record `{}` has more than {} leaf fields (counting every nested record)",
+                                 r->name.text, kMaxLoweredParams),
+                     "nested records are copied into each field that uses them; pass big data as a Tensor");
+        broken = true;
+      }
+      record_broken_[i] = broken;
     }
   }
 
@@ -265,6 +324,7 @@ class Resolver {
       out.kind = s->kind == Symbol::Kind::Enum ? model::Type::Kind::Enum : model::Type::Kind::Record;
       out.decl = s->index;
       if (out.decl < 0) return std::nullopt;  // a broken declaration, already reported
+      if (out.is_record() && record_broken_[static_cast<size_t>(out.decl)]) return std::nullopt;
     } else {
       report_unknown_type(t, what);
       return std::nullopt;
@@ -288,9 +348,9 @@ class Resolver {
       }
       if (!t.suffixes.empty()) {
         diags_.error(t.span,
-                     fmt::format("{}: `{}` - lists and optionals of records are not supported", what,
+                     fmt::format("{} has type `{}`, but lists and optionals of records are not supported", what,
                                  syntax::to_schema(t)),
-                     fmt::format("use a plain `{}`, or separate fields / a `Tensor[]` field", t.base));
+                     fmt::format("use one or more plain `{}`s, or `Tensor[]` fields for the tensors", t.base));
         return std::nullopt;
       }
     }
@@ -415,8 +475,33 @@ class Resolver {
       }
       op.params.push_back(std::move(param));
     }
-    if (!ok) return;
-    check_positional_defaults(op);
+    // Checks that need every parameter resolved; the returns and dispatch
+    // keys are checked either way, so one run reports all of an op's errors.
+    if (ok) {
+      size_t lowered_count = 0;
+      for (const auto& p : op.params) {
+        lowered_count += p.type.is_record() ? record_leaves_[static_cast<size_t>(p.type.decl)] : 1;
+      }
+      total_lowered_ += lowered_count;
+      if (lowered_count > kMaxLoweredParams) {
+        diags_.error(sig.name.span,
+                     fmt::format("{} lowers to {} parameters; at most {} are supported", op_label, lowered_count,
+                                 kMaxLoweredParams),
+                     "pass big groups of values as a Tensor or a list");
+        ok = false;
+      } else if (total_lowered_ > kMaxTotalLoweredParams) {
+        if (!total_reported_) {
+          diags_.error(sig.name.span,
+                       fmt::format("the ops of this file lower to more than {} parameters in total (reached at {})",
+                                   kMaxTotalLoweredParams, op_label),
+                       "split the ops into several IDL files");
+          total_reported_ = true;
+        }
+        ok = false;
+      } else {
+        check_positional_defaults(op);
+      }
+    }
 
     for (const auto& r : sig.returns) {
       std::string what = r.name.text.empty() ? fmt::format("a return of {}", op_label)
@@ -428,8 +513,8 @@ class Resolver {
       }
       op.returns.push_back({r.name.text, *type, r.type.span});
     }
-    if (!ok) return;
     check_dispatch(decl, op);
+    if (!ok) return;
     check_backward(decl, op);
     ops_spans_.push_back(sig.name.span);
     module_->ops.push_back(std::move(op));
@@ -478,7 +563,7 @@ class Resolver {
       }
       const auto& keys = model::dispatch_keys();
       if (std::find(keys.begin(), keys.end(), key.text) == keys.end()) {
-        std::string guess = closest_match(key.text, keys);
+        std::string guess = key.text == "GPU" || key.text == "gpu" ? "CUDA" : closest_match(key.text, keys);
         diags_.error(key.span, fmt::format("op `{}`: unknown dispatch key `{}`", op.qualified_name(), key.text),
                      guess.empty() ? fmt::format("valid keys are {}", quoted_list(keys))
                                    : fmt::format("did you mean `{}`?", guess));
@@ -547,6 +632,7 @@ class Resolver {
                      fmt::format("ops `{}` and `{}` would both be called `{}` in C++ and Python",
                                  module_->ops[jt->second].qualified_name(), op.qualified_name(), cpp),
                      "rename one of them");
+        diags_.note(ops_spans_[jt->second], fmt::format("`{}` is declared here", module_->ops[jt->second].qualified_name()));
       }
     }
   }
@@ -558,6 +644,13 @@ class Resolver {
   std::map<std::string, Symbol> symbols_;
   std::vector<const syntax::RecordDecl*> record_order_;
   std::set<const syntax::FieldDecl*> cyclic_;
+  // Per record (model index): problems already reported, so uses are skipped
+  // quietly; nesting depth; number of leaves (saturating at kLeafCountCap).
+  std::vector<bool> record_broken_;
+  std::vector<size_t> record_depth_;
+  std::vector<size_t> record_leaves_;
+  size_t total_lowered_ = 0;
+  bool total_reported_ = false;
   std::vector<Span> ops_spans_;
 };
 

@@ -21,15 +21,23 @@ class MappingWalker {
   MappingWalker(const YamlDocument& doc, Diagnostics& diags) : doc_(doc), diags_(diags) {}
 
   /// Calls `visit(key_name, value_node)` for each valid entry, in order.
+  /// Returns false if an entry was skipped (unknown key, YAML alias), so the
+  /// caller does not also report the key it expected as missing.
   template <class Visit>
-  void walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
+  bool walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
             Visit&& visit) {
     std::unordered_map<std::string, Span> seen;
+    bool clean = true;
     for (size_t i = 0; i < map.entry_count(); ++i) {
       const YamlNode& key = doc_.key(map, i);
       const YamlNode& value = doc_.value(map, i);
+      if (key.alias || value.alias) {  // already reported
+        clean = false;
+        continue;
+      }
       if (!key.is_scalar()) {
         diags_.error(key.span, fmt::format("{} keys must be plain names, found {}", where, describe(key)));
+        clean = false;
         continue;
       }
       auto [it, fresh] = seen.emplace(key.value, key.span);
@@ -45,10 +53,12 @@ class MappingWalker {
         diags_.error(key.span, fmt::format("unknown key `{}` in {}", key.value, where),
                      guess.empty() ? fmt::format("valid keys are {}", quoted_list(allowed))
                                    : fmt::format("did you mean `{}`?", guess));
+        clean = false;
         continue;
       }
       visit(Name{key.value, key.span}, value);
     }
+    return clean;
   }
 
  private:
@@ -70,10 +80,11 @@ class IdlReader {
       return;
     }
     bool has_namespace = false;
-    walker_.walk(root, {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"},
+    bool clean = walker_.walk(root, {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"},
                  "the file", [&](const Name& key, const YamlNode& value) {
                    if (key.text == "namespace") {
-                     has_namespace = read_identifier(value, "namespace", &out->namespace_);
+                     has_namespace = true;  // a bad one is reported by read_identifier
+                     read_identifier(value, "namespace", &out->namespace_);
                    } else if (key.text == "cpp_namespace") {
                      Name ns;
                      if (read_cpp_namespace(value, &ns)) out->cpp_namespace = ns;
@@ -89,7 +100,7 @@ class IdlReader {
                      read_ops(value, &out->ops);
                    }
                  });
-    if (!has_namespace && !out->namespace_.text.size()) {
+    if (!has_namespace && clean) {
       diags_.error(Span{file_id_, root.span.line, root.span.column, 1},
                    "missing required key `namespace`",
                    "add `namespace: NAME`; the ops become torch.ops.NAME.*");
@@ -101,6 +112,7 @@ class IdlReader {
 
   bool expect_scalar(const YamlNode& node, const char* what) {
     if (node.is_scalar()) return true;
+    if (node.alias) return false;  // already reported
     diags_.error(node.span, fmt::format("{} must be a single value, found {}", what, describe(node)));
     return false;
   }
@@ -141,6 +153,7 @@ class IdlReader {
   }
 
   bool read_bool(const YamlNode& node, const char* what, bool* out) {
+    if (node.alias) return false;
     if (node.is_scalar() && !node.quoted) {
       if (node.value == "true" || node.value == "True") return *out = true, true;
       if (node.value == "false" || node.value == "False") return *out = false, true;
@@ -157,7 +170,7 @@ class IdlReader {
       return;
     }
     if (!node.is_sequence()) {
-      diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
+      if (!node.alias) diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
       return;
     }
     for (int child : node.children) {
@@ -176,7 +189,7 @@ class IdlReader {
 
   void read_enums(const YamlNode& node, std::vector<syntax::EnumDecl>* out) {
     if (!node.is_mapping()) {
-      if (node.kind != YamlNode::Kind::Null) {
+      if (node.kind != YamlNode::Kind::Null) {  // (an alias is Null)
         diags_.error(node.span, fmt::format("`enums` must be a mapping of enum names, found {}", describe(node)),
                      "write `enums: {Mode: [a, b]}`");
       }
@@ -186,33 +199,45 @@ class IdlReader {
       syntax::EnumDecl e;
       if (!check_decl_name(name, "enum")) return;
       e.name = name;
+      // From here on the enum is kept even if broken (marked incomplete), so
+      // its uses do not also report "unknown type".
       const YamlNode* values = &value;
       if (value.is_mapping()) {
         values = nullptr;
-        walker_.walk(value, {"values", "doc"}, fmt::format("enum `{}`", name.text).c_str(),
-                     [&](const Name& key, const YamlNode& v) {
-                       if (key.text == "values") values = &v;
-                       else read_doc(v, &e.doc);
-                     });
+        bool clean = walker_.walk(value, {"values", "doc"}, fmt::format("enum `{}`", name.text).c_str(),
+                                  [&](const Name& key, const YamlNode& v) {
+                                    if (key.text == "values") values = &v;
+                                    else read_doc(v, &e.doc);
+                                  });
         if (!values) {
-          diags_.error(name.span, fmt::format("enum `{}` has no `values`", name.text),
-                       "write `values: [a, b]`");
+          if (clean) {
+            diags_.error(name.span, fmt::format("enum `{}` has no `values`", name.text),
+                         "write `values: [a, b]`");
+          }
+          e.incomplete = true;
+          out->push_back(std::move(e));
           return;
         }
       }
-      if (values->kind == YamlNode::Kind::Null ||
-          (values->is_sequence() && values->children.empty())) {
+      if (values->alias) {
+        e.incomplete = true;
+      } else if (values->kind == YamlNode::Kind::Null ||
+                 (values->is_sequence() && values->children.empty())) {
         // The checker reports empty enums (with the decl), so keep it.
       } else if (!values->is_sequence()) {
         diags_.error(values->span, fmt::format("values of enum `{}` must be a list of names, found {}",
                                                name.text, describe(*values)),
                      "write `[a, b, c]`");
-        return;
+        e.incomplete = true;
       } else {
         for (int child : values->children) {
           const YamlNode& item = doc_.node(child);
           Name v;
-          if (read_identifier(item, "enum value", &v)) e.values.push_back(v);
+          if (read_identifier(item, "enum value", &v)) {
+            e.values.push_back(v);
+          } else {
+            e.incomplete = true;
+          }
         }
       }
       out->push_back(std::move(e));
@@ -237,79 +262,95 @@ class IdlReader {
       if (!check_decl_name(name, "record")) return;
       syntax::RecordDecl r;
       r.name = name;
+      // From here on the record is kept even if broken (marked incomplete),
+      // so its uses do not also report "unknown type".
       if (!value.is_mapping()) {
         diags_.error(value.kind == YamlNode::Kind::Null ? name.span : value.span,
                      fmt::format("record `{}` must be a mapping with `fields`, found {}", name.text,
                                  describe(value)),
                      "write `fields: {name: TYPE, ...}`");
+        r.incomplete = true;
+        out->push_back(std::move(r));
         return;
       }
       bool has_fields = false;
-      walker_.walk(value, {"fields", "doc"}, fmt::format("record `{}`", name.text).c_str(),
-                   [&](const Name& key, const YamlNode& v) {
-                     if (key.text == "doc") {
-                       read_doc(v, &r.doc);
-                     } else {
-                       has_fields = true;
-                       read_fields(r.name, v, &r.fields);
-                     }
-                   });
+      bool clean = walker_.walk(value, {"fields", "doc"}, fmt::format("record `{}`", name.text).c_str(),
+                                [&](const Name& key, const YamlNode& v) {
+                                  if (key.text == "doc") {
+                                    read_doc(v, &r.doc);
+                                  } else {
+                                    has_fields = true;
+                                    if (!read_fields(r.name, v, &r.fields)) r.incomplete = true;
+                                  }
+                                });
       if (!has_fields) {
-        diags_.error(name.span, fmt::format("record `{}` has no `fields`", name.text),
-                     "write `fields: {name: TYPE, ...}`");
+        if (clean) {
+          diags_.error(name.span, fmt::format("record `{}` has no `fields`", name.text),
+                       "write `fields: {name: TYPE, ...}`");
+        }
+        r.incomplete = true;
       }
       out->push_back(std::move(r));
     });
   }
 
-  void read_fields(const Name& record, const YamlNode& node, std::vector<syntax::FieldDecl>* out) {
+  /// Reads the fields of `record`; false if any could not be read (reported).
+  bool read_fields(const Name& record, const YamlNode& node, std::vector<syntax::FieldDecl>* out) {
     if (!node.is_mapping()) {
+      if (node.alias) return false;
       diags_.error(node.span, fmt::format("fields of record `{}` must be a mapping, found {}", record.text,
                                           describe(node)),
                    "write `fields: {name: TYPE, ...}`");
-      return;
+      return false;
     }
     std::string where = fmt::format("fields of record `{}`", record.text);
-    walker_.walk(node, {}, where.c_str(), [&](const Name& name, const YamlNode& value) {
-      if (!check_decl_name(name, "field")) return;
-      syntax::FieldDecl f;
-      f.name = name;
-      if (value.is_scalar()) {
-        if (!syntax::parse_field_spec(value.value, origin_of(value), diags_, &f.type, &f.default_value)) return;
-      } else if (value.is_mapping()) {
-        if (!read_long_field(record, value, &f)) return;
-      } else if (value.kind == YamlNode::Kind::Null) {
-        diags_.error(name.span, fmt::format("field `{}.{}` has no type", record.text, name.text),
-                     "write `name: TYPE` or `name: TYPE = DEFAULT`");
-        return;
-      } else {
-        diags_.error(value.span, fmt::format("field `{}.{}` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found {}",
-                                             record.text, name.text, describe(value)),
-                     "for a list type write `T[]`");
+    bool all_read = true;
+    bool clean = walker_.walk(node, {}, where.c_str(), [&](const Name& name, const YamlNode& value) {
+      if (!check_decl_name(name, "field")) {
+        all_read = false;
         return;
       }
-      out->push_back(std::move(f));
+      syntax::FieldDecl f;
+      f.name = name;
+      std::string what = fmt::format("field `{}.{}`", record.text, name.text);
+      bool ok = false;
+      if (value.is_scalar()) {
+        ok = syntax::parse_field_spec(value.value, origin_of(value), diags_, &f.type, &f.default_value, what);
+      } else if (value.is_mapping()) {
+        ok = read_long_field(record, value, &f);
+      } else if (value.kind == YamlNode::Kind::Null) {
+        diags_.error(name.span, fmt::format("{} has no type", what), "write `name: TYPE` or `name: TYPE = DEFAULT`");
+      } else {
+        diags_.error(value.span, fmt::format("{} must be `TYPE`, `TYPE = DEFAULT` or a mapping, found {}", what,
+                                             describe(value)),
+                     "for a list type write `T[]`");
+      }
+      if (ok) {
+        out->push_back(std::move(f));
+      } else {
+        all_read = false;
+      }
     });
+    return all_read && clean;
   }
 
   bool read_long_field(const Name& record, const YamlNode& node, syntax::FieldDecl* f) {
     const YamlNode* type = nullptr;
     const YamlNode* def = nullptr;
-    walker_.walk(node, {"type", "default", "doc"},
-                 fmt::format("field `{}.{}`", record.text, f->name.text).c_str(),
-                 [&](const Name& key, const YamlNode& v) {
-                   if (key.text == "type") type = &v;
-                   else if (key.text == "default") def = &v;
-                   else read_doc(v, &f->doc);
-                 });
+    const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
+    bool clean = walker_.walk(node, {"type", "default", "doc"}, what.c_str(), [&](const Name& key, const YamlNode& v) {
+      if (key.text == "type") type = &v;
+      else if (key.text == "default") def = &v;
+      else read_doc(v, &f->doc);
+    });
+    if (!clean) return false;  // e.g. `defualt:`; reported, and the field would be wrong without it
     if (!type || type->kind == YamlNode::Kind::Null) {
-      diags_.error(f->name.span, fmt::format("field `{}.{}` has no type", record.text, f->name.text),
-                   "add `type: TYPE`");
+      diags_.error(type ? type->span : f->name.span, fmt::format("{} has no type", what), "add `type: TYPE`");
       return false;
     }
     if (!expect_scalar(*type, "a field type")) return false;
     std::optional<syntax::Literal> none;
-    if (!syntax::parse_field_spec(type->value, origin_of(*type), diags_, &f->type, &none)) return false;
+    if (!syntax::parse_field_spec(type->value, origin_of(*type), diags_, &f->type, &none, what)) return false;
     if (none) {
       diags_.error(none->span, "in the long form the default goes under `default:`",
                    fmt::format("write `default: {}`", none->text));
@@ -317,9 +358,16 @@ class IdlReader {
     }
     if (def) {
       if (def->kind == YamlNode::Kind::Null) {
-        diags_.error(def->span, fmt::format("field `{}.{}` has an empty default", record.text, f->name.text),
+        diags_.error(def->span, fmt::format("{} has an empty default", what),
                      "write `default: None` for an optional field");
         return false;
+      }
+      if (def->is_sequence()) {
+        // `default: [1, 2]`: YAML's own list syntax for a list default.
+        auto lit = read_list_default(*def, what);
+        if (!lit) return false;
+        f->default_value = std::move(*lit);
+        return true;
       }
       if (!expect_scalar(*def, "a default value")) return false;
       if (def->quoted) {
@@ -332,12 +380,48 @@ class IdlReader {
         f->default_value = std::move(lit);
         f->default_is_yaml_string = true;
       } else {
-        auto lit = syntax::parse_literal(def->value, origin_of(*def), diags_);
+        auto lit = syntax::parse_literal(def->value, origin_of(*def), diags_, what);
         if (!lit) return false;
         f->default_value = std::move(*lit);
       }
     }
     return true;
+  }
+
+  /// A long-form default written as a YAML list; each item is a schema
+  /// literal, or a string if quoted.
+  std::optional<syntax::Literal> read_list_default(const YamlNode& node, const std::string& what) {
+    syntax::Literal list;
+    list.kind = syntax::Literal::Kind::List;
+    list.span = node.span;
+    for (int child : node.children) {
+      const YamlNode& item = doc_.node(child);
+      if (item.is_sequence()) {
+        diags_.error(item.span, fmt::format("{}: nested lists are not valid default values", what));
+        return std::nullopt;
+      }
+      if (!expect_scalar(item, "an item of a default list")) return std::nullopt;
+      if (item.quoted) {
+        syntax::Literal lit;
+        lit.kind = syntax::Literal::Kind::String;
+        lit.string_value = item.value;
+        lit.text = syntax::quote_schema_string(item.value);
+        lit.span = item.span;
+        list.items.push_back(std::move(lit));
+      } else {
+        auto lit = syntax::parse_literal(item.value, origin_of(item), diags_, what);
+        if (!lit) return std::nullopt;
+        if (lit->kind == syntax::Literal::Kind::List) {
+          diags_.error(item.span, fmt::format("{}: nested lists are not valid default values", what));
+          return std::nullopt;
+        }
+        list.items.push_back(std::move(*lit));
+      }
+    }
+    list.text = "[";
+    for (size_t i = 0; i < list.items.size(); ++i) list.text += (i ? ", " : "") + list.items[i].text;
+    list.text += "]";
+    return list;
   }
 
   void read_ops(const YamlNode& node, std::vector<syntax::OpDecl>* out) {
@@ -350,6 +434,7 @@ class IdlReader {
     }
     for (int child : node.children) {
       const YamlNode& item = doc_.node(child);
+      if (item.alias) continue;  // already reported
       if (!item.is_mapping()) {
         diags_.error(item.span, fmt::format("each op must be a mapping with `func:`, found {}", describe(item)),
                      "write `- func: name(ARGS) -> RETURNS`");
@@ -358,7 +443,7 @@ class IdlReader {
       syntax::OpDecl op;
       bool has_func = false;
       bool func_ok = false;
-      walker_.walk(item, {"func", "mutates", "backward", "meta", "dispatch", "doc"}, "an op",
+      bool clean = walker_.walk(item, {"func", "mutates", "backward", "meta", "dispatch", "doc"}, "an op",
                    [&](const Name& key, const YamlNode& v) {
                      if (key.text == "func") {
                        has_func = true;
@@ -381,7 +466,7 @@ class IdlReader {
                        read_doc(v, &op.doc);
                      }
                    });
-      if (!has_func) {
+      if (!has_func && clean) {
         diags_.error(item.span, "op has no `func:`", "write `func: name(ARGS) -> RETURNS`");
       }
       if (func_ok) out->push_back(std::move(op));
@@ -390,6 +475,7 @@ class IdlReader {
 
   void read_meta(const YamlNode& node, syntax::MetaDecl* meta) {
     meta->span = node.span;
+    if (node.alias) return;
     if (node.is_scalar() && !node.quoted && (node.value == "identity" || node.value == "custom")) {
       meta->kind = node.value == "identity" ? syntax::MetaDecl::Kind::Identity : syntax::MetaDecl::Kind::Custom;
       return;

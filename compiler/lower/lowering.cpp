@@ -6,12 +6,16 @@
 
 #include <fmt/format.h>
 
+#include "check/describe.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
 namespace {
 
 using model::Builtin;
+
+/// "1 name", "2 names".
+std::string count(size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 /// A name users may write in `mutates:` / `meta:`, and the slots it stands for.
 struct NameTarget {
@@ -28,8 +32,11 @@ class OpLowering {
   }
 
   lower::LoweredOp run() {
+    const size_t errors_before = diags_.error_count();
     for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
     check_collisions();
+    // A collision already explains why the schema would be invalid.
+    check_schema_ = diags_.error_count() == errors_before;
     build_names();
     resolve_mutates();
     for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type)});
@@ -98,9 +105,13 @@ class OpLowering {
       const lower::Slot& first = *it->second;
       const lower::Slot& later = s;
       diags_.error(op_.params[later.param].span,
-                   fmt::format("op `{}`: lowered name `{}` of `{}` collides with `{}`", op_.qualified_name(),
-                               s.name, later.path, first.path),
+                   fmt::format("op `{}`: `{}` and `{}` both lower to the parameter name `{}`", op_.qualified_name(),
+                               first.path, later.path, s.name),
                    "record leaves are named `param__field`; rename the field or the parameter");
+      if (first.param != later.param) {
+        diags_.note(op_.params[first.param].span,
+                    fmt::format("`{}` comes from parameter `{}`", first.path, op_.params[first.param].name));
+      }
     }
     // Keyword names get a trailing `_` in C++ and Python; that must stay unique too.
     std::map<std::string, std::string> api;
@@ -144,18 +155,46 @@ class OpLowering {
     return out;
   }
 
-  void report_unknown(const syntax::Name& n, const char* key, bool plain_only) {
+  /// "valid names are ..." for `mutates:` (any tensor) or `meta:` (plain
+  /// tensors only), with a guess when `name` looks like a typo (`guess`).
+  std::string valid_names_hint(const std::string& name, bool plain_only, bool guess_typo = true) const {
     std::vector<std::string> valid = valid_names(plain_only);
-    std::string guess = closest_match(n.text, valid);
-    std::string list = valid.empty() ? "this op has no tensor parameters" : "valid names are " + quoted_list(valid);
-    diags_.error(n.span, fmt::format("op `{}`: `{}` in `{}:` is not a tensor parameter or field", op_.qualified_name(), n.text, key),
-                 guess.empty() ? list : fmt::format("did you mean `{}`? {}", guess, list));
+    if (valid.empty()) {
+      return plain_only ? "this op has no plain `Tensor` input to copy metadata from; set `meta: custom`"
+                        : "this op has no tensor parameters";
+    }
+    std::string list = "valid names are " + quoted_list(valid);
+    std::string guess = guess_typo ? closest_match(name, valid) : std::string();
+    return guess.empty() ? list : fmt::format("did you mean `{}`? {}", guess, list);
+  }
+
+  void report_unknown(const syntax::Name& n, const char* key, bool plain_only) {
+    diags_.error(n.span,
+                 fmt::format("op `{}`: `{}` in `{}:` is not a tensor parameter or field", op_.qualified_name(),
+                             n.text, key),
+                 valid_names_hint(n.text, plain_only));
+  }
+
+  /// The slot named `name` (lowered name or dotted path), if any.
+  const lower::Slot* find_slot(const std::string& name) const {
+    for (const auto& s : out_.slots) {
+      if (s.name == name || s.path == name) return &s;
+    }
+    return nullptr;
   }
 
   void resolve_mutates() {
     for (const auto& n : op_.mutates) {
       auto it = names_.find(n.text);
       if (it == names_.end()) {
+        if (const lower::Slot* s = find_slot(n.text)) {
+          // A parameter or field that exists but holds no tensor.
+          diags_.error(n.span,
+                       fmt::format("op `{}`: `{}` in `mutates:` has type `{}`; only tensors can be mutated",
+                                   op_.qualified_name(), n.text, describe_type(s->type, module_)),
+                       valid_names_hint(n.text, false, false));
+          continue;
+        }
         report_unknown(n, "mutates", false);
         continue;
       }
@@ -197,28 +236,40 @@ class OpLowering {
       }
       if (out_.meta_sources.size() < tensor_outputs) {
         diags_.error(op_.name_span,
-                     fmt::format("op `{}` has {} tensor outputs but only {} tensor inputs for the default "
-                                 "(identity) meta kernel",
-                                 op_.qualified_name(), tensor_outputs, out_.meta_sources.size()),
+                     fmt::format("op `{}` has {} but only {} for the default (identity) meta kernel",
+                                 op_.qualified_name(), count(tensor_outputs, "tensor output"),
+                                 count(out_.meta_sources.size(), "plain tensor input")),
                      "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
       }
       return;
     }
     if (op_.meta_names.size() != tensor_outputs) {
       diags_.error(op_.meta_names.empty() ? op_.name_span : op_.meta_names.front().span,
-                   fmt::format("op `{}` has {} tensor outputs but `meta:` lists {} names", op_.qualified_name(),
-                               tensor_outputs, op_.meta_names.size()),
-                   "list exactly one tensor input per output");
+                   fmt::format("op `{}` has {} but `meta:` lists {}", op_.qualified_name(),
+                               count(tensor_outputs, "tensor output"), count(op_.meta_names.size(), "name")),
+                   "list exactly one tensor input per output, in output order");
       return;
     }
     for (const auto& n : op_.meta_names) {
       auto it = names_.find(n.text);
-      if (it == names_.end() || it->second.slots.size() != 1 ||
-          !out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
-        report_unknown(n, "meta", true);
+      if (it != names_.end() && it->second.slots.size() == 1 &&
+          out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
+        out_.meta_sources.push_back(it->second.slots[0]);
         continue;
       }
-      out_.meta_sources.push_back(it->second.slots[0]);
+      if (it != names_.end() && it->second.slots.size() > 1) {
+        diags_.error(n.span,
+                     fmt::format("op `{}`: `{}` in `meta:` stands for {} tensors; name the one each output copies",
+                                 op_.qualified_name(), n.text, it->second.slots.size()),
+                     valid_names_hint(n.text, true, false));
+      } else if (const lower::Slot* s = find_slot(n.text)) {
+        diags_.error(n.span,
+                     fmt::format("op `{}`: `{}` in `meta:` has type `{}`; outputs copy the metadata of a plain `Tensor`",
+                                 op_.qualified_name(), n.text, describe_type(s->type, module_)),
+                     valid_names_hint(n.text, true, false));
+      } else {
+        report_unknown(n, "meta", true);
+      }
     }
   }
 
@@ -288,7 +339,7 @@ class OpLowering {
     }
     if (out_.outputs.size() != 1 || named) returns = "(" + returns + ")";
     out_.schema = fmt::format("{}({}) -> {}", out_.qualified_name, params, returns);
-    self_check();
+    if (check_schema_) self_check();
   }
 
   // The compiler never hands torch a schema it has not validated: re-parse the
@@ -321,6 +372,7 @@ class OpLowering {
   Diagnostics& diags_;
   lower::LoweredOp out_;
   std::map<std::string, NameTarget> names_;
+  bool check_schema_ = true;
 };
 
 }  // namespace

@@ -87,6 +87,9 @@ struct EnumDecl {
   Name name;
   std::vector<Name> values;
   std::string doc;
+  /// The reader already reported a problem in this declaration (e.g. a
+  /// misspelled `values:` key); the checker does not report it as empty.
+  bool incomplete = false;
 };
 
 struct FieldDecl {
@@ -103,6 +106,10 @@ struct RecordDecl {
   Name name;
   std::vector<FieldDecl> fields;
   std::string doc;
+  /// The reader already reported a problem in this declaration (a field it
+  /// could not read, a misspelled `fields:` key...); the checker neither
+  /// reports it as empty nor lets ops use it.
+  bool incomplete = false;
 };
 
 /// `meta:` of an op.

@@ -26,8 +26,10 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 /// stops the parse of this text (the rest of the file is still checked).
 class SchemaParser {
  public:
-  SchemaParser(std::string_view text, const TextOrigin& origin, Diagnostics& diags)
-      : text_(text), origin_(origin), diags_(diags) {
+  /// `context` names what is parsed (`field \`Cfg.x\``) and prefixes messages.
+  SchemaParser(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
+               std::string_view context = {})
+      : text_(text), origin_(origin), diags_(diags), context_(context) {
     advance();
   }
 
@@ -40,6 +42,9 @@ class SchemaParser {
     if (is_punct('.')) {
       advance();
       if (!expect_ident("an overload name after `.`", &sig.overload)) return std::nullopt;
+    }
+    if (context_.empty()) {
+      context_ = fmt::format("op `{}{}{}`", sig.name.text, sig.overload.text.empty() ? "" : ".", sig.overload.text);
     }
     if (!expect_punct('(', "`(` after the operator name")) return std::nullopt;
     if (!params(&sig)) return std::nullopt;
@@ -107,7 +112,8 @@ class SchemaParser {
     } else {
       t.kind = Tok::Punct;
       t.punct = text_[i];
-      t.end = i + 1;
+      // A non-ASCII character is one (bad) token, not a piece of one.
+      t.end = i + std::max<size_t>(1, utf8_char_length(text_, i));
     }
     cur_ = t;
     pos_ = t.end;
@@ -163,6 +169,7 @@ class SchemaParser {
   }
 
   bool fail(const Token& at, std::string message, std::string hint = {}) {
+    if (!context_.empty()) message = context_ + ": " + message;
     if (!failed_) diags_.error(span_of(at), std::move(message), std::move(hint));
     failed_ = true;
     return false;
@@ -264,22 +271,22 @@ class SchemaParser {
   bool parse_type(TypeExpr* type) {
     if (cur_.kind != Tok::Ident) {
       if (is_punct('(')) {
-        return fail(cur_, "tuple types are not supported here",
-                    "use a list `T[]` or separate parameters/fields");
+        return fail(cur_, "tuple types are not supported", "use a list `T[]` or separate fields");
       }
       if (is_punct('{')) {
-        return fail(cur_, "dict types are not supported here", "use separate fields or a record");
+        return fail(cur_, "dict types are not supported", "use separate fields or a record");
       }
       return fail(cur_, fmt::format("expected a type, found {}", describe(cur_)));
     }
     size_t begin = cur_.begin;
+    Token base = cur_;
     type->base = std::string(spelling(cur_));
     advance();
-    if (type->base == "Dict" && is_punct('(')) {
-      return fail(cur_, "dict types are not supported", "use separate fields or a record");
+    if ((type->base == "Dict" || type->base == "dict") && is_punct('(')) {
+      return fail(base, "dict types are not supported", "use separate fields or a record");
     }
-    if (type->base == "Tuple" && is_punct('(')) {
-      return fail(cur_, "tuple types are not supported", "use a list `T[]` or separate fields");
+    if ((type->base == "Tuple" || type->base == "tuple") && is_punct('(')) {
+      return fail(base, "tuple types are not supported", "use a list `T[]` or separate fields");
     }
     if (is_punct('(')) {
       AliasAnnotation a;
@@ -382,11 +389,10 @@ class SchemaParser {
           advance();
           if (!is_punct(']')) {
             while (true) {
+              // Checked before descending, so `[[[[...` cannot recurse deeply.
+              if (is_punct('[')) return fail(cur_, "nested lists are not valid default values");
               Literal item;
               if (!literal(&item)) return false;
-              if (item.kind == Literal::Kind::List) {
-                return fail(cur_, "nested lists are not valid default values");
-              }
               lit->items.push_back(std::move(item));
               if (is_punct(',')) {
                 advance();
@@ -461,6 +467,7 @@ class SchemaParser {
   std::string_view text_;
   const TextOrigin& origin_;
   Diagnostics& diags_;
+  std::string context_;
   Token cur_;
   size_t pos_ = 0;
   size_t prev_end_ = 0;
@@ -475,14 +482,14 @@ std::optional<FuncSig> parse_func(std::string_view text, const TextOrigin& origi
 }
 
 bool parse_field_spec(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
-                      TypeExpr* type, std::optional<Literal>* default_value) {
-  SchemaParser p(text, origin, diags);
+                      TypeExpr* type, std::optional<Literal>* default_value, std::string_view context) {
+  SchemaParser p(text, origin, diags, context);
   return p.field_spec(type, default_value);
 }
 
 std::optional<Literal> parse_literal(std::string_view text, const TextOrigin& origin,
-                                     Diagnostics& diags) {
-  SchemaParser p(text, origin, diags);
+                                     Diagnostics& diags, std::string_view context) {
+  SchemaParser p(text, origin, diags, context);
   return p.lone_literal();
 }
 

@@ -31,17 +31,20 @@ struct TextOrigin {
   }
 };
 
-/// Parses a whole `func:` line. Reports problems to `diags`; nullopt on error.
+/// Parses a whole `func:` line. Reports problems to `diags` (prefixed with
+/// "op `NAME`: " once the name is read); nullopt on error.
 std::optional<FuncSig> parse_func(std::string_view text, const TextOrigin& origin,
                                   Diagnostics& diags);
 
 /// Parses `TYPE` or `TYPE = DEFAULT` (the short form of a record field).
+/// `context` (e.g. "field `Cfg.x`") prefixes every message.
 bool parse_field_spec(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
-                      TypeExpr* type, std::optional<Literal>* default_value);
+                      TypeExpr* type, std::optional<Literal>* default_value,
+                      std::string_view context = {});
 
 /// Parses a lone default literal (the long form's `default:`).
 std::optional<Literal> parse_literal(std::string_view text, const TextOrigin& origin,
-                                     Diagnostics& diags);
+                                     Diagnostics& diags, std::string_view context = {});
 
 /// Schema spelling of a type: `Tensor(a!)[]?`.
 std::string to_schema(const TypeExpr& type);
