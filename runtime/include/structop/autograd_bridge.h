@@ -73,8 +73,8 @@ inline void check_grad(const char* op, const char* path, const at::Tensor& grad,
   const at::ScalarType input_dtype = c10::typeMetaToScalarType(input.dtype());
   TORCH_CHECK(grad.scalar_type() == input_dtype, op, ": gradient for ", path, " has dtype ",
               grad.scalar_type(), " but the input has dtype ", input_dtype);
-  TORCH_CHECK(grad.device() == input.device(), op, ": gradient for ", path,
-              " is on device ", grad.device(), " but the input is on ", input.device());
+  TORCH_CHECK(grad.device() == input.device(), op, ": gradient for ", path, " is on device ",
+              grad.device(), " but the input is on ", input.device());
   if (grad.is_nested()) return;  // nested shapes: left to the engine
   if (!input.is_same_shape(grad)) {
     TORCH_CHECK(false, op, ": gradient for ", path, " has shape ", grad.sym_sizes(),
@@ -86,8 +86,8 @@ inline void check_grad(const char* op, const char* path, const at::Tensor& grad,
 /// tensor slot of the op, in lowered order; `paths[i]` is slot i's original
 /// path). Gradients for inputs that do not require grad are dropped.
 template <std::size_t N>
-void check_grads(const torch::autograd::Node& node, const char* op,
-                 const char* const (&paths)[N], variable_list& grads) {
+void check_grads(const torch::autograd::Node& node, const char* op, const char* const (&paths)[N],
+                 variable_list& grads) {
   TORCH_INTERNAL_ASSERT(grads.size() == N && node.num_outputs() == N, op,
                         ": grad slot count mismatch");
   for (std::size_t i = 0; i < N; ++i) {
@@ -216,8 +216,7 @@ std::shared_ptr<BackwardNode<Def>> make_grad_fn(const Tensors&... inputs) {
   // `new T()` value-initialises: libtorch 1.13's AutogradContext constructor
   // leaves has_freed_buffers_ uninitialised (Function<T>::apply relies on the
   // same zero-initialisation).
-  std::shared_ptr<BackwardNode<Def>> node(new BackwardNode<Def>(),
-                                          torch::autograd::deleteNode);
+  std::shared_ptr<BackwardNode<Def>> node(new BackwardNode<Def>(), torch::autograd::deleteNode);
   node->set_ctx_grad_fn(node);
   node->set_next_edges(torch::autograd::collect_next_edges(inputs...));
   return node;

@@ -38,6 +38,8 @@ decltype(auto) redispatch_below_autograd(const c10::TypedOperatorHandle<Signatur
 
 /// Result of an identity meta kernel: a tensor with `like`'s metadata (shape,
 /// strides, dtype, device; on Meta tensors no data is allocated).
-inline at::Tensor meta_like(const at::Tensor& like) { return at::empty_like(like); }
+inline at::Tensor meta_like(const at::Tensor& like) {
+  return at::empty_like(like);
+}
 
 }  // namespace structop

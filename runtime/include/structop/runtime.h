@@ -27,12 +27,13 @@
 /// Generated files start with `STRUCTOP_REQUIRE_RUNTIME_VERSION(N);` where N is
 /// the runtime version their structopc targets, so a file generated for another
 /// runtime fails to compile with this message instead of an obscure one.
-#define STRUCTOP_REQUIRE_RUNTIME_VERSION(version)                                   \
-  static_assert((version) == STRUCTOP_RUNTIME_VERSION,                             \
-                "structop: this file was generated for structop runtime version " \
-                #version ", but structop/runtime.h is version "                   \
-                STRUCTOP_STRINGIFY(STRUCTOP_RUNTIME_VERSION)                       \
-                "; regenerate it with the structopc that matches this runtime")
+#define STRUCTOP_REQUIRE_RUNTIME_VERSION(version)                                           \
+  static_assert(                                                                            \
+      (version) == STRUCTOP_RUNTIME_VERSION,                                                \
+      "structop: this file was generated for structop runtime version " #version            \
+      ", but structop/runtime.h is version " STRUCTOP_STRINGIFY(                            \
+          STRUCTOP_RUNTIME_VERSION) "; regenerate it with the structopc that matches this " \
+                                    "runtime")
 
 // Kernel headers declare op_setup_context / op_backward with this type; only
 // the files that call its methods need <torch/csrc/autograd/custom_function.h>.
@@ -148,8 +149,7 @@ template <class E>
 E parse_enum(c10::string_view text, const ArgPath& where) {
   if (auto value = try_parse_enum<E>(text)) return *value;
   const std::string context = std::string(where.op()) + ": " + where.str() + ": ";
-  detail::throw_invalid_enum(context.c_str(), EnumTraits<E>::type_name, text,
-                             EnumTraits<E>::names);
+  detail::throw_invalid_enum(context.c_str(), EnumTraits<E>::type_name, text, EnumTraits<E>::names);
 }
 
 // ---------------------------------------------------------------------------
