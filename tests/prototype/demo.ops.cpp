@@ -18,13 +18,20 @@ namespace {
 // Records: flat leaves -> record
 // ===========================================================================
 
-Inner unflatten_Inner(const at::Tensor& w, const at::Tensor& b) { return Inner{w, b}; }
+Inner unflatten_Inner(const at::Tensor& w, const at::Tensor& b) {
+  return Inner{w, b};
+}
 
-WeightCfg unflatten_WeightCfg(const structop::ArgPath& path, const at::Tensor& inner__w,
-                              const at::Tensor& inner__b, double scale,
-                              c10::string_view mode) {
-  return WeightCfg{unflatten_Inner(inner__w, inner__b), scale,
-                   structop::parse_enum<MaskType>(mode, structop::ArgPath(path, "mode"))};
+WeightCfg unflatten_WeightCfg(
+    const structop::ArgPath& path,
+    const at::Tensor& inner__w,
+    const at::Tensor& inner__b,
+    double scale,
+    c10::string_view mode) {
+  return WeightCfg{
+      unflatten_Inner(inner__w, inner__b),
+      scale,
+      structop::parse_enum<MaskType>(mode, structop::ArgPath(path, "mode"))};
 }
 
 // ===========================================================================
@@ -37,24 +44,39 @@ WeightCfg unflatten_WeightCfg(const structop::ArgPath& path, const at::Tensor& i
 //   4     cfg.mode       cfg__mode      str     "causal"  (MaskType)
 // ===========================================================================
 
-using op_signature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                                c10::string_view);
+using op_signature = at::Tensor(
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    double,
+    c10::string_view);
 
 const c10::TypedOperatorHandle<op_signature>& op_handle() {
   static const auto handle = structop::find_op<op_signature>("demo::op");
   return handle;
 }
 
-at::Tensor op_forward(const at::Tensor& x, const at::Tensor& cfg__inner__w,
-                      const at::Tensor& cfg__inner__b, double cfg__scale,
-                      c10::string_view cfg__mode) {
-  return kernels::op(x, unflatten_WeightCfg(structop::ArgPath("demo::op", "cfg"), cfg__inner__w,
-                                            cfg__inner__b, cfg__scale, cfg__mode));
+at::Tensor op_forward(
+    const at::Tensor& x,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
+  const WeightCfg cfg = unflatten_WeightCfg(
+      structop::ArgPath("demo::op", "cfg"),
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
+  return kernels::op(x, cfg);
 }
 
-at::Tensor op_meta(const at::Tensor& x, const at::Tensor& /*cfg__inner__w*/,
-                   const at::Tensor& /*cfg__inner__b*/, double /*cfg__scale*/,
-                   c10::string_view /*cfg__mode*/) {
+at::Tensor op_meta(
+    const at::Tensor& x,
+    const at::Tensor& /*cfg__inner__w*/,
+    const at::Tensor& /*cfg__inner__b*/,
+    double /*cfg__scale*/,
+    c10::string_view /*cfg__mode*/) {
   return structop::meta_like(x);
 }
 
@@ -63,25 +85,40 @@ struct op_backward_adapter {
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
 
   static torch::autograd::variable_list backward(
-      torch::autograd::AutogradContext* ctx, const torch::autograd::variable_list& grad_outputs) {
+      torch::autograd::AutogradContext* ctx,
+      const torch::autograd::variable_list& grad_outputs) {
     op_grads grads = kernels::op_backward(ctx, grad_outputs[0]);
-    return structop::grad_list(std::move(grads.x), std::move(grads.cfg.inner.w),
-                               std::move(grads.cfg.inner.b));
+    return structop::grad_list(
+        std::move(grads.x),
+        std::move(grads.cfg.inner.w),
+        std::move(grads.cfg.inner.b));
   }
 };
 
-at::Tensor op_autograd(c10::DispatchKeySet ks, const at::Tensor& x,
-                       const at::Tensor& cfg__inner__w, const at::Tensor& cfg__inner__b,
-                       double cfg__scale, c10::string_view cfg__mode) {
+at::Tensor op_autograd(
+    c10::DispatchKeySet ks,
+    const at::Tensor& x,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
   auto grad_fn = structop::make_grad_fn<op_backward_adapter>(x, cfg__inner__w, cfg__inner__b);
   at::Tensor output = structop::redispatch_below_autograd(
-      op_handle(), ks, x, cfg__inner__w, cfg__inner__b, cfg__scale, cfg__mode);
+      op_handle(),
+      ks,
+      x,
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
   if (grad_fn) {
-    kernels::op_setup_context(grad_fn->context(), x,
-                              unflatten_WeightCfg(structop::ArgPath("demo::op", "cfg"),
-                                                  cfg__inner__w, cfg__inner__b, cfg__scale,
-                                                  cfg__mode),
-                              output);
+    const WeightCfg cfg = unflatten_WeightCfg(
+        structop::ArgPath("demo::op", "cfg"),
+        cfg__inner__w,
+        cfg__inner__b,
+        cfg__scale,
+        cfg__mode);
+    kernels::op_setup_context(grad_fn->context(), x, cfg, output);
     grad_fn->record_outputs(output);
   }
   return output;
@@ -98,29 +135,42 @@ at::Tensor op_autograd(c10::DispatchKeySet ks, const at::Tensor& x,
 //   5     cfg.mode       cfg__mode      str     "causal"  (kwarg-only, MaskType)
 // ===========================================================================
 
-using two_signature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                         const at::Tensor&, const at::Tensor&,
-                                                         double, c10::string_view);
+using two_signature = std::tuple<at::Tensor, at::Tensor>(
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    double,
+    c10::string_view);
 
 const c10::TypedOperatorHandle<two_signature>& two_handle() {
   static const auto handle = structop::find_op<two_signature>("demo::two");
   return handle;
 }
 
-std::tuple<at::Tensor, at::Tensor> two_forward(const at::Tensor& a, const at::Tensor& b,
-                                               const at::Tensor& cfg__inner__w,
-                                               const at::Tensor& cfg__inner__b, double cfg__scale,
-                                               c10::string_view cfg__mode) {
-  return kernels::two(a, b,
-                      unflatten_WeightCfg(structop::ArgPath("demo::two", "cfg"), cfg__inner__w,
-                                          cfg__inner__b, cfg__scale, cfg__mode));
+std::tuple<at::Tensor, at::Tensor> two_forward(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
+  const WeightCfg cfg = unflatten_WeightCfg(
+      structop::ArgPath("demo::two", "cfg"),
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
+  return kernels::two(a, b, cfg);
 }
 
-std::tuple<at::Tensor, at::Tensor> two_meta(const at::Tensor& a, const at::Tensor& b,
-                                            const at::Tensor& /*cfg__inner__w*/,
-                                            const at::Tensor& /*cfg__inner__b*/,
-                                            double /*cfg__scale*/,
-                                            c10::string_view /*cfg__mode*/) {
+std::tuple<at::Tensor, at::Tensor> two_meta(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const at::Tensor& /*cfg__inner__w*/,
+    const at::Tensor& /*cfg__inner__b*/,
+    double /*cfg__scale*/,
+    c10::string_view /*cfg__mode*/) {
   return {structop::meta_like(a), structop::meta_like(b)};
 }
 
@@ -129,28 +179,44 @@ struct two_backward_adapter {
   static constexpr const char* grad_paths[] = {"a", "b", "cfg.inner.w", "cfg.inner.b"};
 
   static torch::autograd::variable_list backward(
-      torch::autograd::AutogradContext* ctx, const torch::autograd::variable_list& grad_outputs) {
+      torch::autograd::AutogradContext* ctx,
+      const torch::autograd::variable_list& grad_outputs) {
     two_grads grads = kernels::two_backward(ctx, grad_outputs[0], grad_outputs[1]);
-    return structop::grad_list(std::move(grads.a), std::move(grads.b),
-                               std::move(grads.cfg.inner.w), std::move(grads.cfg.inner.b));
+    return structop::grad_list(
+        std::move(grads.a),
+        std::move(grads.b),
+        std::move(grads.cfg.inner.w),
+        std::move(grads.cfg.inner.b));
   }
 };
 
-std::tuple<at::Tensor, at::Tensor> two_autograd(c10::DispatchKeySet ks, const at::Tensor& a,
-                                                const at::Tensor& b,
-                                                const at::Tensor& cfg__inner__w,
-                                                const at::Tensor& cfg__inner__b,
-                                                double cfg__scale, c10::string_view cfg__mode) {
+std::tuple<at::Tensor, at::Tensor> two_autograd(
+    c10::DispatchKeySet ks,
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
   auto grad_fn = structop::make_grad_fn<two_backward_adapter>(a, b, cfg__inner__w, cfg__inner__b);
-  auto outputs = structop::redispatch_below_autograd(two_handle(), ks, a, b, cfg__inner__w,
-                                                     cfg__inner__b, cfg__scale, cfg__mode);
+  auto outputs = structop::redispatch_below_autograd(
+      two_handle(),
+      ks,
+      a,
+      b,
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
   if (grad_fn) {
     auto& [sum, prod] = outputs;
-    kernels::two_setup_context(grad_fn->context(), a, b,
-                               unflatten_WeightCfg(structop::ArgPath("demo::two", "cfg"),
-                                                   cfg__inner__w, cfg__inner__b, cfg__scale,
-                                                   cfg__mode),
-                               sum, prod);
+    const WeightCfg cfg = unflatten_WeightCfg(
+        structop::ArgPath("demo::two", "cfg"),
+        cfg__inner__w,
+        cfg__inner__b,
+        cfg__scale,
+        cfg__mode);
+    kernels::two_setup_context(grad_fn->context(), a, b, cfg, sum, prod);
     grad_fn->record_outputs(sum, prod);
   }
   return outputs;
@@ -166,26 +232,39 @@ std::tuple<at::Tensor, at::Tensor> two_autograd(c10::DispatchKeySet ks, const at
 //   4     cfg.mode       cfg__mode      str     "causal"  (MaskType)
 // ===========================================================================
 
-using fwd_only_signature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                      double, c10::string_view);
+using fwd_only_signature = at::Tensor(
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    double,
+    c10::string_view);
 
 const c10::TypedOperatorHandle<fwd_only_signature>& fwd_only_handle() {
   static const auto handle = structop::find_op<fwd_only_signature>("demo::fwd_only");
   return handle;
 }
 
-at::Tensor fwd_only_forward(const at::Tensor& x, const at::Tensor& cfg__inner__w,
-                            const at::Tensor& cfg__inner__b, double cfg__scale,
-                            c10::string_view cfg__mode) {
-  return kernels::fwd_only(x,
-                           unflatten_WeightCfg(structop::ArgPath("demo::fwd_only", "cfg"),
-                                               cfg__inner__w, cfg__inner__b, cfg__scale,
-                                               cfg__mode));
+at::Tensor fwd_only_forward(
+    const at::Tensor& x,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
+  const WeightCfg cfg = unflatten_WeightCfg(
+      structop::ArgPath("demo::fwd_only", "cfg"),
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
+  return kernels::fwd_only(x, cfg);
 }
 
-at::Tensor fwd_only_meta(const at::Tensor& x, const at::Tensor& /*cfg__inner__w*/,
-                         const at::Tensor& /*cfg__inner__b*/, double /*cfg__scale*/,
-                         c10::string_view /*cfg__mode*/) {
+at::Tensor fwd_only_meta(
+    const at::Tensor& x,
+    const at::Tensor& /*cfg__inner__w*/,
+    const at::Tensor& /*cfg__inner__b*/,
+    double /*cfg__scale*/,
+    c10::string_view /*cfg__mode*/) {
   return structop::meta_like(x);
 }
 
@@ -199,24 +278,39 @@ at::Tensor fwd_only_meta(const at::Tensor& x, const at::Tensor& /*cfg__inner__w*
 //   4     cfg.mode       cfg__mode      str         "causal"  (MaskType)
 // ===========================================================================
 
-using scale__signature = void(const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                              c10::string_view);
+using scale__signature = void(
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    double,
+    c10::string_view);
 
 const c10::TypedOperatorHandle<scale__signature>& scale__handle() {
   static const auto handle = structop::find_op<scale__signature>("demo::scale_");
   return handle;
 }
 
-void scale__forward(const at::Tensor& x, const at::Tensor& cfg__inner__w,
-                    const at::Tensor& cfg__inner__b, double cfg__scale,
-                    c10::string_view cfg__mode) {
-  kernels::scale_(x, unflatten_WeightCfg(structop::ArgPath("demo::scale_", "cfg"), cfg__inner__w,
-                                         cfg__inner__b, cfg__scale, cfg__mode));
+void scale__forward(
+    const at::Tensor& x,
+    const at::Tensor& cfg__inner__w,
+    const at::Tensor& cfg__inner__b,
+    double cfg__scale,
+    c10::string_view cfg__mode) {
+  const WeightCfg cfg = unflatten_WeightCfg(
+      structop::ArgPath("demo::scale_", "cfg"),
+      cfg__inner__w,
+      cfg__inner__b,
+      cfg__scale,
+      cfg__mode);
+  kernels::scale_(x, cfg);
 }
 
-void scale__meta(const at::Tensor& /*x*/, const at::Tensor& /*cfg__inner__w*/,
-                 const at::Tensor& /*cfg__inner__b*/, double /*cfg__scale*/,
-                 c10::string_view /*cfg__mode*/) {}
+void scale__meta(
+    const at::Tensor& /*x*/,
+    const at::Tensor& /*cfg__inner__w*/,
+    const at::Tensor& /*cfg__inner__b*/,
+    double /*cfg__scale*/,
+    c10::string_view /*cfg__mode*/) {}
 
 }  // namespace
 
@@ -228,8 +322,10 @@ at::Tensor op(const at::Tensor& x, const WeightCfg& cfg) {
   return op_handle().call(x, cfg.inner.w, cfg.inner.b, cfg.scale, to_string(cfg.mode));
 }
 
-std::tuple<at::Tensor, at::Tensor> two(const at::Tensor& a, const at::Tensor& b,
-                                       const WeightCfg& cfg) {
+std::tuple<at::Tensor, at::Tensor> two(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const WeightCfg& cfg) {
   return two_handle().call(a, b, cfg.inner.w, cfg.inner.b, cfg.scale, to_string(cfg.mode));
 }
 
@@ -248,10 +344,14 @@ void scale_(const at::Tensor& x, const WeightCfg& cfg) {
 // ===========================================================================
 
 TORCH_LIBRARY_FRAGMENT(demo, m) {
-  m.def(R"(op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor)");
-  m.def(R"(two(Tensor a, Tensor b, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> (Tensor sum, Tensor prod))");
-  m.def(R"(fwd_only(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor)");
-  m.def(R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> ())");
+  m.def(
+      R"(op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor)");
+  m.def(
+      R"(two(Tensor a, Tensor b, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> (Tensor sum, Tensor prod))");
+  m.def(
+      R"(fwd_only(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor)");
+  m.def(
+      R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> ())");
 }
 
 TORCH_LIBRARY_IMPL(demo, CompositeExplicitAutograd, m) {

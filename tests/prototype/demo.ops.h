@@ -29,7 +29,9 @@ struct structop::EnumTraits<demo::MaskType> {
 namespace demo {
 
 /// "full", "causal" or "sliding_window"; parse with structop::parse_enum<MaskType>.
-inline c10::string_view to_string(MaskType value) { return structop::enum_name(value); }
+inline c10::string_view to_string(MaskType value) {
+  return structop::enum_name(value);
+}
 
 // ===========================================================================
 // Records (frozen: kernels receive them by const reference)
@@ -93,21 +95,19 @@ struct two_grad_slot {
 // (autograd, Meta and device dispatch apply)
 // ===========================================================================
 
-/// demo::op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b,
-///          float cfg__scale=1.0, str cfg__mode="causal") -> Tensor
+/// demo::op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor
 at::Tensor op(const at::Tensor& x, const WeightCfg& cfg);
 
-/// demo::two(Tensor a, Tensor b, *, Tensor cfg__inner__w, Tensor cfg__inner__b,
-///           float cfg__scale=1.0, str cfg__mode="causal") -> (Tensor sum, Tensor prod)
-std::tuple<at::Tensor, at::Tensor> two(const at::Tensor& a, const at::Tensor& b,
-                                       const WeightCfg& cfg);
+/// demo::two(Tensor a, Tensor b, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> (Tensor sum, Tensor prod)
+std::tuple<at::Tensor, at::Tensor> two(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const WeightCfg& cfg);
 
-/// demo::fwd_only(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b,
-///                float cfg__scale=1.0, str cfg__mode="causal") -> Tensor
+/// demo::fwd_only(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> Tensor
 at::Tensor fwd_only(const at::Tensor& x, const WeightCfg& cfg);
 
-/// demo::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b,
-///              float cfg__scale=1.0, str cfg__mode="causal") -> ()
+/// demo::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal") -> ()
 /// Mutates cfg.inner.w, cfg.inner.b.
 void scale_(const at::Tensor& x, const WeightCfg& cfg);
 
@@ -118,17 +118,28 @@ void scale_(const at::Tensor& x, const WeightCfg& cfg);
 namespace kernels {
 
 at::Tensor op(const at::Tensor& x, const WeightCfg& cfg);
-void op_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                      const WeightCfg& cfg, const at::Tensor& output);
+void op_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const WeightCfg& cfg,
+    const at::Tensor& output);
 op_grads op_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
-std::tuple<at::Tensor, at::Tensor> two(const at::Tensor& a, const at::Tensor& b,
-                                       const WeightCfg& cfg);
-void two_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& a,
-                       const at::Tensor& b, const WeightCfg& cfg, const at::Tensor& sum,
-                       const at::Tensor& prod);
-two_grads two_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_sum,
-                       const at::Tensor& grad_prod);
+std::tuple<at::Tensor, at::Tensor> two(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const WeightCfg& cfg);
+void two_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const WeightCfg& cfg,
+    const at::Tensor& sum,
+    const at::Tensor& prod);
+two_grads two_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_sum,
+    const at::Tensor& grad_prod);
 
 at::Tensor fwd_only(const at::Tensor& x, const WeightCfg& cfg);
 

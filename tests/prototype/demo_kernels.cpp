@@ -50,8 +50,8 @@ void kernels::two_setup_context(torch::autograd::AutogradContext* ctx, const at:
   ctx->saved_data["scale"] = cfg.scale;
 }
 
-two_grads kernels::two_backward(torch::autograd::AutogradContext* ctx,
-                                const at::Tensor& grad_sum, const at::Tensor& grad_prod) {
+two_grads kernels::two_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_sum,
+                                const at::Tensor& grad_prod) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& a = saved[0];
   const at::Tensor& b = saved[1];

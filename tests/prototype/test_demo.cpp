@@ -33,7 +33,9 @@ struct Inputs {
   }
 };
 
-bool close(const at::Tensor& a, const at::Tensor& b) { return at::allclose(a, b); }
+bool close(const at::Tensor& a, const at::Tensor& b) {
+  return at::allclose(a, b);
+}
 
 /// The message of what `fn` throws as c10::Error, without the C++ backtrace.
 template <class Fn>
@@ -60,7 +62,7 @@ CATCH_TEST_CASE("enums convert to and from their IDL spelling") {
   CATCH_CHECK(structop::parse_enum<demo::MaskType>("full") == demo::MaskType::full);
   CATCH_CHECK_FALSE(structop::try_parse_enum<demo::MaskType>("Full").has_value());
   CATCH_CHECK_THAT(error_of([] { structop::parse_enum<demo::MaskType>("diag"); }),
-             Catch::Contains("expected one of: full, causal, sliding_window"));
+                   Catch::Contains("expected one of: full, causal, sliding_window"));
 }
 
 CATCH_TEST_CASE("forward values through the C++ call API") {
@@ -179,7 +181,7 @@ CATCH_TEST_CASE("a wrongly shaped gradient is reported with its original path") 
   const at::Tensor b = at::randn({2, 3}, at::kDouble);
   const at::Tensor loss = demo::op(x, demo::WeightCfg{{w, b}}).sum();
   CATCH_CHECK(error_of([&] { loss.backward(); }) ==
-        "demo::op: gradient for cfg.inner.w has shape [2, 3] but the input has shape [3]");
+              "demo::op: gradient for cfg.inner.w has shape [2, 3] but the input has shape [3]");
 }
 
 CATCH_TEST_CASE("a gradient of the wrong dtype is reported with its original path") {
@@ -189,19 +191,19 @@ CATCH_TEST_CASE("a gradient of the wrong dtype is reported with its original pat
   const at::Tensor b = at::randn({2, 3}, at::kDouble);
   const at::Tensor loss = demo::op(x, demo::WeightCfg{{w, b}}).sum();
   CATCH_CHECK(error_of([&] { loss.backward(); }) ==
-        "demo::op: gradient for cfg.inner.w has dtype Double but the input has dtype Float");
+              "demo::op: gradient for cfg.inner.w has dtype Double but the input has dtype Float");
 }
 
 CATCH_TEST_CASE("an invalid enum string through the flat op lists the valid values") {
   Inputs in;
-  auto flat_op = c10::Dispatcher::singleton().findSchemaOrThrow("demo::op", "").typed<
-      at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                 c10::string_view)>();
-  const std::string message =
-      error_of([&] { flat_op.call(in.x, in.w, in.b, 1.0, "diagonal"); });
+  auto flat_op = c10::Dispatcher::singleton()
+                     .findSchemaOrThrow("demo::op", "")
+                     .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                       double, c10::string_view)>();
+  const std::string message = error_of([&] { flat_op.call(in.x, in.w, in.b, 1.0, "diagonal"); });
   CATCH_CHECK(message ==
-        "demo::op: cfg.mode: invalid value \"diagonal\" for MaskType; "
-        "expected one of: full, causal, sliding_window");
+              "demo::op: cfg.mode: invalid value \"diagonal\" for MaskType; "
+              "expected one of: full, causal, sliding_window");
   CATCH_CHECK(close(flat_op.call(in.x, in.w, in.b, 1.0, "full"), in.x * in.w + in.b));
 }
 
@@ -218,9 +220,8 @@ CATCH_TEST_CASE("mutation of record tensors is visible to the caller") {
 }
 
 CATCH_TEST_CASE("the lowered schemas are registered as declared") {
-  const auto& schema =
-      c10::Dispatcher::singleton().findSchemaOrThrow("demo::scale_", "").schema();
+  const auto& schema = c10::Dispatcher::singleton().findSchemaOrThrow("demo::scale_", "").schema();
   CATCH_CHECK(c10::toString(schema) ==
-        "demo::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, "
-        "float cfg__scale=1., str cfg__mode=\"causal\") -> ()");
+              "demo::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, "
+              "float cfg__scale=1., str cfg__mode=\"causal\") -> ()");
 }
