@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Build and run the overhead benchmarks, print medians and ratios.
+
+usage: run_benchmarks.py [--build-dir DIR | --exe PATH] [--repetitions N]
+                         [--min-time SECONDS] [--cpu N] [--check]
+
+With --build-dir (default: build) the benchmark is built first with
+`meson compile`; with --exe an already built bench_overhead is run. Medians of
+CPU time over interleaved repetitions, pinned to one CPU (--cpu, default the
+last; -1 to not pin); every ratio compares two benchmarks of the same run.
+--check exits 1 when a ratio misses its target.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# (label, benchmark, baseline, target): benchmark / baseline should be <= target.
+RATIOS = [
+    ("C++ call, 8-leaf record vs hand-written flat op",
+     "call/generated_record", "call/handwritten_flat", 1.05),
+    ("forward+backward, generated bridge vs autograd::Function",
+     "fwd_bwd/generated_bridge", "fwd_bwd/autograd_function", 1.00),
+    ("no grad needed, backward op vs op without autograd",
+     "no_grad/generated_bridge", "no_grad/without_autograd", 1.10),
+    ("(info) forward building the graph, generated bridge vs autograd::Function",
+     "fwd_graph/generated_bridge", "fwd_graph/autograd_function", None),
+    ("(info) no grad needed, autograd::Function vs op without autograd",
+     "no_grad/autograd_function", "no_grad/without_autograd", None),
+]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--build-dir", default="build", help="Meson build directory")
+    where.add_argument("--exe", help="an already built bench_overhead")
+    p.add_argument("--repetitions", type=int, default=25)
+    p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
+    p.add_argument("--cpu", type=int, default=os.cpu_count() - 1,
+                   help="CPU to pin the benchmark to (-1: do not pin)")
+    p.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    return p.parse_args()
+
+
+def build(build_dir):
+    subprocess.run(["meson", "compile", "-C", build_dir, "bench_overhead"], check=True)
+    return os.path.join(build_dir, "tests", "bench", "bench_overhead")
+
+
+def run(exe, repetitions, min_time):
+    cmd = [exe, "--benchmark_format=json",
+           f"--benchmark_repetitions={repetitions}",
+           f"--benchmark_min_time={min_time}",
+           "--benchmark_enable_random_interleaving=true",
+           "--benchmark_report_aggregates_only=true"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def medians(report):
+    """benchmark name -> median CPU time in ns."""
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    result = {}
+    for b in report["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            result[b["run_name"]] = b["cpu_time"] * scale[b["time_unit"]]
+    return result
+
+
+def main():
+    args = parse_args()
+    exe = args.exe or build(args.build_dir)
+    if args.cpu >= 0:
+        os.sched_setaffinity(0, {args.cpu})  # inherited by the benchmark process
+    report = run(exe, args.repetitions, args.min_time)
+    times = medians(report)
+
+    ctx = report.get("context", {})
+    load = ", ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
+    pinned = f"pinned to CPU {args.cpu}" if args.cpu >= 0 else "not pinned"
+    print(f"bench_overhead: median CPU time of {args.repetitions} interleaved repetitions, "
+          f"{pinned} ({ctx.get('num_cpus', '?')} CPUs, load {load})")
+    for name, ns in times.items():
+        print(f"  {name:32s} {ns:10.1f} ns")
+    print()
+    print(f"  {'ratio':75s} {'value':>6s} {'target':>7s}")
+    missed = 0
+    for label, bench, base, target in RATIOS:
+        ratio = times[bench] / times[base]
+        verdict = ""
+        if target is not None:
+            ok = ratio <= target
+            missed += not ok
+            verdict = f"<= {target:.2f} {'ok' if ok else 'MISSED'}"
+        print(f"  {label:75s} {ratio:6.3f} {verdict}")
+    return 1 if (args.check and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
