@@ -28,9 +28,12 @@ op_grads kernels::op_backward(torch::autograd::AutogradContext* ctx,
   const at::Tensor& x = saved[0];
   const at::Tensor& w = saved[1];
   const at::Tensor g = grad_output * ctx->saved_data["scale"].toDouble();
+  // Compute only the gradients the caller asked for; an undefined one means none.
+  const bool need_x = ctx->needs_input_grad(op_grad_slot::x);
+  const bool need_w = ctx->needs_input_grad(op_grad_slot::cfg__inner__w);
   return {
-      /*x=*/g * w,
-      /*cfg=*/{/*inner=*/{/*w=*/g * x, /*b=*/g}},
+      /*x=*/need_x ? g * w : at::Tensor(),
+      /*cfg=*/{/*inner=*/{/*w=*/need_w ? g * x : at::Tensor(), /*b=*/g}},
   };
 }
 
