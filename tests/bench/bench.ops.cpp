@@ -218,7 +218,7 @@ at::Tensor rec8_grad_autograd(
         cfg__flag,
         cfg__steps,
         cfg__mode);
-    kernels::rec8_grad_setup_context(grad_fn->context(), x, cfg, output);
+    grad_fn->run_setup_context(kernels::rec8_grad_setup_context, x, cfg, output);
     grad_fn->record_outputs(output);
   }
   return output;

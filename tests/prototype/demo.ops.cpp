@@ -118,7 +118,7 @@ at::Tensor op_autograd(
         cfg__inner__b,
         cfg__scale,
         cfg__mode);
-    kernels::op_setup_context(grad_fn->context(), x, cfg, output);
+    grad_fn->run_setup_context(kernels::op_setup_context, x, cfg, output);
     grad_fn->record_outputs(output);
   }
   return output;
@@ -216,7 +216,7 @@ std::tuple<at::Tensor, at::Tensor> two_autograd(
         cfg__inner__b,
         cfg__scale,
         cfg__mode);
-    kernels::two_setup_context(grad_fn->context(), a, b, cfg, sum, prod);
+    grad_fn->run_setup_context(kernels::two_setup_context, a, b, cfg, sum, prod);
     grad_fn->record_outputs(sum, prod);
   }
   return outputs;

@@ -7,14 +7,15 @@
 //   auto grad_fn = structop::make_grad_fn<op_backward_adapter>(x, cfg__inner__w, ...);
 //   at::Tensor output = structop::redispatch_below_autograd(op_handle(), ks, ...);
 //   if (grad_fn) {
-//     kernels::op_setup_context(grad_fn->context(), x, cfg, output);
+//     const WeightCfg cfg = unflatten_WeightCfg(...);
+//     grad_fn->run_setup_context(kernels::op_setup_context, x, cfg, output);
 //     grad_fn->record_outputs(output);
 //   }
 //   return output;
 //
 // Compared with torch::autograd::Function<T>::apply this skips, per call: the
 // is_variable_input_/input_info_/output_info_ vectors, the unordered_sets and the
-// std::function of _wrap_outputs, and GradMode toggling; and when no input needs
+// std::function of _wrap_outputs; and when no input needs
 // a gradient it creates nothing at all (make_grad_fn returns null).
 //
 // libtorch versions: everything used here is public API present in 1.13 and 2.x
@@ -145,6 +146,15 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
 
   /// The context passed to the op's setup_context and backward kernels.
   AutogradContext* context() noexcept { return &this->ctx_; }
+
+  /// Calls the op's `setup_context(ctx, inputs..., outputs...)` kernel with grad
+  /// mode off, as Function<T>::apply runs forward: what it computes and saves
+  /// records no history.
+  template <class SetupContext, class... Args>
+  void run_setup_context(SetupContext&& setup_context, const Args&... args) {
+    at::NoGradGuard no_grad;
+    setup_context(context(), args...);
+  }
 
   /// Makes `outputs` (the op's results, in order) outputs of this node, then
   /// turns what setup_context saved into SavedVariables (an output saved for
