@@ -1,5 +1,5 @@
 // Kernels for demo.ops.yaml with mistakes that must not compile (SCENARIOS row
-// 21). run_compile_fail.py compiles this file once per STRUCTOP_CASE, with the
+// 21), and a runtime version mismatch. run_compile_fail.py compiles this file once per STRUCTOP_CASE, with the
 // flags of a user's kernel file, and checks that the compiler names the field.
 //
 // Only demo.ops.h (light) is included, so each compile takes a few seconds.
@@ -44,6 +44,10 @@ void kernels::op_setup_context(torch::autograd::AutogradContext* /*ctx*/, const 
                                const WeightCfg& cfg, const at::Tensor& /*output*/) {
   (void)cfg.inner.weight;
 }
+
+#elif STRUCTOP_CASE == 5
+// A file generated for another runtime version.
+STRUCTOP_REQUIRE_RUNTIME_VERSION(2);
 
 #endif
 

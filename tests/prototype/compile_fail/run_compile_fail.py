@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile-fail test for generated grad records (SCENARIOS row 21).
+"""Compile-fail test for generated code (SCENARIOS row 21, runtime version check).
 
 usage: run_compile_fail.py --source FILE --cxx COMPILER... -- FLAGS...
 
@@ -23,6 +23,8 @@ CASES = {
         [["weight", "did you mean"], ["weight", "no member named"]]),
     4: ("misspelled field of the input record",
         [["weight", "did you mean"], ["weight", "no member named"]]),
+    5: ("generated for another runtime version",
+        [["generated for structop runtime version 2", "runtime.h is version 1"]]),
 }
 
 
