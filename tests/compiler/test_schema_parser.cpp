@@ -3,8 +3,10 @@
 
 #include "base/diagnostics.h"
 #include "syntax/schema_parser.h"
+#include "test_support.h"
 
 using namespace structop;
+using structop::testing::contains;
 
 namespace {
 
@@ -24,10 +26,46 @@ Parsed parse(const std::string& text) {
   return p;
 }
 
+/// The rendered error of a bad func line (must fail).
+std::string error_of(const std::string& text) {
+  Parsed p = parse(text);
+  CHECK_FALSE(p.sig);
+  return p.errors;
+}
+
+struct Field {
+  bool ok = false;
+  syntax::TypeExpr type;
+  std::optional<syntax::Literal> default_value;
+  std::string errors;
+};
+
+Field field(const std::string& text, std::string_view context = {}) {
+  SourceManager sources;
+  int id = sources.add("t.ops.yaml", text);
+  Diagnostics diags(sources);
+  syntax::TextOrigin origin{Span{id, 1, 1, 1}, true};
+  Field f;
+  f.ok = syntax::parse_field_spec(text, origin, diags, &f.type, &f.default_value, context);
+  f.errors = diags.render();
+  return f;
+}
+
+/// The default literal of `f(T x=LITERAL) -> ()`.
+syntax::Literal literal(const std::string& type, const std::string& lit) {
+  Parsed p = parse("f(" + type + " x=" + lit + ") -> ()");
+  INFO(p.errors);
+  REQUIRE(p.sig);
+  REQUIRE(p.sig->params[0].default_value);
+  return *p.sig->params[0].default_value;
+}
+
 }  // namespace
 
 TEST_CASE("func with overload, kwarg-only params, defaults and named returns") {
-  auto p = parse("attn.fast(Tensor q, Tensor? bias=None, *, float scale=1e-5, int[2] k=1) -> (Tensor out, Tensor lse)");
+  auto p = parse(
+      "attn.fast(Tensor q, Tensor? bias=None, *, float scale=1e-5, int[2] k=1) -> (Tensor out, "
+      "Tensor lse)");
   REQUIRE(p.errors.empty());
   const auto& sig = *p.sig;
   CHECK(sig.name.text == "attn");
@@ -64,6 +102,239 @@ TEST_CASE("string defaults decode escapes in both quote styles") {
 TEST_CASE("a malformed func points at the offending column") {
   auto p = parse("op(Tensor x Tensor y) -> Tensor");
   CHECK_FALSE(p.sig);
-  CHECK(p.errors.find("t.ops.yaml:1:13: error: expected `,` or `)` in the parameter list, found `Tensor`") !=
-        std::string::npos);
+  CHECK(p.errors.find("t.ops.yaml:1:13: error: op `op`: expected `,` or `)` in the parameter list, "
+                      "found `Tensor`") != std::string::npos);
+}
+
+TEST_CASE("every type form of the schema round-trips through to_schema", "[syntax]") {
+  const char* types[] = {
+      "Tensor",         "Tensor?",     "Tensor[]",          "Tensor?[]",      "int[2]",
+      "int[]?",         "SymInt[1]",   "Tensor(a)",         "Tensor(a!)",     "Tensor(a!)[]",
+      "Tensor(a -> *)", "Tensor(a|b)", "Tensor(a! -> a|b)", "Tensor(b)[](a)", "Tensor(*)",
+      "MyRecord",       "ScalarType?", "Generator?"};
+  for (const char* t : types) {
+    Parsed p = parse(std::string("f(") + t + " x) -> ()");
+    INFO(t << "\n" << p.errors);
+    REQUIRE(p.sig);
+    CHECK(syntax::to_schema(p.sig->params[0].type) == t);
+  }
+}
+
+TEST_CASE("suffixes apply left to right; fixed list sizes are kept", "[syntax]") {
+  Parsed p = parse("f(Tensor?[3] x) -> ()");
+  REQUIRE(p.sig);
+  const auto& t = p.sig->params[0].type;
+  REQUIRE(t.suffixes.size() == 2);
+  CHECK(t.suffixes[0].kind == syntax::TypeSuffix::Kind::Optional);
+  CHECK(t.suffixes[1].kind == syntax::TypeSuffix::Kind::List);
+  CHECK(t.suffixes[1].size == 3);
+  CHECK(t.span.column == 3);
+  CHECK(t.span.length == 10);
+}
+
+TEST_CASE("return forms", "[syntax]") {
+  auto returns = [](const std::string& r) {
+    Parsed p = parse("f(Tensor x) -> " + r);
+    INFO(p.errors);
+    REQUIRE(p.sig);
+    std::vector<std::string> out;
+    for (const auto& ret : p.sig->returns)
+      out.push_back(syntax::to_schema(ret.type) + ":" + ret.name.text);
+    return out;
+  };
+  CHECK(returns("()").empty());
+  CHECK(returns("Tensor") == std::vector<std::string>{"Tensor:"});
+  CHECK(returns("Tensor[]") == std::vector<std::string>{"Tensor[]:"});
+  CHECK(returns("(Tensor, Tensor)") == std::vector<std::string>{"Tensor:", "Tensor:"});
+  CHECK(returns("(Tensor a, Tensor(b!) b)") ==
+        std::vector<std::string>{"Tensor:a", "Tensor(b!):b"});
+  CHECK(returns("Tensor(a)") == std::vector<std::string>{"Tensor(a):"});
+  CHECK(returns("(int, bool flag)") == std::vector<std::string>{"int:", "bool:flag"});
+}
+
+TEST_CASE("literals of every kind", "[syntax]") {
+  using K = syntax::Literal::Kind;
+  CHECK(literal("Tensor?", "None").kind == K::None);
+  CHECK(literal("bool", "True").bool_value);
+  CHECK(literal("bool", "False").kind == K::Bool);
+  CHECK_FALSE(literal("bool", "False").bool_value);
+  CHECK(literal("int", "-2").int_value == -2);
+  CHECK(literal("int", "0").kind == K::Int);
+  CHECK(literal("int", "9223372036854775807").int_value == INT64_MAX);
+  CHECK(literal("float", "1e-5").float_value == Approx(1e-5));
+  CHECK(literal("float", "1E+3").float_value == Approx(1000));
+  CHECK(literal("float", ".5").float_value == Approx(0.5));
+  CHECK(literal("float", "-.5").float_value == Approx(-0.5));
+  CHECK(literal("float", "-1.5").kind == K::Float);
+  CHECK(literal("float", "2.").kind == K::Float);
+  CHECK(literal("str", "\"a,b\"").string_value == "a,b");
+  CHECK(literal("str", "''").string_value.empty());
+  CHECK(literal("str", "\"tab\\there\"").string_value == "tab\there");
+  CHECK(literal("ScalarType", "float32").kind == K::Identifier);
+  CHECK(literal("ScalarType", "float32").string_value == "float32");
+  auto list = literal("int[]", "[1, -2,3]");
+  CHECK(list.kind == K::List);
+  REQUIRE(list.items.size() == 3);
+  CHECK(list.items[1].int_value == -2);
+  CHECK(list.text == "[1, -2,3]");  // spelling kept for the schema
+  CHECK(literal("int[]", "[]").items.empty());
+  CHECK(literal("float", "1e-05").text == "1e-05");
+}
+
+TEST_CASE("literal spans point at the literal", "[syntax]") {
+  auto lit = literal("int[]", "[1, 2]");
+  CHECK(lit.span.column == 11);
+  CHECK(lit.span.length == 6);
+  CHECK(lit.items[1].span.column == 15);
+}
+
+TEST_CASE("bad literals are errors at the literal", "[syntax]") {
+  CHECK(contains(error_of("f(int x=1x) -> ()"),
+                 "t.ops.yaml:1:9: error: op `f`: `1x` is not a number\n"));
+  CHECK(contains(error_of("f(float x=1.5f) -> ()"), "error: op `f`: `1.5f` is not a number\n"));
+  CHECK(contains(error_of("f(int x=99999999999999999999) -> ()"),
+                 "error: op `f`: number `99999999999999999999` is out of range\n"));
+  CHECK(contains(error_of("f(str x=\"a\\qb\") -> ()"),
+                 "t.ops.yaml:1:11: error: op `f`: unsupported escape `\\q` in string literal\n"));
+  CHECK(contains(error_of("f(int[] x=[1, [2]]) -> ()"),
+                 "t.ops.yaml:1:15: error: op `f`: nested lists are not valid default values\n"));
+  CHECK(contains(error_of("f(int[] x=[1 2]) -> ()"),
+                 "t.ops.yaml:1:14: error: op `f`: expected `,` or `]` in the list, found `2`\n"));
+  CHECK(contains(error_of("f(int x=) -> ()"),
+                 "t.ops.yaml:1:9: error: op `f`: expected a default value, found `)`\n"));
+}
+
+TEST_CASE("a deeply nested list default fails fast instead of recursing", "[syntax]") {
+  std::string text = "f(int[] x=" + std::string(200000, '[') + ") -> ()";
+  CHECK(contains(error_of(text),
+                 "t.ops.yaml:1:12: error: op `f`: nested lists are not valid default values\n"));
+}
+
+TEST_CASE("malformed func lines put the caret on the offending token", "[syntax]") {
+  SECTION("missing ->") {
+    CHECK(error_of("op(Tensor x) Tensor") ==
+          "t.ops.yaml:1:14: error: op `op`: expected `->` and the return types after `)`\n"
+          " 1 | op(Tensor x) Tensor\n"
+          "   |              ^~~~~~\n"
+          "hint: an op without results is written `-> ()`\n");
+  }
+  SECTION("missing parameter name") {
+    CHECK(
+        error_of("op(Tensor x, float, int n) -> Tensor") ==
+        "t.ops.yaml:1:19: error: op `op`: expected a parameter name after type `float`, found `,`\n"
+        " 1 | op(Tensor x, float, int n) -> Tensor\n"
+        "   |                   ^\n"
+        "hint: parameters are written `TYPE name`, e.g. `Tensor x`\n");
+  }
+  SECTION("bad alias annotation") {
+    CHECK(contains(error_of("op(Tensor(!) x) -> Tensor"),
+                   "t.ops.yaml:1:11: error: op `op`: expected an alias set name, found `!`\n"));
+    CHECK(contains(error_of("op(Tensor(a! x) -> Tensor"),
+                   "t.ops.yaml:1:14: error: op `op`: expected `)` to close the alias annotation, "
+                   "found `x`\n"));
+  }
+  SECTION("unterminated string: underlined to the end") {
+    CHECK(error_of("op(Tensor x, str m=\"fast) -> Tensor") ==
+          "t.ops.yaml:1:20: error: op `op`: unterminated string literal\n"
+          " 1 | op(Tensor x, str m=\"fast) -> Tensor\n"
+          "   |                    ^~~~~~~~~~~~~~~~\n"
+          "hint: close it with the same quote\n");
+  }
+  SECTION("other shapes") {
+    CHECK(contains(error_of("(Tensor x) -> Tensor"),
+                   "t.ops.yaml:1:1: error: expected an operator name, found `(`\n"));
+    CHECK(contains(error_of("op.(Tensor x) -> Tensor"),
+                   "t.ops.yaml:1:4: error: expected an overload name after `.`, found `(`\n"));
+    CHECK(contains(
+        error_of("op Tensor x) -> Tensor"),
+        "t.ops.yaml:1:4: error: op `op`: expected `(` after the operator name, found `Tensor`\n"));
+    CHECK(contains(error_of("op(Tensor x, *, *, int y) -> ()"),
+                   "t.ops.yaml:1:17: error: op `op`: `*` appears twice in the parameter list\n"));
+    CHECK(contains(
+        error_of("op(Tensor x, *) -> ()"),
+        "t.ops.yaml:1:14: error: op `op`: `*` must be followed by keyword-only parameters\n"));
+    CHECK(contains(error_of("op(Tensor x) -> Tensor out junk"),
+                   "t.ops.yaml:1:28: error: op `op`: unexpected `junk` after the return types\n"));
+    CHECK(contains(error_of("op(Tensor x) -> (Tensor a Tensor b)"),
+                   "t.ops.yaml:1:27: error: op `op`: expected `,` or `)` in the return list, found "
+                   "`Tensor`\n"));
+    CHECK(contains(error_of("op(Tensor x"),
+                   "t.ops.yaml:1:12: error: op `op`: expected `,` or `)` in the parameter list, "
+                   "found end of text\n"));
+    CHECK(contains(error_of("op(int[x] a) -> ()"), "error: op `op`: expected `]`, found `x`\n"));
+    CHECK(contains(error_of("op(int[-1] a) -> ()"),
+                   "error: op `op`: list size must be a non-negative integer, found `-1`\n"));
+  }
+  SECTION("tuple and dict types get a hint") {
+    CHECK(error_of("op(Tensor x, Tuple(int, int) b) -> ()") ==
+          "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"
+          " 1 | op(Tensor x, Tuple(int, int) b) -> ()\n"
+          "   |              ^~~~~\n"
+          "hint: use a list `T[]` or separate fields\n");
+    CHECK(contains(error_of("op(Tensor x, Dict(str, int) b) -> ()"),
+                   "t.ops.yaml:1:14: error: op `op`: dict types are not supported\n"));
+    CHECK(contains(error_of("op(Tensor x, (int, int) b) -> ()"),
+                   "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"));
+  }
+  SECTION("a non-ASCII character is one token") {
+    CHECK(contains(error_of("op(Tensor x, float \xC3\xA9) -> ()"),
+                   "t.ops.yaml:1:20: error: op `op`: expected a parameter name after type `float`, "
+                   "found `\xC3\xA9`\n"));
+  }
+}
+
+TEST_CASE("keyword-only parameters and keyword names", "[syntax]") {
+  Parsed p = parse("can_cast(ScalarType from, *, ScalarType to, bool class=False) -> bool");
+  REQUIRE(p.sig);
+  REQUIRE(p.sig->params.size() == 3);
+  CHECK(p.sig->params[0].name.text == "from");
+  CHECK_FALSE(p.sig->params[0].kwarg_only);
+  CHECK(p.sig->params[1].kwarg_only);
+  CHECK(p.sig->params[2].name.text == "class");
+  CHECK(p.sig->params[2].kwarg_only);
+}
+
+TEST_CASE("field specs: type with optional default; context prefixes errors", "[syntax]") {
+  auto f = field("float = 1.0");
+  REQUIRE(f.ok);
+  CHECK(f.type.base == "float");
+  CHECK(f.default_value->text == "1.0");
+  CHECK(f.default_value->span.column == 9);
+  auto g = field("Tensor?[]");
+  REQUIRE(g.ok);
+  CHECK_FALSE(g.default_value);
+  auto bad = field("int = 1 2", "field `R.x`");
+  CHECK_FALSE(bad.ok);
+  CHECK(contains(bad.errors,
+                 "t.ops.yaml:1:9: error: field `R.x`: unexpected `2` after the field type\n"));
+  auto tuple = field("(int, int)", "field `R.t`");
+  CHECK(contains(tuple.errors,
+                 "t.ops.yaml:1:1: error: field `R.t`: tuple types are not supported\n"));
+}
+
+TEST_CASE("lone literals (long-form defaults)", "[syntax]") {
+  SourceManager sources;
+  int id = sources.add("t", "x");
+  Diagnostics diags(sources);
+  syntax::TextOrigin origin{Span{id, 1, 1, 1}, true};
+  auto lit = syntax::parse_literal("[1.5, 2]", origin, diags);
+  REQUIRE(lit);
+  CHECK(lit->items.size() == 2);
+  CHECK_FALSE(syntax::parse_literal("1 2", origin, diags, "field `R.x`"));
+  CHECK(contains(diags.render(), "error: field `R.x`: unexpected `2` after the default value\n"));
+}
+
+TEST_CASE("text that is not verbatim reports at its start", "[syntax]") {
+  SourceManager sources;
+  int id = sources.add("t.ops.yaml", "ops: x\n");
+  Diagnostics diags(sources);
+  syntax::TextOrigin folded{Span{id, 1, 6, 1}, false};
+  CHECK_FALSE(syntax::parse_func("op(Tensor x) Tensor", folded, diags));
+  CHECK(contains(diags.render(), "t.ops.yaml:1:6: error: op `op`: expected `->`"));
+}
+
+TEST_CASE("quote_schema_string escapes what torch's lexer needs", "[syntax]") {
+  CHECK(syntax::quote_schema_string("plain") == "\"plain\"");
+  CHECK(syntax::quote_schema_string("a\\b") == "\"a\\\\b\"");
+  CHECK(syntax::quote_schema_string("l1\nl2\tx\r") == "\"l1\\nl2\\tx\\r\"");
 }

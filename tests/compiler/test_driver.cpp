@@ -1,0 +1,363 @@
+// Unit tests of driver/: compile() as a library on in-memory files (JSON shape,
+// --explain, determinism, all-or-nothing), and the output writer on a
+// temporary folder (write-if-changed, stubs never overwritten, depfiles).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "driver/compile.h"
+#include "driver/output_writer.h"
+#include "test_support.h"
+
+using namespace structop;
+using structop::testing::contains;
+using structop::testing::JsonValue;
+using structop::testing::MemoryReader;
+using structop::testing::parse_json;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kDemo =
+    "namespace: demo\n"
+    "cpp_namespace: demo::ops\n"
+    "include: [common.ops.yaml]\n"
+    "enums:\n"
+    "  MaskType: [full, causal, sliding_window]\n"
+    "records:\n"
+    "  WeightCfg:\n"
+    "    doc: Weights and a scale.\n"
+    "    fields:\n"
+    "      inner: Inner\n"
+    "      scale: float = 1.0\n"
+    "      mode: {type: MaskType, default: causal}\n"
+    "ops:\n"
+    "  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n"
+    "    backward: true\n"
+    "    doc: Scales.\n"
+    "  - func: scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
+    "    mutates: [cfg]\n"
+    "    dispatch: [CPU, CUDA]\n"
+    "  - func: can_cast(ScalarType from, ScalarType to) -> bool\n"
+    "    meta: custom\n";
+
+const char* kCommon = "namespace: common\nrecords:\n  Inner: {fields: {w: Tensor, b: 'Tensor?'}}\n";
+
+MemoryReader demo_reader() {
+  return MemoryReader{{"idl/demo.ops.yaml", kDemo}, {"idl/common.ops.yaml", kCommon}};
+}
+
+CompileResult compile_demo(std::vector<OutputKind> emit = {OutputKind::Json},
+                           std::optional<std::string> explain = std::nullopt) {
+  MemoryReader reader = demo_reader();
+  CompileOptions options;
+  options.input = "idl/demo.ops.yaml";
+  options.emit = std::move(emit);
+  options.explain_op = std::move(explain);
+  return compile(options, reader);
+}
+
+/// A fresh folder under the system temp dir, removed at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("structop-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+/// Moves a file's mtime one hour into the past, so a rewrite (which sets it
+/// to "now") is visible even on file systems with coarse timestamps.
+fs::file_time_type age(const std::string& path) {
+  fs::file_time_type old = fs::last_write_time(path) - std::chrono::hours(1);
+  fs::last_write_time(path, old);
+  return old;
+}
+
+}  // namespace
+
+TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
+  CompileResult r = compile_demo();
+  INFO(r.diagnostics);
+  REQUIRE(r.ok);
+  CHECK(r.diagnostics.empty());
+  REQUIRE(r.outputs.size() == 1);
+  CHECK(r.outputs[0].name == "demo.ops.json");
+  CHECK(r.outputs[0].kind == OutputKind::Json);
+  CHECK_FALSE(r.outputs[0].never_overwrite);
+  CHECK(r.inputs == std::vector<std::string>{"idl/demo.ops.yaml", "idl/common.ops.yaml"});
+
+  JsonValue j = parse_json(r.outputs[0].content);
+  CHECK(j.keys() == std::vector<std::string>{"generator", "source", "namespace", "cpp_namespace",
+                                             "enums", "records", "ops"});
+  CHECK(j["generator"].string == std::string("structopc ") + structopc_version());
+  CHECK(j["source"].string == "demo.ops.yaml");
+  CHECK(j["namespace"].string == "demo");
+  CHECK(j["cpp_namespace"].string == "demo::ops");
+
+  REQUIRE(j["enums"].items.size() == 1);
+  CHECK(j["enums"][0]["name"].string == "MaskType");
+  CHECK(j["enums"][0]["values"].items.size() == 3);
+  CHECK(j["enums"][0]["values"][2].string == "sliding_window");
+
+  REQUIRE(j["records"].items.size() == 2);
+  CHECK(j["records"][0]["name"].string == "Inner");
+  CHECK(j["records"][0]["from_include"].boolean);
+  CHECK(j["records"][0]["cpp_namespace"].string == "common");
+  const JsonValue& cfg = j["records"][1];
+  CHECK(cfg["name"].string == "WeightCfg");
+  CHECK(cfg["doc"].string == "Weights and a scale.");
+  CHECK_FALSE(cfg["from_include"].boolean);
+  CHECK(cfg["has_tensor_leaf"].boolean);
+  CHECK_FALSE(cfg["all_defaulted"].boolean);
+  REQUIRE(cfg["fields"].items.size() == 3);
+  CHECK(cfg["fields"][0]["type"].string == "Inner");
+  CHECK(cfg["fields"][0]["default"].kind == JsonValue::Kind::Null);
+  CHECK(cfg["fields"][1]["default"].string == "1.0");
+  CHECK(cfg["fields"][2]["type"].string == "MaskType");
+  CHECK(cfg["fields"][2]["default"].string == "causal");
+
+  const JsonValue& ops = j["ops"];
+  REQUIRE(ops.items.size() == 3);
+  const JsonValue& op = ops[0];
+  CHECK(op["name"].string == "op");
+  CHECK(op["cpp_name"].string == "op");
+  CHECK(op["schema"].string ==
+        "op(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b, float cfg__scale=1.0, str "
+        "cfg__mode=\"causal\") -> Tensor");
+  CHECK(op["signature"].string == "op(Tensor x, WeightCfg cfg) -> Tensor");
+  CHECK(op["backward"].boolean);
+  CHECK(op["meta"].string == "identity");
+  CHECK(op["meta_sources"].items.size() == 1);
+  CHECK(op["meta_sources"][0].string == "x");
+  CHECK(op["doc"].string == "Scales.");
+  REQUIRE(op["slots"].items.size() == 5);
+  const JsonValue& w = op["slots"][1];
+  CHECK(w.keys() == std::vector<std::string>{"path", "name", "param", "type", "schema_type",
+                                             "default", "schema_default", "kwarg_only", "mutated",
+                                             "differentiable"});
+  CHECK(w["path"].string == "cfg.inner.w");
+  CHECK(w["name"].string == "cfg__inner__w");
+  CHECK(w["param"].string == "cfg");
+  CHECK(w["differentiable"].boolean);
+  const JsonValue& mode = op["slots"][4];
+  CHECK(mode["type"].string == "MaskType");
+  CHECK(mode["schema_type"].string == "str");
+  CHECK(mode["default"].string == "causal");
+  CHECK(mode["schema_default"].string == "\"causal\"");
+  REQUIRE(op["returns"].items.size() == 1);
+  CHECK(op["returns"][0]["schema_type"].string == "Tensor");
+
+  const JsonValue& scale = ops[1];
+  CHECK(
+      scale["schema"].string ==
+      "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float cfg__scale=1.0, "
+      "str cfg__mode=\"causal\", *, ScalarType dt=6) -> ()");
+  CHECK(scale["slots"][1]["mutated"].boolean);
+  CHECK(scale["slots"][5]["kwarg_only"].boolean);
+  CHECK(scale["slots"][5]["default"].string == "float32");
+  CHECK(scale["dispatch"].items.size() == 2);
+  CHECK(scale["dispatch"][1].string == "CUDA");
+  CHECK(scale["returns"].items.empty());
+  CHECK(scale["meta_sources"].items.empty());
+
+  CHECK(ops[2]["schema"].string == "can_cast(ScalarType from, ScalarType to) -> bool");
+  CHECK(ops[2]["meta"].string == "custom");
+}
+
+TEST_CASE("compile() output is deterministic", "[driver]") {
+  CompileResult a = compile_demo();
+  CompileResult b = compile_demo();
+  REQUIRE(a.ok);
+  REQUIRE(b.ok);
+  REQUIRE(a.outputs.size() == b.outputs.size());
+  for (size_t i = 0; i < a.outputs.size(); ++i) CHECK(a.outputs[i].content == b.outputs[i].content);
+  // Also for errors: the same text, in the same order.
+  MemoryReader bad{
+      {"bad.ops.yaml",
+       "namespace: d\nrecords: {A: {fields: {x: flaot, y: B}}, B: {fields: {a: A}}}\n"}};
+  CompileOptions options;
+  options.input = "bad.ops.yaml";
+  std::string first = compile(options, bad).diagnostics;
+  CHECK_FALSE(first.empty());
+  CHECK(compile(options, bad).diagnostics == first);
+}
+
+TEST_CASE("compile() writes nothing on any error", "[driver]") {
+  MemoryReader reader{
+      {"x.ops.yaml", "namespace: d\nops:\n  - func: op(Tensor x, flaot s) -> Tensor\n"}};
+  CompileOptions options;
+  options.input = "x.ops.yaml";
+  options.emit = {OutputKind::Json};
+  CompileResult r = compile(options, reader);
+  CHECK_FALSE(r.ok);
+  CHECK(r.outputs.empty());
+  CHECK(contains(r.diagnostics,
+                 "x.ops.yaml:3:24: error: parameter `s` of op `op`: unknown type `flaot`\n"));
+  CHECK(r.inputs == std::vector<std::string>{"x.ops.yaml"});
+}
+
+TEST_CASE("--explain prints the slot map of one op", "[driver]") {
+  CompileResult r = compile_demo({}, std::string("scale_"));
+  INFO(r.diagnostics);
+  REQUIRE(r.ok);
+  CHECK(r.outputs.empty());
+  CHECK(r.explanation ==
+        "op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
+        "lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float "
+        "cfg__scale=1.0, "
+        "str cfg__mode=\"causal\", *, ScalarType dt=6) -> ()\n"
+        "\n"
+        "original path  lowered name   type                    default                    "
+        "kwarg-only  mutated\n"
+        "-------------  -------------  ----------------------  -------------------------  "
+        "----------  -------\n"
+        "x              x              Tensor                  -                          no       "
+        "   no\n"
+        "cfg.inner.w    cfg__inner__w  Tensor -> Tensor(a!)    -                          no       "
+        "   yes\n"
+        "cfg.inner.b    cfg__inner__b  Tensor? -> Tensor(b!)?  -                          no       "
+        "   yes\n"
+        "cfg.scale      cfg__scale     float                   1.0                        no       "
+        "   no\n"
+        "cfg.mode       cfg__mode      MaskType -> str         causal (schema: \"causal\")  no     "
+        "     no\n"
+        "dt             dt             ScalarType              float32 (schema: 6)        yes      "
+        "   no\n");
+  CompileResult op = compile_demo({}, std::string("op"));
+  CHECK(contains(op.explanation, "\nmeta: outputs take the metadata of x\n"));
+  CompileResult custom = compile_demo({}, std::string("can_cast"));
+  CHECK(contains(custom.explanation, "\nmeta: custom (kernels::can_cast_meta)\n"));
+}
+
+TEST_CASE("--explain finds ops by qualified or C++ name; unknown names list the ops", "[driver]") {
+  MemoryReader reader{{"o.ops.yaml",
+                       "namespace: d\nops:\n  - func: f.two(Tensor x, int n=1) -> Tensor\n  - "
+                       "func: g(Tensor x) -> Tensor\n"}};
+  CompileOptions options;
+  options.input = "o.ops.yaml";
+  options.emit = {};
+  options.explain_op = "f.two";
+  CompileResult qualified = compile(options, reader);
+  CHECK(contains(qualified.explanation, "lowered: f.two(Tensor x, int n=1) -> Tensor\n"));
+  options.explain_op = "f_two";
+  CHECK(compile(options, reader).explanation == qualified.explanation);
+  options.explain_op = "nope";
+  CompileResult unknown = compile(options, reader);
+  CHECK(unknown.ok);
+  CHECK(unknown.explanation.empty());
+  REQUIRE(unknown.unknown_explain_op);
+  CHECK(*unknown.unknown_explain_op == "ops in this file: `f.two` and `g`");
+}
+
+TEST_CASE("output names and --emit kinds", "[driver]") {
+  CHECK(output_name(OutputKind::Header, "demo") == "demo.ops.h");
+  CHECK(output_name(OutputKind::Source, "demo") == "demo.ops.cpp");
+  CHECK(output_name(OutputKind::Stubs, "demo") == "demo.ops.stubs.cpp");
+  CHECK(output_name(OutputKind::Python, "demo") == "demo_ops.py");
+  CHECK(output_name(OutputKind::Json, "demo") == "demo.ops.json");
+  CHECK(parse_output_kind("h") == OutputKind::Header);
+  CHECK(parse_output_kind("cpp") == OutputKind::Source);
+  CHECK(parse_output_kind("stubs") == OutputKind::Stubs);
+  CHECK(parse_output_kind("py") == OutputKind::Python);
+  CHECK(parse_output_kind("json") == OutputKind::Json);
+  CHECK_FALSE(parse_output_kind("hpp"));
+  CHECK_FALSE(parse_output_kind(""));
+}
+
+TEST_CASE("write_if_changed leaves an identical file alone", "[driver][writer]") {
+  TempDir dir;
+  std::string path = dir.file("a.ops.json");
+  WriteReport first = write_if_changed(path, "{}\n");
+  CHECK(first.status == WriteStatus::Written);
+  CHECK(first.path == path);
+  CHECK(slurp(path) == "{}\n");
+
+  fs::file_time_type old = age(path);
+  WriteReport same = write_if_changed(path, "{}\n");
+  CHECK(same.status == WriteStatus::Unchanged);
+  CHECK(fs::last_write_time(path) == old);
+
+  WriteReport changed = write_if_changed(path, "{\"a\": 1}\n");
+  CHECK(changed.status == WriteStatus::Written);
+  CHECK(slurp(path) == "{\"a\": 1}\n");
+  CHECK(fs::last_write_time(path) != old);
+
+  // Atomic writes leave no temporary files behind.
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    (void)entry;
+    ++files;
+  }
+  CHECK(files == 1);
+}
+
+TEST_CASE("write_if_changed reports failures instead of throwing", "[driver][writer]") {
+  TempDir dir;
+  WriteReport r = write_if_changed(dir.file("missing/dir/x.json"), "x");
+  CHECK(r.status == WriteStatus::Failed);
+  CHECK_FALSE(r.error.empty());
+}
+
+TEST_CASE("write_outputs creates the folder, rewrites only changes, never overwrites stubs",
+          "[driver][writer]") {
+  TempDir dir;
+  std::string out = dir.file("out/nested");
+  std::vector<OutputFile> files = {
+      {OutputKind::Json, "x.ops.json", "json v1\n", false},
+      {OutputKind::Stubs, "x.ops.stubs.cpp", "stubs v1\n", true},
+  };
+  auto first = write_outputs(files, out);
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].status == WriteStatus::Written);
+  CHECK(first[1].status == WriteStatus::Written);
+  CHECK(first[1].path == out + "/x.ops.stubs.cpp");
+  CHECK(slurp(out + "/x.ops.stubs.cpp") == "stubs v1\n");
+
+  // The user edits the stubs; a later run with new content keeps them.
+  spit(out + "/x.ops.stubs.cpp", "my kernels\n");
+  fs::file_time_type json_time = age(out + "/x.ops.json");
+  files[1].content = "stubs v2\n";
+  auto second = write_outputs(files, out);
+  CHECK(second[0].status == WriteStatus::Unchanged);
+  CHECK(fs::last_write_time(out + "/x.ops.json") == json_time);
+  CHECK(second[1].status == WriteStatus::KeptExisting);
+  CHECK(slurp(out + "/x.ops.stubs.cpp") == "my kernels\n");
+
+  files[0].content = "json v2\n";
+  auto third = write_outputs(files, out);
+  CHECK(third[0].status == WriteStatus::Written);
+  CHECK(slurp(out + "/x.ops.json") == "json v2\n");
+}
+
+TEST_CASE("make_depfile writes Make syntax with escapes", "[driver][writer]") {
+  CHECK(make_depfile({"out/a.ops.h", "out/a.ops.cpp"}, {"a.ops.yaml", "inc/common.ops.yaml"}) ==
+        "out/a.ops.h out/a.ops.cpp: a.ops.yaml inc/common.ops.yaml\n");
+  CHECK(make_depfile({"my out/x.h"}, {"my dir/x#1.ops.yaml", "$HOME.ops.yaml"}) ==
+        "my\\ out/x.h: my\\ dir/x\\#1.ops.yaml $$HOME.ops.yaml\n");
+  CHECK(make_depfile({"t"}, {}) == "t:\n");
+}

@@ -1,0 +1,189 @@
+// Unit tests of load/idl_loader: the main file and its includes, read through
+// an in-memory FileReader.
+#include <catch2/catch.hpp>
+
+#include "test_support.h"
+
+using namespace structop;
+using structop::testing::contains;
+using structop::testing::MemoryReader;
+using structop::testing::run_front_end;
+
+namespace {
+
+const char* kCommon =
+    "namespace: common\n"
+    "enums:\n"
+    "  Mode: [a, b]\n"
+    "records:\n"
+    "  Inner:\n"
+    "    fields:\n"
+    "      w: Tensor\n";
+
+}  // namespace
+
+TEST_CASE("an include is found next to the including file", "[loader]") {
+  MemoryReader reader{
+      {"proj/main.ops.yaml",
+       "namespace: demo\n"
+       "include: [sub/common.ops.yaml]\n"
+       "ops:\n"
+       "  - func: op(Tensor x, Inner cfg, Mode m=b) -> Tensor\n"},
+      {"proj/sub/common.ops.yaml", kCommon},
+  };
+  auto fe = run_front_end(reader, "proj/main.ops.yaml");
+  REQUIRE(fe.errors.empty());
+  // Dependency order: the included file first, the main file last; paths
+  // for the depfile: main first.
+  REQUIRE(fe.idl.files.size() == 2);
+  CHECK(fe.idl.files[0].namespace_.text == "common");
+  CHECK(fe.idl.files[1].namespace_.text == "demo");
+  REQUIRE(fe.idl.paths.size() == 2);
+  CHECK(fe.idl.paths[0] == "proj/main.ops.yaml");
+  CHECK(fe.idl.paths[1] == "proj/sub/common.ops.yaml");
+  CHECK(fe.module.namespace_ == "demo");
+  CHECK(fe.module.files == fe.idl.paths);
+  REQUIRE(fe.module.records.size() == 1);
+  CHECK(fe.module.records[0].from_include);
+  CHECK(fe.module.records[0].cpp_namespace == "common");
+  CHECK(fe.module.enums[0].from_include);
+  CHECK(fe.op("op").schema == "op(Tensor x, Tensor cfg__w, str m=\"b\") -> Tensor");
+}
+
+TEST_CASE("-I folders are searched after the including file's folder", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml", "namespace: demo\ninclude: [common.ops.yaml]\n"},
+      {"inc1/common.ops.yaml", "namespace: one\n"},
+      {"inc2/common.ops.yaml", "namespace: two\n"},
+  };
+  auto fe = run_front_end(reader, "main.ops.yaml", {"inc2", "inc1"});
+  REQUIRE(fe.errors.empty());
+  CHECK(fe.idl.paths[1] == "inc2/common.ops.yaml");
+  CHECK(reader.reads("inc1/common.ops.yaml") == 0);
+
+  reader.add("common.ops.yaml", "namespace: local\n");
+  auto local = run_front_end(reader, "main.ops.yaml", {"inc2", "inc1"});
+  REQUIRE(local.errors.empty());
+  CHECK(local.idl.paths[1] == "common.ops.yaml");
+}
+
+TEST_CASE("a file included twice (diamond) is read once", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml", "namespace: demo\ninclude: [left.ops.yaml, right.ops.yaml]\n"},
+      {"left.ops.yaml",
+       "namespace: l\ninclude: [base.ops.yaml]\nrecords: {L: {fields: {b: Base}}}\n"},
+      {"right.ops.yaml",
+       "namespace: r\ninclude: [./base.ops.yaml]\nrecords: {R: {fields: {b: Base}}}\n"},
+      {"base.ops.yaml", "namespace: b\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+  };
+  auto fe = run_front_end(reader);
+  REQUIRE(fe.errors.empty());
+  CHECK(reader.reads("base.ops.yaml") == 1);
+  REQUIRE(fe.idl.files.size() == 4);
+  CHECK(fe.idl.files[0].namespace_.text == "b");
+  CHECK(fe.idl.files[1].namespace_.text == "l");
+  CHECK(fe.idl.files[2].namespace_.text == "r");
+  CHECK(fe.idl.files[3].namespace_.text == "demo");
+  CHECK(fe.idl.paths == std::vector<std::string>{"main.ops.yaml", "left.ops.yaml", "base.ops.yaml",
+                                                 "right.ops.yaml"});
+  // Base is declared once, so no "already defined" error either.
+  CHECK(fe.module.records.size() == 3);
+}
+
+TEST_CASE("an include cycle is an error that shows the chain", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml", "namespace: demo\ninclude: [a.ops.yaml]\n"},
+      {"a.ops.yaml", "namespace: a\ninclude: [b.ops.yaml]\n"},
+      {"b.ops.yaml", "namespace: b\ninclude: [a.ops.yaml]\n"},
+  };
+  auto fe = run_front_end(reader);
+  CHECK(fe.errors ==
+        "b.ops.yaml:2:11: error: include cycle: `a.ops.yaml` -> `b.ops.yaml` -> `a.ops.yaml`\n"
+        " 2 | include: [a.ops.yaml]\n"
+        "   |           ^~~~~~~~~~\n"
+        "hint: move the shared records and enums into a file that includes neither\n");
+  CHECK(reader.reads("a.ops.yaml") == 1);
+}
+
+TEST_CASE("a file including itself is a cycle", "[loader]") {
+  MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [main.ops.yaml]\n"}};
+  auto fe = run_front_end(reader);
+  CHECK(contains(fe.errors,
+                 "main.ops.yaml:2:11: error: include cycle: `main.ops.yaml` -> `main.ops.yaml`\n"));
+}
+
+TEST_CASE("a missing include names what was searched", "[loader]") {
+  MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [nope.ops.yaml]\n"}};
+  auto plain = run_front_end(reader);
+  CHECK(plain.errors ==
+        "main.ops.yaml:2:11: error: cannot find included file `nope.ops.yaml`\n"
+        " 2 | include: [nope.ops.yaml]\n"
+        "   |           ^~~~~~~~~~~~~\n"
+        "hint: paths are relative to the including file; add a search folder with -I\n");
+  auto with_dirs = run_front_end(reader, "main.ops.yaml", {"x", "y"});
+  CHECK(contains(with_dirs.errors, "hint: searched next to `main.ops.yaml` and in `x` and `y`\n"));
+}
+
+TEST_CASE("a main file that cannot be read is an error without a position", "[loader]") {
+  MemoryReader reader;
+  auto fe = run_front_end(reader, "absent.ops.yaml");
+  CHECK(fe.errors == "absent.ops.yaml: error: cannot read file: No such file or directory\n");
+  CHECK(fe.idl.files.empty());
+}
+
+TEST_CASE("errors in included files are reported against those files", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml",
+       "namespace: demo\ninclude: [c.ops.yaml]\nrecords: {M: {fields: {x: flaot}}}\n"},
+      {"c.ops.yaml", "namespace: c\nrecords: {C: {fields: {y: Tensr}}}\n"},
+  };
+  auto fe = run_front_end(reader);
+  CHECK(contains(fe.errors, "c.ops.yaml:2:27: error: field `C.y`: unknown type `Tensr`\n"));
+  CHECK(contains(fe.errors, "main.ops.yaml:3:27: error: field `M.x`: unknown type `flaot`\n"));
+  // Files in the order they were read: the main file first.
+  CHECK(fe.errors.find("main.ops.yaml:") < fe.errors.find("c.ops.yaml:"));
+}
+
+TEST_CASE("a name defined in two files is an error with a note", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml", "namespace: demo\ninclude: [c.ops.yaml]\nenums: {Mode: [x]}\n"},
+      {"c.ops.yaml", kCommon},
+  };
+  auto fe = run_front_end(reader);
+  CHECK(contains(fe.errors, "main.ops.yaml:3:9: error: `Mode` is already defined\n"));
+  CHECK(contains(fe.errors, "c.ops.yaml:3:3: note: `Mode` first defined here\n"));
+}
+
+TEST_CASE("ops of included files are not the main file's ops", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml",
+       "namespace: demo\ninclude: [c.ops.yaml]\nops:\n  - func: mine(Tensor x) -> Tensor\n"},
+      {"c.ops.yaml", "namespace: c\nops:\n  - func: theirs(Tensor x) -> Tensor\n"},
+  };
+  auto fe = run_front_end(reader);
+  REQUIRE(fe.errors.empty());
+  REQUIRE(fe.module.ops.size() == 1);
+  CHECK(fe.module.ops[0].name == "mine");
+}
+
+TEST_CASE("a long include chain is an error, not a stack overflow", "[loader]") {
+  MemoryReader reader;
+  const int n = 5000;
+  for (int i = 0; i < n; ++i) {
+    std::string text = "namespace: n" + std::to_string(i) + "\n";
+    if (i + 1 < n) text += "include: [f" + std::to_string(i + 1) + ".ops.yaml]\n";
+    reader.add("f" + std::to_string(i) + ".ops.yaml", text);
+  }
+  auto fe = run_front_end(reader, "f0.ops.yaml");
+  CHECK(fe.diags->error_count() == 1);
+  CHECK(contains(fe.errors, "f99.ops.yaml:2:11: error: includes nest more than 100 files deep\n"));
+  CHECK(reader.reads("f100.ops.yaml") == 0);
+  // A chain of 100 files is fine.
+  MemoryReader ok;
+  for (int i = 0; i < 100; ++i) {
+    std::string text = "namespace: n" + std::to_string(i) + "\n";
+    if (i < 99) text += "include: [f" + std::to_string(i + 1) + ".ops.yaml]\n";
+    ok.add("f" + std::to_string(i) + ".ops.yaml", text);
+  }
+  CHECK(run_front_end(ok, "f0.ops.yaml").errors.empty());
+}

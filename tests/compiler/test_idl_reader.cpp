@@ -1,0 +1,425 @@
+// Unit tests of load/idl_reader: the YAML tree -> the IDL syntax tree, with
+// the IDL's keys, short and long forms, and errors pointing at the right place.
+#include <catch2/catch.hpp>
+
+#include "load/idl_reader.h"
+#include "syntax/schema_parser.h"
+#include "test_support.h"
+
+using namespace structop;
+using structop::testing::contains;
+
+namespace {
+
+struct Read {
+  std::unique_ptr<SourceManager> sources = std::make_unique<SourceManager>();
+  std::unique_ptr<Diagnostics> diags = std::make_unique<Diagnostics>(*sources);
+  syntax::IdlFile file;
+  std::string errors;
+};
+
+Read read(const std::string& text) {
+  Read r;
+  int id = r.sources->add("t.ops.yaml", text);
+  YamlDocument doc;
+  if (load_yaml(*r.sources, id, *r.diags, &doc)) read_idl(doc, id, *r.diags, &r.file);
+  r.errors = r.diags->render();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a complete file reads into the syntax tree", "[reader]") {
+  auto r = read(
+      "namespace: demo\n"
+      "cpp_namespace: demo::ops\n"
+      "include: [common.ops.yaml, other.ops.yaml]\n"
+      "doc: The demo ops.\n"
+      "enums:\n"
+      "  MaskType: [full, causal]\n"
+      "  Backend:\n"
+      "    values: [auto, flash]\n"
+      "    doc: Which backend.\n"
+      "records:\n"
+      "  Cfg:\n"
+      "    doc: A config.\n"
+      "    fields:\n"
+      "      w: Tensor\n"
+      "      scale: float = 1.0\n"
+      "      mode:\n"
+      "        type: MaskType\n"
+      "        default: causal\n"
+      "        doc: The mask.\n"
+      "      name:\n"
+      "        type: str\n"
+      "        default: \"a b\"\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Cfg cfg) -> Tensor\n"
+      "    backward: true\n"
+      "    doc: Does it.\n"
+      "  - func: scale_(Tensor x, Cfg cfg) -> ()\n"
+      "    mutates: [cfg, cfg.w]\n"
+      "    dispatch: [CPU, CUDA]\n"
+      "    meta: custom\n"
+      "  - func: two(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n"
+      "    meta: [q, k]\n");
+  REQUIRE(r.errors.empty());
+  const syntax::IdlFile& f = r.file;
+  CHECK(f.namespace_.text == "demo");
+  CHECK(f.namespace_.span.column == 12);
+  REQUIRE(f.cpp_namespace);
+  CHECK(f.cpp_namespace->text == "demo::ops");
+  REQUIRE(f.includes.size() == 2);
+  CHECK(f.includes[1].text == "other.ops.yaml");
+  CHECK(f.includes[1].span.line == 3);
+  CHECK(f.includes[1].span.column == 28);
+
+  REQUIRE(f.enums.size() == 2);
+  CHECK(f.enums[0].name.text == "MaskType");
+  REQUIRE(f.enums[0].values.size() == 2);
+  CHECK(f.enums[0].values[1].text == "causal");
+  CHECK(f.enums[0].values[1].span.column == 20);
+  CHECK(f.enums[1].name.text == "Backend");
+  CHECK(f.enums[1].doc == "Which backend.");
+  REQUIRE(f.enums[1].values.size() == 2);
+  CHECK_FALSE(f.enums[1].incomplete);
+
+  REQUIRE(f.records.size() == 1);
+  const syntax::RecordDecl& cfg = f.records[0];
+  CHECK(cfg.doc == "A config.");
+  CHECK_FALSE(cfg.incomplete);
+  REQUIRE(cfg.fields.size() == 4);
+  CHECK(cfg.fields[0].name.text == "w");
+  CHECK(syntax::to_schema(cfg.fields[0].type) == "Tensor");
+  CHECK_FALSE(cfg.fields[0].default_value);
+  CHECK(cfg.fields[1].default_value->text == "1.0");
+  CHECK(cfg.fields[1].default_value->span.line == 15);
+  CHECK(cfg.fields[1].default_value->span.column == 22);
+  CHECK(cfg.fields[2].type.base == "MaskType");
+  CHECK(cfg.fields[2].type.span.line == 17);
+  CHECK(cfg.fields[2].type.span.column == 15);
+  CHECK(cfg.fields[2].default_value->kind == syntax::Literal::Kind::Identifier);
+  CHECK(cfg.fields[2].doc == "The mask.");
+  CHECK_FALSE(cfg.fields[2].default_is_yaml_string);
+  // A quoted long-form default is the YAML string itself, re-quoted for the schema.
+  CHECK(cfg.fields[3].default_is_yaml_string);
+  CHECK(cfg.fields[3].default_value->string_value == "a b");
+  CHECK(cfg.fields[3].default_value->text == "\"a b\"");
+
+  REQUIRE(f.ops.size() == 3);
+  CHECK(f.ops[0].sig.name.text == "op");
+  CHECK(f.ops[0].backward);
+  CHECK(f.ops[0].doc == "Does it.");
+  CHECK(f.ops[0].meta.kind == syntax::MetaDecl::Kind::Identity);
+  CHECK(f.ops[0].func_span.line == 24);
+  CHECK(f.ops[0].func_span.column == 11);
+  REQUIRE(f.ops[1].mutates.size() == 2);
+  CHECK(f.ops[1].mutates[1].text == "cfg.w");
+  CHECK(f.ops[1].mutates[1].span.column == 20);
+  REQUIRE(f.ops[1].dispatch.size() == 2);
+  CHECK(f.ops[1].dispatch[1].text == "CUDA");
+  CHECK(f.ops[1].meta.kind == syntax::MetaDecl::Kind::Custom);
+  CHECK_FALSE(f.ops[1].backward);
+  CHECK(f.ops[2].meta.kind == syntax::MetaDecl::Kind::Names);
+  REQUIRE(f.ops[2].meta.names.size() == 2);
+  CHECK(f.ops[2].meta.names[1].text == "k");
+}
+
+TEST_CASE("positions inside func strings map to source columns", "[reader]") {
+  SECTION("plain scalar") {
+    auto r = read("namespace: d\nops:\n  - func: op(Tensor x, float y=1.0) -> Tensor\n");
+    REQUIRE(r.errors.empty());
+    const auto& sig = r.file.ops[0].sig;
+    CHECK(sig.name.span.column == 11);
+    CHECK(sig.params[1].type.span.column == 24);
+    CHECK(sig.params[1].name.span.column == 30);
+    CHECK(sig.params[1].default_value->span.column == 32);
+    CHECK(sig.params[1].default_value->span.length == 3);
+  }
+  SECTION("single-quoted scalar: columns shift past the quote") {
+    auto r = read("namespace: d\nops:\n  - func: 'op(Tensor x, float y) -> Tensor'\n");
+    REQUIRE(r.errors.empty());
+    CHECK(r.file.ops[0].sig.params[1].name.span.column == 31);
+  }
+  SECTION("an error inside a double-quoted func points at the bad token") {
+    auto r = read("namespace: d\nops:\n  - func: \"op(Tensor x, str s='a') Tensor\"\n");
+    CHECK(contains(
+        r.errors,
+        "t.ops.yaml:3:36: error: op `op`: expected `->` and the return types after `)`\n"));
+    CHECK(contains(r.errors,
+                   " 3 |   - func: \"op(Tensor x, str s='a') Tensor\"\n"
+                   "   |                                    ^~~~~~\n"));
+  }
+  SECTION("a folded func cannot map columns, so errors point at its start") {
+    auto r = read("namespace: d\nops:\n  - func: op(Tensor x,\n      Tensor y) Tensor\n");
+    CHECK(contains(r.errors, "t.ops.yaml:3:11: error: op `op`: expected `->`"));
+  }
+}
+
+TEST_CASE("short and long field forms", "[reader]") {
+  auto r = read(
+      "namespace: d\n"
+      "records:\n"
+      "  R:\n"
+      "    fields:\n"
+      "      a: int[2] = [1, 2]\n"
+      "      b: {type: 'float?', default: None}\n"
+      "      c:\n"
+      "        type: str\n"
+      "        default: plain\n");
+  REQUIRE(r.errors.empty());
+  const auto& fields = r.file.records[0].fields;
+  REQUIRE(fields.size() == 3);
+  CHECK(syntax::to_schema(fields[0].type) == "int[2]");
+  CHECK(fields[0].default_value->kind == syntax::Literal::Kind::List);
+  CHECK(fields[0].default_value->items.size() == 2);
+  CHECK(syntax::to_schema(fields[1].type) == "float?");
+  CHECK(fields[1].default_value->kind == syntax::Literal::Kind::None);
+  // An unquoted long-form default is a schema literal (here an identifier,
+  // which the checker rejects for a str).
+  CHECK(fields[2].default_value->kind == syntax::Literal::Kind::Identifier);
+  CHECK_FALSE(fields[2].default_is_yaml_string);
+}
+
+TEST_CASE("long field form errors", "[reader]") {
+  SECTION("no type") {
+    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {default: 1}\n");
+    CHECK(contains(r.errors, "t.ops.yaml:5:7: error: field `R.a` has no type\n"));
+    CHECK(contains(r.errors, "hint: add `type: TYPE`\n"));
+    CHECK(r.file.records[0].incomplete);
+  }
+  SECTION("default written into the type") {
+    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int = 1}\n");
+    CHECK(contains(r.errors,
+                   "t.ops.yaml:5:23: error: in the long form the default goes under `default:`\n"));
+    CHECK(contains(r.errors, "hint: write `default: 1`\n"));
+  }
+  SECTION("empty default") {
+    auto r = read(
+        "namespace: d\nrecords:\n  R:\n    fields:\n      a:\n        type: int\n        "
+        "default:\n");
+    CHECK(contains(r.errors, "error: field `R.a` has an empty default\n"));
+  }
+  SECTION("misspelled key: reported once, with a suggestion") {
+    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a:\n        tpye: int\n");
+    CHECK(r.errors ==
+          "t.ops.yaml:6:9: error: unknown key `tpye` in field `R.a`\n"
+          " 6 |         tpye: int\n"
+          "   |         ^~~~\n"
+          "hint: did you mean `type`?\n");
+  }
+  SECTION("a bad default names the field") {
+    auto r =
+        read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int, default: 1 2}\n");
+    CHECK(contains(
+        r.errors, "t.ops.yaml:5:33: error: field `R.a`: unexpected `2` after the default value\n"));
+    auto nested = read(
+        "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: 'int[]', default: [1, [2]]}\n");
+    CHECK(contains(
+        nested.errors,
+        "t.ops.yaml:5:39: error: field `R.a`: nested lists are not valid default values\n"));
+  }
+  SECTION("a YAML list is a list default; quoted items are strings") {
+    auto r = read(
+        "namespace: d\nrecords:\n  R:\n    fields:\n"
+        "      a: {type: 'int[]', default: [1, -2]}\n"
+        "      b: {type: 'str[]', default: [x, \"y z\"]}\n"
+        "      c: {type: 'int[]', default: []}\n");
+    REQUIRE(r.errors.empty());
+    const auto& fields = r.file.records[0].fields;
+    CHECK(fields[0].default_value->kind == syntax::Literal::Kind::List);
+    CHECK(fields[0].default_value->text == "[1, -2]");
+    CHECK(fields[0].default_value->items[1].int_value == -2);
+    CHECK(fields[1].default_value->items[0].kind == syntax::Literal::Kind::Identifier);
+    CHECK(fields[1].default_value->items[1].kind == syntax::Literal::Kind::String);
+    CHECK(fields[1].default_value->text == "[x, \"y z\"]");
+    CHECK(fields[2].default_value->items.empty());
+    CHECK(fields[2].default_value->text == "[]");
+  }
+}
+
+TEST_CASE("field spec errors name the field", "[reader]") {
+  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: int =\n      b: (int, int)\n");
+  CHECK(contains(
+      r.errors,
+      "t.ops.yaml:5:15: error: field `R.a`: expected a default value, found end of text\n"));
+  CHECK(contains(r.errors, "t.ops.yaml:6:10: error: field `R.b`: tuple types are not supported\n"));
+  CHECK(r.file.records[0].incomplete);
+  CHECK(r.file.records[0].fields.empty());
+}
+
+TEST_CASE("enum short and long forms; bad values", "[reader]") {
+  auto r = read(
+      "namespace: d\n"
+      "enums:\n"
+      "  A: [x, y]\n"
+      "  B: {values: [p], doc: B doc}\n"
+      "  C: [ok, 1bad, 'with space']\n"
+      "  D: {values: 3}\n"
+      "  E: {doc: none}\n"
+      "  F: []\n");
+  const auto& enums = r.file.enums;
+  REQUIRE(enums.size() == 6);
+  CHECK(enums[0].values.size() == 2);
+  CHECK(enums[1].doc == "B doc");
+  CHECK(enums[2].values.size() == 1);
+  CHECK(enums[2].incomplete);
+  CHECK(
+      contains(r.errors, "t.ops.yaml:5:11: error: enum value `1bad` is not a valid identifier\n"));
+  CHECK(contains(r.errors,
+                 "t.ops.yaml:5:18: error: enum value `with space` is not a valid identifier\n"));
+  CHECK(contains(
+      r.errors,
+      "t.ops.yaml:6:15: error: values of enum `D` must be a list of names, found a scalar\n"));
+  CHECK(enums[3].incomplete);
+  CHECK(contains(r.errors, "t.ops.yaml:7:3: error: enum `E` has no `values`\n"));
+  CHECK(enums[4].incomplete);
+  // An empty list is the checker's to report (it knows the declaration).
+  CHECK_FALSE(enums[5].incomplete);
+  CHECK_FALSE(contains(r.errors, "`F`"));
+}
+
+TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]") {
+  SECTION("top level") {
+    auto r = read("namespace: d\nrecord: {}\n");
+    CHECK(contains(r.errors, "t.ops.yaml:2:1: error: unknown key `record` in the file\n"));
+    CHECK(contains(r.errors, "hint: did you mean `records`?\n"));
+  }
+  SECTION("no close match lists every key") {
+    auto r = read("namespace: d\nxyzzy: 1\n");
+    CHECK(contains(r.errors,
+                   "hint: valid keys are `namespace`, `cpp_namespace`, `include`, `doc`, `enums`, "
+                   "`records` and `ops`\n"));
+  }
+  SECTION("record: the missing `fields` is not reported as well") {
+    auto r = read("namespace: d\nrecords:\n  R:\n    feilds: {a: int}\n");
+    CHECK(r.errors ==
+          "t.ops.yaml:4:5: error: unknown key `feilds` in record `R`\n"
+          " 4 |     feilds: {a: int}\n"
+          "   |     ^~~~~~\n"
+          "hint: did you mean `fields`?\n");
+    REQUIRE(r.file.records.size() == 1);
+    CHECK(r.file.records[0].incomplete);
+  }
+  SECTION("op") {
+    auto r = read("namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n    mutate: [x]\n");
+    CHECK(contains(r.errors, "t.ops.yaml:4:5: error: unknown key `mutate` in an op\n"));
+    CHECK(contains(r.errors, "hint: did you mean `mutates`?\n"));
+    CHECK(r.file.ops.size() == 1);
+  }
+  SECTION("op without func: a misspelled `func` is the only error") {
+    auto r = read("namespace: d\nops:\n  - fnuc: op(Tensor x) -> Tensor\n");
+    CHECK(contains(r.errors, "error: unknown key `fnuc` in an op\n"));
+    CHECK_FALSE(contains(r.errors, "no `func:`"));
+  }
+  SECTION("enum long form") {
+    auto r = read("namespace: d\nenums:\n  E:\n    value: [a]\n");
+    CHECK(r.errors ==
+          "t.ops.yaml:4:5: error: unknown key `value` in enum `E`\n"
+          " 4 |     value: [a]\n"
+          "   |     ^~~~~\n"
+          "hint: did you mean `values`?\n");
+  }
+}
+
+TEST_CASE("duplicate keys are errors with a note at the first", "[reader]") {
+  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: int\n      a: float\n");
+  CHECK(contains(r.errors, "t.ops.yaml:6:7: error: duplicate key `a` in fields of record `R`\n"));
+  CHECK(contains(r.errors, "t.ops.yaml:5:7: note: `a` first appears here\n"));
+  REQUIRE(r.file.records[0].fields.size() == 1);
+  CHECK(syntax::to_schema(r.file.records[0].fields[0].type) == "int");
+}
+
+TEST_CASE("namespace checks", "[reader]") {
+  SECTION("missing") {
+    auto r = read("ops: []\n");
+    CHECK(contains(r.errors, "t.ops.yaml:1:1: error: missing required key `namespace`\n"));
+  }
+  SECTION("not an identifier: reported once") {
+    auto r = read("namespace: my-ops\n");
+    CHECK(r.errors ==
+          "t.ops.yaml:1:12: error: namespace `my-ops` is not a valid identifier\n"
+          " 1 | namespace: my-ops\n"
+          "   |            ^~~~~~\n"
+          "hint: use letters, digits and `_`, not starting with a digit\n");
+  }
+  SECTION("cpp_namespace") {
+    CHECK(read("namespace: d\ncpp_namespace: a::b::c\n").errors.empty());
+    CHECK(contains(read("namespace: d\ncpp_namespace: 'a::'\n").errors,
+                   "error: cpp_namespace `a::` is not a C++ namespace name\n"));
+    CHECK(contains(read("namespace: d\ncpp_namespace: ::a\n").errors,
+                   "error: cpp_namespace `::a` is not a C++ namespace name\n"));
+  }
+}
+
+TEST_CASE("wrong shapes are reported with what was found", "[reader]") {
+  CHECK(contains(read("- a\n- b\n").errors,
+                 "t.ops.yaml:1:1: error: an IDL file must be a mapping, found a list\n"));
+  CHECK(contains(read("namespace: d\nops: {a: 1}\n").errors,
+                 "error: `ops` must be a list, found a mapping\n"));
+  CHECK(contains(read("namespace: d\nops: [3]\n").errors,
+                 "error: each op must be a mapping with `func:`, found a scalar\n"));
+  CHECK(contains(read("namespace: d\nrecords: [a]\n").errors,
+                 "error: `records` must be a mapping of record names, found a list\n"));
+  CHECK(contains(read("namespace: d\nenums: 3\n").errors,
+                 "error: `enums` must be a mapping of enum names, found a scalar\n"));
+  CHECK(contains(read("namespace: d\nrecords:\n  R: 3\n").errors,
+                 "error: record `R` must be a mapping with `fields`, found a scalar\n"));
+  CHECK(contains(read("namespace: d\nrecords:\n  R: {fields: [a]}\n").errors,
+                 "error: fields of record `R` must be a mapping, found a list\n"));
+  CHECK(
+      contains(read("namespace: d\nrecords:\n  R: {fields: {a: [int]}}\n").errors,
+               "error: field `R.a` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found a list\n"));
+  CHECK(contains(read("namespace: d\nrecords:\n  R: {fields: {a: }}\n").errors,
+                 "error: field `R.a` has no type\n"));
+  CHECK(contains(read("namespace: d\nrecords:\n  1R: {fields: {a: int}}\n").errors,
+                 "error: record name `1R` is not a valid identifier\n"));
+  CHECK(contains(
+      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', backward: yes}\n").errors,
+      "error: backward must be `true` or `false`, found `yes`\n"));
+  CHECK(contains(
+      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', meta: other}\n").errors,
+      "error: `meta` must be `identity`, `custom` or a list of parameter names\n"));
+  CHECK(contains(
+      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', dispatch: {a: 1}}\n").errors,
+      "error: dispatch must be a list, found a mapping\n"));
+  CHECK(contains(read("namespace: d\nops:\n  - {doc: x}\n").errors, "error: op has no `func:`\n"));
+}
+
+TEST_CASE("a single name is accepted where a list is expected", "[reader]") {
+  auto r = read(
+      "namespace: d\ninclude: a.ops.yaml\nops:\n  - {func: 'f_(Tensor x) -> ()', mutates: x, "
+      "dispatch: CPU}\n");
+  REQUIRE(r.errors.empty());
+  CHECK(r.file.includes.size() == 1);
+  CHECK(r.file.ops[0].mutates.size() == 1);
+  CHECK(r.file.ops[0].dispatch.size() == 1);
+}
+
+TEST_CASE("YAML aliases are reported once; their surroundings are not blamed", "[reader]") {
+  auto r = read(
+      "namespace: d\n"
+      "records:\n"
+      "  A:\n"
+      "    fields: &f {x: int}\n"
+      "  B:\n"
+      "    fields: *f\n");
+  CHECK(r.errors ==
+        "t.ops.yaml:6:13: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
+        " 6 |     fields: *f\n"
+        "   |             ^\n"
+        "hint: write the value out in full\n");
+  REQUIRE(r.file.records.size() == 2);
+  CHECK_FALSE(r.file.records[0].incomplete);
+  CHECK(r.file.records[1].incomplete);
+}
+
+TEST_CASE("is_identifier", "[reader]") {
+  CHECK(is_identifier("a"));
+  CHECK(is_identifier("_a1"));
+  CHECK_FALSE(is_identifier(""));
+  CHECK_FALSE(is_identifier("1a"));
+  CHECK_FALSE(is_identifier("a-b"));
+  CHECK_FALSE(is_identifier("a b"));
+  CHECK_FALSE(is_identifier("d\xC3\xA9mo"));
+}

@@ -1,0 +1,468 @@
+// Unit tests of lower/: the rules of SPEC §3, mutates / meta names, default
+// conversion and the printed schema.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "test_support.h"
+
+using namespace structop;
+using structop::testing::contains;
+using structop::testing::FrontEnd;
+using structop::testing::run_front_end;
+
+namespace {
+
+const char* kPrelude =
+    "namespace: demo\n"
+    "enums:\n"
+    "  MaskType: [full, causal, sliding_window]\n"
+    "records:\n"
+    "  Inner: {fields: {w: Tensor, b: Tensor}}\n"
+    "  WeightCfg:\n"
+    "    fields:\n"
+    "      inner: Inner\n"
+    "      scale: float = 1.0\n"
+    "      mode: {type: MaskType, default: causal}\n"
+    "  Opt:\n"
+    "    fields:\n"
+    "      eps: float = 1e-5\n"
+    "      causal: bool = False\n";
+
+/// Lowers the ops given (as an `ops:` body) after kPrelude.
+FrontEnd lower_ops(const std::string& ops) {
+  return run_front_end(std::string(kPrelude) + "ops:\n" + ops);
+}
+
+/// The lowered schema of the single op in `ops`.
+std::string schema_of(const std::string& ops) {
+  FrontEnd fe = lower_ops(ops);
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  REQUIRE(fe.lowered.ops.size() == 1);
+  return fe.lowered.ops[0].schema;
+}
+
+std::vector<std::string> names(const lower::LoweredOp& op) {
+  std::vector<std::string> out;
+  for (const auto& s : op.slots) out.push_back(s.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("rule 1: primitive parameters lower as they are", "[lowering]") {
+  CHECK(schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
+        "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
+  FrontEnd fe =
+      lower_ops("  - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)\n    meta: [x, x]\n");
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op.ov");
+  CHECK(lo.cpp_name == "op_ov");
+  CHECK(lo.schema == "op.ov(Tensor x, int n) -> (Tensor a, Tensor b)");
+  REQUIRE(lo.slots.size() == 2);
+  CHECK(lo.slots[1].path == "n");
+  CHECK(lo.slots[1].param == 1);
+  CHECK_FALSE(lo.slots[1].from_record());
+}
+
+TEST_CASE("rule 2: records lower to their leaves, depth first, at the parameter's position",
+          "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, Tensor y) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  CHECK(names(lo) == std::vector<std::string>{"x", "cfg__inner__w", "cfg__inner__b", "cfg__scale",
+                                              "cfg__mode", "y"});
+  CHECK(lo.slots[1].path == "cfg.inner.w");
+  CHECK(lo.slots[1].param == 1);
+  CHECK(lo.slots[1].fields == std::vector<size_t>{0, 0});
+  CHECK(lo.slots[2].fields == std::vector<size_t>{0, 1});
+  CHECK(lo.slots[3].fields == std::vector<size_t>{1});
+  CHECK(lo.slots[5].param == 2);
+  CHECK(lo.slots[1].differentiable);
+  CHECK_FALSE(lo.slots[3].differentiable);
+  // y has no default, so the leaves before it lose theirs in the schema (rule 5).
+  CHECK(lo.schema ==
+        "op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale, str cfg__mode, "
+        "Tensor y) -> Tensor");
+}
+
+TEST_CASE("rule 2: leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
+  CHECK(schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==
+        "op(Tensor x, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, "
+        "str cfg__mode=\"causal\", Tensor y) -> Tensor");
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, *, Opt o) -> Tensor\n");
+  REQUIRE(fe.ok());
+  for (const auto& s : fe.op("op").slots) CHECK(s.kwarg_only == (s.path != "x"));
+}
+
+TEST_CASE("rule 3: enum leaves lower to str with the value's string as default", "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n");
+  REQUIRE(fe.ok());
+  const auto& mode = fe.slot("op", "cfg__mode");
+  CHECK(mode.type.is_enum());  // the slot remembers the enum for the APIs
+  CHECK(mode.schema_type == "str");
+  REQUIRE(mode.schema_default);
+  CHECK(*mode.schema_default == "\"causal\"");
+  CHECK(mode.default_value->constant == "causal");
+  CHECK(schema_of(
+            "  - func: op(Tensor x, MaskType m=sliding_window, MaskType? n=None) -> Tensor\n") ==
+        "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
+}
+
+TEST_CASE("rule 4: mutates expands names to Tensor leaves with distinct alias sets", "[lowering]") {
+  SECTION("a record name: every tensor leaf") {
+    CHECK(schema_of("  - func: scale_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg]\n") ==
+          "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float "
+          "cfg__scale=1.0, "
+          "str cfg__mode=\"causal\") -> ()");
+  }
+  SECTION("a dotted leaf path") {
+    CHECK(schema_of("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.b]\n") ==
+          "f_(Tensor x, Tensor cfg__inner__w, Tensor(a!) cfg__inner__b, float cfg__scale=1.0, "
+          "str cfg__mode=\"causal\") -> ()");
+  }
+  SECTION("a sub-record path") {
+    FrontEnd fe =
+        lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner]\n");
+    REQUIRE(fe.ok());
+    CHECK(fe.slot("f_", "cfg__inner__w").mutated);
+    CHECK(fe.slot("f_", "cfg__inner__b").mutated);
+    CHECK(fe.slot("f_", "cfg__inner__w").schema_type == "Tensor(a!)");
+    CHECK(fe.slot("f_", "cfg__inner__b").schema_type == "Tensor(b!)");
+    CHECK_FALSE(fe.slot("f_", "x").mutated);
+  }
+  SECTION("a lowered name, and a plain tensor parameter") {
+    FrontEnd fe =
+        lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__inner__w, x]\n");
+    REQUIRE(fe.ok());
+    CHECK(fe.slot("f_", "x").schema_type == "Tensor(a!)");
+    CHECK(fe.slot("f_", "cfg__inner__w").schema_type == "Tensor(b!)");
+    CHECK_FALSE(fe.slot("f_", "cfg__inner__b").mutated);
+  }
+  SECTION("alias letters avoid the ones the func line uses") {
+    CHECK(schema_of("  - func: f_(Tensor(a!) x, Tensor(c) y, WeightCfg cfg) -> Tensor(b)\n"
+                    "    mutates: [cfg]\n    meta: custom\n") ==
+          "f_(Tensor(a!) x, Tensor(c) y, Tensor(d!) cfg__inner__w, Tensor(e!) cfg__inner__b, float "
+          "cfg__scale=1.0, "
+          "str cfg__mode=\"causal\") -> Tensor(b)");
+  }
+  SECTION("a leaf already annotated in the func line is left alone") {
+    FrontEnd fe = lower_ops("  - func: f_(Tensor(a!) x) -> ()\n    mutates: [x]\n");
+    REQUIRE(fe.ok());
+    CHECK(fe.op("f_").schema == "f_(Tensor(a!) x) -> ()");
+  }
+  SECTION("more than 26 mutated leaves keep distinct sets") {
+    std::string params, mutated;
+    for (int i = 0; i < 30; ++i) {
+      params += ", Tensor t" + std::to_string(i);
+      mutated += ", t" + std::to_string(i);
+    }
+    FrontEnd fe = lower_ops("  - func: many_(Tensor x" + params + ") -> ()\n    mutates: [x" +
+                            mutated + "]\n");
+    REQUIRE(fe.ok());
+    std::set<std::string> seen;
+    for (const auto& s : fe.op("many_").slots) CHECK(seen.insert(s.schema_type).second);
+    CHECK(fe.slot("many_", "x").schema_type == "Tensor(a!)");
+    CHECK(fe.slot("many_", "t24").schema_type == "Tensor(z!)");
+    CHECK(fe.slot("many_", "t25").schema_type == "Tensor(a1!)");
+  }
+}
+
+TEST_CASE("rule 4: mutates errors list the valid names", "[lowering]") {
+  FrontEnd unknown =
+      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.ww]\n");
+  CHECK(contains(unknown.errors,
+                 "main.ops.yaml:17:15: error: op `f_`: `cfg.inner.ww` in `mutates:` is not a "
+                 "tensor parameter or field\n"));
+  CHECK(contains(unknown.errors,
+                 "hint: did you mean `cfg.inner.w`? valid names are `cfg`, `cfg.inner`, "
+                 "`cfg.inner.b`, `cfg.inner.w`, "
+                 "`cfg__inner__b`, `cfg__inner__w` and `x`\n"));
+  FrontEnd scalar =
+      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.scale]\n");
+  CHECK(contains(
+      scalar.errors,
+      "error: op `f_`: `cfg.scale` in `mutates:` has type `float`; only tensors can be mutated\n"));
+  FrontEnd lowered_scalar =
+      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__mode]\n");
+  CHECK(contains(lowered_scalar.errors,
+                 "error: op `f_`: `cfg__mode` in `mutates:` has type `MaskType`; only tensors can "
+                 "be mutated\n"));
+  FrontEnd list = lower_ops("  - func: f_(Tensor[] xs) -> ()\n    mutates: [xs]\n");
+  CHECK(contains(
+      list.errors,
+      "error: op `f_`: `xs` is a `Tensor[]`; only `Tensor` and `Tensor?` can be mutated\n"));
+  FrontEnd none = lower_ops("  - func: f_(int n) -> ()\n    mutates: [n]\n");
+  CHECK(contains(none.errors, "hint: this op has no tensor parameters\n"));
+}
+
+TEST_CASE("rule 5: a positional default is dropped when a later positional has none",
+          "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, WeightCfg cfg) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  CHECK(lo.schema ==
+        "op(Tensor x, float o__eps, bool o__causal, Tensor cfg__inner__w, Tensor cfg__inner__b, "
+        "float cfg__scale=1.0, str cfg__mode=\"causal\") -> Tensor");
+  // The IDL's defaults are kept for the APIs.
+  const auto& eps = fe.slot("op", "o__eps");
+  REQUIRE(eps.default_value);
+  CHECK(eps.default_value->literal.text == "1e-5");
+  CHECK_FALSE(eps.schema_default);
+  CHECK(*fe.slot("op", "cfg__scale").schema_default == "1.0");
+}
+
+TEST_CASE("rule 5: kwarg-only parameters keep their defaults", "[lowering]") {
+  CHECK(schema_of("  - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor\n") ==
+        "op(Tensor x, float o__eps, bool o__causal, Tensor y, *, float k__eps=1e-5, bool "
+        "k__causal=False, "
+        "Tensor z) -> Tensor");
+}
+
+TEST_CASE("rule 5: a default the schema cannot express also drops earlier ones", "[lowering]") {
+  FrontEnd fe =
+      lower_ops("  - func: op(Tensor x, int k=1, str[] names=[\"a\"], int j=2) -> Tensor\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.op("op").schema == "op(Tensor x, int k, str[] names, int j=2) -> Tensor");
+  CHECK_FALSE(fe.slot("op", "names").schema_default);
+  CHECK(fe.slot("op", "names").default_value);
+}
+
+TEST_CASE("all-defaulted record parameters may be omitted: their leaves keep defaults",
+          "[lowering]") {
+  CHECK(schema_of("  - func: op(Tensor x, Opt o) -> Tensor\n") ==
+        "op(Tensor x, float o__eps=1e-5, bool o__causal=False) -> Tensor");
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, int k=3) -> Tensor\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.module.ops[0].params[1].implicit_default);
+  CHECK(fe.op("op").schema ==
+        "op(Tensor x, float o__eps=1e-5, bool o__causal=False, int k=3) -> Tensor");
+}
+
+TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lowering]") {
+  // Keyword-only, so rule 5 does not interfere.
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor x, *, ScalarType a=float32, ScalarType b=float, ScalarType c=long, "
+      "ScalarType d=half, "
+      "ScalarType? e=None, Layout l=strided, Layout s=sparse_coo, MemoryFormat "
+      "m=contiguous_format, "
+      "MemoryFormat n=channels_last, Device dev=\"cuda:1\", Device? od=\"cpu\") -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  auto def = [&](const char* name) {
+    const auto& s = fe.slot("op", name);
+    return s.schema_default ? *s.schema_default : std::string("<none>");
+  };
+  CHECK(def("a") == "6");      // no torch spelling for `float32`: the ScalarType code
+  CHECK(def("b") == "float");  // torch's parser knows `float` and `long`
+  CHECK(def("c") == "long");
+  CHECK(def("d") == "5");
+  CHECK(def("e") == "None");
+  CHECK(def("l") == "strided");
+  CHECK(def("s") == "1");
+  CHECK(def("m") == "contiguous_format");
+  CHECK(def("n") == "2");
+  CHECK(def("dev") == "\"cuda:1\"");
+  // An optional Device's default stays in the APIs only.
+  CHECK(def("od") == "<none>");
+  CHECK(fe.slot("op", "od").default_value->constant == "cpu");
+  CHECK(fe.slot("op", "d").default_value->constant == "float16");
+
+  // Positional: the inexpressible default drops the ones before it (rule 5).
+  FrontEnd pos =
+      lower_ops("  - func: op(Tensor x, ScalarType a=float32, Device? od=\"cpu\") -> Tensor\n");
+  REQUIRE(pos.ok());
+  CHECK(pos.op("op").schema == "op(Tensor x, ScalarType a, Device? od) -> Tensor");
+}
+
+TEST_CASE("list defaults: numbers and bools in the schema, fixed-size scalars too", "[lowering]") {
+  CHECK(
+      schema_of("  - func: op(Tensor x, *, int[] a=[1, 2], float[] b=[], bool[2] c=[True, False], "
+                "int[2] d=1, "
+                "str[] e=[\"x\"], Tensor? t=None, int? n=None) -> Tensor\n") ==
+      "op(Tensor x, *, int[] a=[1, 2], float[] b=[], bool[2] c=[True, False], int[2] d=1, str[] e, "
+      "Tensor? t=None, int? n=None) -> Tensor");
+}
+
+TEST_CASE("string defaults are re-quoted for the schema", "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: d\n"
+      "records:\n"
+      "  R:\n"
+      "    fields:\n"
+      "      a: str = 'single'\n"
+      "      b: {type: str, default: 'has \"quote\"'}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, R r) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(fe.op("op").schema ==
+        "op(Tensor x, str r__a='single', str r__b=\"has \\\"quote\\\"\") -> Tensor");
+}
+
+TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
+  FrontEnd fe =
+      lower_ops("  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: custom\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
+  FrontEnd rec = run_front_end(
+      "namespace: d\nrecords: {R: {fields: {class: Tensor, lambda: int = 1}}}\nops:\n  - func: "
+      "op(R from) -> Tensor\n");
+  REQUIRE(rec.ok());
+  CHECK(rec.op("op").schema == "op(Tensor from__class, int from__lambda=1) -> Tensor");
+}
+
+TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, int from, int from_) -> Tensor\n");
+  CHECK(contains(fe.errors,
+                 "error: op `op`: parameters `from` and `from_` would both be called `from_` in "
+                 "C++ and Python\n"));
+}
+
+TEST_CASE("lowered-name collisions are reported once, without an internal error", "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n");
+  CHECK(fe.errors ==
+        "main.ops.yaml:16:45: error: op `op`: `cfg.scale` and `cfg__scale` both lower to the "
+        "parameter name "
+        "`cfg__scale`\n"
+        " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
+        "    |                                             ^~~~~~~~~~\n"
+        "hint: record leaves are named `param__field`; rename the field or the parameter\n"
+        "main.ops.yaml:16:34: note: `cfg.scale` comes from parameter `cfg`\n"
+        " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
+        "    |                                  ^~~\n");
+  // Inside one record: field `a__b` next to sub-record `a` with field `b`.
+  FrontEnd inner = run_front_end(
+      "namespace: d\nrecords:\n  A: {fields: {b: int}}\n  R: {fields: {a: A, a__b: int}}\n"
+      "ops:\n  - func: op(Tensor x, R r) -> Tensor\n");
+  CHECK(contains(
+      inner.errors,
+      "error: op `op`: `r.a.b` and `r.a__b` both lower to the parameter name `r__a__b`\n"));
+  CHECK_FALSE(contains(inner.errors, "internal error"));
+}
+
+TEST_CASE("meta: identity takes the first N plain tensor inputs", "[lowering]") {
+  FrontEnd fe = lower_ops(
+      "  - func: op(int n, Tensor? maybe, WeightCfg cfg, Tensor x) -> (Tensor a, Tensor b)\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  REQUIRE(lo.meta_sources.size() == 2);
+  CHECK(lo.slots[lo.meta_sources[0]].name == "cfg__inner__w");
+  CHECK(lo.slots[lo.meta_sources[1]].name == "cfg__inner__b");
+  FrontEnd few = lower_ops("  - func: op(Tensor x, int n) -> (Tensor a, Tensor b)\n");
+  CHECK(contains(few.errors,
+                 "error: op `op` has 2 tensor outputs but only 1 plain tensor input for the "
+                 "default (identity) meta kernel\n"));
+  CHECK(contains(few.errors,
+                 "hint: list one input per output under `meta:` (e.g. `meta: [x, x]`), or set "
+                 "`meta: custom`\n"));
+}
+
+TEST_CASE("meta: a list of names, in output order", "[lowering]") {
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor q, WeightCfg cfg) -> (Tensor a, Tensor b, Tensor c)\n"
+      "    meta: [cfg.inner.b, q, cfg__inner__w]\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  REQUIRE(lo.meta_sources.size() == 3);
+  CHECK(lo.slots[lo.meta_sources[0]].name == "cfg__inner__b");
+  CHECK(lo.slots[lo.meta_sources[1]].name == "q");
+  CHECK(lo.slots[lo.meta_sources[2]].name == "cfg__inner__w");
+}
+
+TEST_CASE("meta errors", "[lowering]") {
+  FrontEnd unknown =
+      lower_ops("  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q, kk]\n");
+  CHECK(contains(
+      unknown.errors,
+      "main.ops.yaml:17:15: error: op `op`: `kk` in `meta:` is not a tensor parameter or field\n"));
+  CHECK(contains(unknown.errors, "hint: did you mean `k`? valid names are `k` and `q`\n"));
+  // A record name stands for several tensors, so it cannot be a meta source.
+  FrontEnd record = lower_ops("  - func: op(Tensor q, WeightCfg cfg) -> Tensor\n    meta: [cfg]\n");
+  CHECK(contains(
+      record.errors,
+      "error: op `op`: `cfg` in `meta:` stands for 2 tensors; name the one each output copies\n"));
+  CHECK(contains(record.errors,
+                 "hint: valid names are `cfg.inner.b`, `cfg.inner.w`, `cfg__inner__b`, "
+                 "`cfg__inner__w` and `q`\n"));
+  FrontEnd optional = lower_ops("  - func: op(Tensor q, Tensor? b) -> Tensor\n    meta: [b]\n");
+  CHECK(contains(optional.errors,
+                 "error: op `op`: `b` in `meta:` has type `Tensor?`; outputs copy the metadata of "
+                 "a plain `Tensor`\n"));
+  CHECK(contains(optional.errors, "hint: valid names are `q`\n"));
+  FrontEnd none = lower_ops("  - func: op(Tensor? b) -> Tensor\n    meta: [b]\n");
+  CHECK(contains(
+      none.errors,
+      "hint: this op has no plain `Tensor` input to copy metadata from; set `meta: custom`\n"));
+  FrontEnd count =
+      lower_ops("  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q]\n");
+  CHECK(contains(
+      count.errors,
+      "main.ops.yaml:17:12: error: op `op` has 2 tensor outputs but `meta:` lists 1 name\n"));
+  FrontEnd non_tensor = lower_ops("  - func: count(Tensor x) -> int\n");
+  CHECK(contains(non_tensor.errors,
+                 "main.ops.yaml:16:11: error: op `count` returns `int`, which a default meta "
+                 "kernel cannot shape\n"));
+  CHECK(contains(non_tensor.errors, "hint: set `meta: custom` and write `kernels::count_meta`\n"));
+  CHECK(
+      contains(lower_ops("  - func: split(Tensor x) -> Tensor[]\n").errors,
+               "error: op `split` returns `Tensor[]`, which a default meta kernel cannot shape\n"));
+  // meta: custom accepts any returns.
+  CHECK(lower_ops("  - func: count(Tensor x) -> (int, Tensor[])\n    meta: custom\n").ok());
+}
+
+TEST_CASE("outputs and their schema types", "[lowering]") {
+  FrontEnd fe =
+      lower_ops("  - func: op(Tensor(a) x) -> (Tensor(a) view, Tensor out)\n    meta: [x, x]\n");
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  REQUIRE(lo.outputs.size() == 2);
+  CHECK(lo.outputs[0].name == "view");
+  CHECK(lo.outputs[0].schema_type == "Tensor(a)");
+  CHECK(lo.schema == "op(Tensor(a) x) -> (Tensor(a) view, Tensor out)");
+  CHECK(schema_of("  - func: op(Tensor x) -> ()\n    meta: custom\n") == "op(Tensor x) -> ()");
+  CHECK(schema_of("  - func: op(Tensor x) -> Tensor[]\n    meta: custom\n") ==
+        "op(Tensor x) -> Tensor[]");
+}
+
+TEST_CASE("a record-only op and a record with optional and list tensors", "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: d\n"
+      "records: {R: {fields: {t: 'Tensor?', l: 'Tensor[]', o: 'Tensor?[]', n: int = 1}}}\n"
+      "ops:\n"
+      "  - func: op(R r) -> Tensor\n"
+      "    meta: custom\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(fe.op("op").schema ==
+        "op(Tensor? r__t, Tensor[] r__l, Tensor?[] r__o, int r__n=1) -> Tensor");
+  CHECK(fe.slot("op", "r__t").differentiable);
+  CHECK_FALSE(fe.slot("op", "r__l").differentiable);
+  CHECK_FALSE(fe.slot("op", "r__o").differentiable);
+}
+
+TEST_CASE("schema_type and schema_default helpers", "[lowering]") {
+  model::Type t;
+  t.kind = model::Type::Kind::Builtin;
+  t.builtin = model::Builtin::Float;
+  t.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
+  CHECK(schema_type(t) == "float?");
+  model::Default none;
+  none.literal.kind = syntax::Literal::Kind::None;
+  none.literal.text = "None";
+  CHECK(schema_default(t, none) == std::optional<std::string>("None"));
+}
+
+TEST_CASE("a func line with 10,000 parameters lowers", "[lowering]") {
+  std::string params;
+  for (int i = 0; i < 10000; ++i) params += (i ? ", Tensor p" : "Tensor p") + std::to_string(i);
+  FrontEnd fe = run_front_end("namespace: d\nops:\n  - func: op(" + params + ") -> Tensor\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.op("op").slots.size() == 10000);
+  CHECK(fe.op("op").schema.size() > 100000);
+}

@@ -1,0 +1,512 @@
+// Unit tests of check/: name resolution, types by use, defaults, record order
+// and cycles, op checks. Run through load + resolve on in-memory files.
+#include <catch2/catch.hpp>
+
+#include "check/describe.h"
+#include "test_support.h"
+
+using namespace structop;
+using structop::testing::contains;
+using structop::testing::run_front_end;
+
+namespace {
+
+/// Errors of a file with `records:` / `ops:` bodies under `namespace: d`.
+std::string errors_of(const std::string& body) {
+  return run_front_end("namespace: d\n" + body).errors;
+}
+
+const model::Record& record(const model::Module& m, const std::string& name) {
+  for (const auto& r : m.records) {
+    if (r.name == name) return r;
+  }
+  throw std::runtime_error("no record " + name);
+}
+
+const model::Op& op(const model::Module& m, const std::string& name) {
+  for (const auto& o : m.ops) {
+    if (o.qualified_name() == name) return o;
+  }
+  throw std::runtime_error("no op " + name);
+}
+
+}  // namespace
+
+TEST_CASE("module facts: namespace, cpp_namespace default, stem", "[resolver]") {
+  auto fe = run_front_end("namespace: demo\nops:\n  - func: op(Tensor x) -> Tensor\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.module.namespace_ == "demo");
+  CHECK(fe.module.cpp_namespace == "demo");
+  CHECK(fe.module.stem == "main");
+  CHECK(fe.module.source_path == "main.ops.yaml");
+  auto ns = run_front_end("namespace: demo\ncpp_namespace: my::ops\n");
+  CHECK(ns.module.cpp_namespace == "my::ops");
+}
+
+TEST_CASE("records come in dependency order whatever the declaration order", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\n"
+      "records:\n"
+      "  Outer: {fields: {mid: Mid, s: float = 1.0}}\n"
+      "  Mid: {fields: {inner: Inner, leaf: Inner}}\n"
+      "  Inner: {fields: {w: Tensor}}\n"
+      "  Solo: {fields: {n: int = 1}}\n");
+  REQUIRE(fe.ok());
+  std::vector<std::string> order;
+  for (const auto& r : fe.module.records) order.push_back(r.name);
+  CHECK(order == std::vector<std::string>{"Inner", "Mid", "Outer", "Solo"});
+  const auto& outer = record(fe.module, "Outer");
+  REQUIRE(outer.fields.size() == 2);
+  CHECK(outer.fields[0].type.is_record());
+  CHECK(fe.module.records[static_cast<size_t>(outer.fields[0].type.decl)].name == "Mid");
+  CHECK(outer.has_tensor_leaf);
+  CHECK_FALSE(outer.all_defaulted);
+  CHECK_FALSE(record(fe.module, "Solo").has_tensor_leaf);
+  CHECK(record(fe.module, "Solo").all_defaulted);
+}
+
+TEST_CASE("has_tensor_leaf and all_defaulted look through nesting and optionals", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\n"
+      "records:\n"
+      "  A: {fields: {t: 'Tensor? = None'}}\n"
+      "  B: {fields: {a: A, n: int = 2}}\n"
+      "  C: {fields: {l: 'Tensor[]'}}\n"
+      "  D: {fields: {b: B, s: str}}\n");
+  REQUIRE(fe.ok());
+  CHECK(record(fe.module, "A").has_tensor_leaf);
+  CHECK(record(fe.module, "A").all_defaulted);
+  CHECK(record(fe.module, "B").has_tensor_leaf);
+  CHECK(record(fe.module, "B").all_defaulted);
+  CHECK(record(fe.module, "C").has_tensor_leaf);
+  CHECK_FALSE(record(fe.module, "C").all_defaulted);
+  CHECK_FALSE(record(fe.module, "D").all_defaulted);
+}
+
+TEST_CASE("defaults are checked against their types and canonicalized", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\n"
+      "enums: {Mode: [fast, exact]}\n"
+      "records:\n"
+      "  R:\n"
+      "    fields:\n"
+      "      f: float = 1\n"
+      "      m: Mode = exact\n"
+      "      ms: {type: Mode, default: \"fast\"}\n"
+      "      dt: ScalarType = half\n"
+      "      dt2: ScalarType = bfloat16\n"
+      "      lay: Layout = strided\n"
+      "      mf: MemoryFormat = channels_last\n"
+      "      dev: Device = \"cuda:1\"\n"
+      "      s: Scalar = 2.5\n"
+      "      red: int = Mean\n"
+      "      li: int[] = [1, 2]\n"
+      "      fixed: int[2] = 3\n"
+      "      ol: Tensor?[] = [None]\n"
+      "      on: float? = None\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& fields = record(fe.module, "R").fields;
+  auto constant = [&](size_t i) { return fields[i].default_value->constant; };
+  CHECK(fields[0].default_value->literal.text == "1");
+  CHECK(constant(1) == "exact");
+  CHECK(constant(2) == "fast");
+  CHECK(constant(3) == "float16");  // an alias becomes the canonical name
+  CHECK(constant(4) == "bfloat16");
+  CHECK(constant(5) == "strided");
+  CHECK(constant(6) == "channels_last");
+  CHECK(constant(7) == "cuda:1");
+  CHECK(describe_default(*fields[8].default_value) == "2.5");
+  CHECK(fields[9].default_value->literal.string_value == "Mean");
+  CHECK(fields[10].default_value->literal.items.size() == 2);
+  CHECK(fields[11].default_value->literal.int_value == 3);
+  CHECK(fields[12].default_value->item_constants.size() == 1);
+  CHECK(fields[13].default_value->literal.kind == syntax::Literal::Kind::None);
+}
+
+TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[resolver]") {
+  struct Case {
+    const char* field;
+    const char* message;
+    const char* hint;
+  };
+  const Case cases[] = {
+      {"a: int = 1.5", "default `1.5` does not fit field `R.a` of type `int`",
+       "write an integer, e.g. `1` or `-2`"},
+      {"a: bool = 1", "default `1` does not fit field `R.a` of type `bool`",
+       "write `True` or `False`"},
+      {"a: str = hello", "default `hello` does not fit field `R.a` of type `str`",
+       "quote it: `\"hello\"`"},
+      {"a: Tensor = 0", "default `0` does not fit field `R.a` of type `Tensor`",
+       "a tensor's only default is `None`, on a `Tensor?`"},
+      {"a: float = None", "default `None` does not fit field `R.a` of type `float`",
+       "make the type optional (`float?`) to allow `None`"},
+      {"a: float = \"x\"", "default `\"x\"` does not fit field `R.a` of type `float`",
+       "write a number, e.g. `1.0` or `1e-5`"},
+      {"a: int[] = 1", "default `1` does not fit field `R.a` of type `int[]`",
+       "write a list, e.g. `[1, 2]` or `[]`"},
+      {"a: int[] = [1, x]", "default `x` does not fit field `R.a` of type `int`",
+       "write an integer, e.g. `1` or `-2`"},
+      {"a: ScalarType = flaot32", "default `flaot32` does not fit field `R.a` of type `ScalarType`",
+       "did you mean `float32`?"},
+      {"a: Layout = 3", "default `3` does not fit field `R.a` of type `Layout`",
+       "valid values are `strided` and `sparse_coo`"},
+      {"a: Device = \"gpu\"", "default `\"gpu\"` does not fit field `R.a` of type `Device`",
+       "unknown device type `gpu` (expected e.g. `cpu`, `cuda`, `cuda:1`, `meta`)"},
+      {"a: Device = \"cuda:x\"", "default `\"cuda:x\"` does not fit field `R.a` of type `Device`",
+       "device index `x` is not a non-negative integer"},
+      {"a: Scalar = \"s\"", "default `\"s\"` does not fit field `R.a` of type `Scalar`",
+       "write a number or `True`/`False`"},
+  };
+  for (const Case& c : cases) {
+    std::string errors =
+        errors_of(std::string("records:\n  R:\n    fields:\n      ") + c.field + "\n");
+    INFO(c.field << "\n" << errors);
+    CHECK(contains(errors, std::string("error: ") + c.message + "\n"));
+    CHECK(contains(errors, std::string("hint: ") + c.hint + "\n"));
+  }
+}
+
+TEST_CASE("enum defaults must be values of the enum", "[resolver]") {
+  std::string errors = errors_of(
+      "enums: {MaskType: [full, causal, sliding_window]}\n"
+      "records: {R: {fields: {m: MaskType = casual, n: MaskType = 3}}}\n");
+  CHECK(contains(errors,
+                 "main.ops.yaml:3:38: error: default `casual` of field `R.m` is not a value of "
+                 "enum `MaskType`\n"));
+  CHECK(contains(
+      errors,
+      "hint: did you mean `causal`? valid values are `full`, `causal` and `sliding_window`\n"));
+  CHECK(contains(errors, "error: default `3` does not fit field `R.n` of type `MaskType`\n"));
+  CHECK(contains(
+      errors,
+      "hint: write one of the values of `MaskType`: `full`, `causal` and `sliding_window`\n"));
+}
+
+TEST_CASE("enum declarations: empty and duplicate values", "[resolver]") {
+  std::string errors =
+      errors_of("enums:\n  E: []\n  F: [a, b, a]\nrecords: {R: {fields: {e: E = x, f: F = b}}}\n");
+  CHECK(contains(errors, "main.ops.yaml:3:3: error: enum `E` has no values\n"));
+  CHECK(contains(errors, "main.ops.yaml:4:13: error: enum `F` lists `a` twice\n"));
+  CHECK(contains(errors, "main.ops.yaml:4:7: note: first listed here\n"));
+  // Uses of the empty enum are not blamed a second time.
+  CHECK_FALSE(contains(errors, "R.e"));
+}
+
+TEST_CASE("unknown types: suggestions, hints, or where to define them", "[resolver]") {
+  CHECK(contains(errors_of("records: {R: {fields: {a: flaot}}}\n"),
+                 "main.ops.yaml:2:27: error: field `R.a`: unknown type `flaot`\n"));
+  CHECK(
+      contains(errors_of("records: {R: {fields: {a: flaot}}}\n"), "hint: did you mean `float`?\n"));
+  CHECK(contains(
+      errors_of(
+          "records: {Cfg: {fields: {a: int}}}\nops:\n  - func: op(Tensor x, Cfgg c) -> Tensor\n"),
+      "hint: did you mean `Cfg`?\n"));
+  std::string none = errors_of("ops:\n  - func: op(Tensor x, AttentionSettings c) -> Tensor\n");
+  CHECK(contains(
+      none,
+      "main.ops.yaml:3:24: error: parameter `c` of op `op`: unknown type `AttentionSettings`\n"));
+  CHECK(contains(none,
+                 "hint: define it under `records:` or `enums:`, or include the file that does\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {a: double}}}\n"),
+                 "hint: the schema's floating-point type is `float` (a C++ double)\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {a: List}}}\n"),
+                 "hint: write a list as `T[]`, e.g. `int[]`\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {a: Optional}}}\n"),
+                 "hint: write an optional as `T?`"));
+  CHECK(contains(errors_of("records: {R: {fields: {a: string}}}\n"),
+                 "hint: the schema's string type is `str`\n"));
+}
+
+TEST_CASE("types by use: fields, params, returns", "[resolver]") {
+  CHECK(contains(errors_of("records: {R: {fields: {g: Generator}}}\n"),
+                 "error: field `R.g`: `Generator` cannot be a record field\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {t: Tensor(a!)}}}\n"),
+                 "error: field `R.t`: alias annotations are not allowed in record fields\n"));
+  CHECK(contains(errors_of("ops:\n  - func: op(int(a) x) -> ()\n"),
+                 "error: parameter `x` of op `op`: alias annotations apply only to `Tensor`\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {t: 'int?"
+                           "?'}}}\n"),
+                 "error: field `R.t`: `int?"
+                 "?` is optional twice\n"));
+  CHECK(contains(errors_of("records: {R: {fields: {t: 'int[][]'}}}\n"),
+                 "error: field `R.t`: nested lists like `int[][]` are not schema types\n"));
+  std::string ret =
+      errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S\n");
+  CHECK(contains(ret, "main.ops.yaml:4:30: error: record `S` cannot be a return type\n"));
+  CHECK(contains(ret,
+                 "hint: return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in "
+                 "the caller\n"));
+  CHECK(contains(errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
+                 "error: enum `E` cannot be a return type\n"));
+  CHECK(contains(errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]'}}}\n"),
+                 "error: field `R.e`: lists of enums are not supported\n"));
+  std::string lists = errors_of(
+      "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor "
+      "x, L? o) -> Tensor\n");
+  CHECK(contains(lists,
+                 "error: field `N.ls` has type `L[]`, but lists and optionals of records are not "
+                 "supported\n"));
+  CHECK(
+      contains(lists, "hint: use one or more plain `L`s, or `Tensor[]` fields for the tensors\n"));
+  CHECK(contains(lists,
+                 "error: parameter `o` of op `op` has type `L?`, but lists and optionals of "
+                 "records are not supported\n"));
+  CHECK(
+      contains(errors_of("records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R "
+                         "r=None) -> Tensor\n"),
+               "error: parameter `r` of op `op` has record type `R` and cannot have a default\n"));
+  CHECK(contains(errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: I = None}}\n"),
+                 "error: field `R.i` has record type `I` and cannot have a default\n"));
+}
+
+TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver]") {
+  std::string builtin =
+      errors_of("records:\n  Device: {fields: {i: int = 0}}\nenums:\n  float: [a]\n");
+  CHECK(contains(
+      builtin, "main.ops.yaml:3:3: error: `Device` is a built-in type and cannot be redefined\n"));
+  CHECK(contains(builtin,
+                 "main.ops.yaml:5:3: error: `float` is a built-in type and cannot be redefined\n"));
+  CHECK(contains(errors_of("records:\n  Dict: {fields: {i: int}}\n"),
+                 "error: `Dict` is reserved and cannot name a record or enum\n"));
+  std::string dup = errors_of("enums:\n  X: [a]\nrecords:\n  X: {fields: {i: int}}\n");
+  CHECK(contains(dup, "main.ops.yaml:5:3: error: `X` is already defined\n"));
+  CHECK(contains(dup, "main.ops.yaml:3:3: note: `X` first defined here\n"));
+}
+
+TEST_CASE("record cycles are reported once with the path", "[resolver]") {
+  std::string direct = errors_of("records:\n  Node: {fields: {v: Tensor, next: Node}}\n");
+  CHECK(contains(direct,
+                 "main.ops.yaml:3:36: error: record `Node` contains itself: Node.next -> Node\n"));
+  std::string two = errors_of("records:\n  A: {fields: {b: B}}\n  B: {fields: {a: A}}\n");
+  CHECK(two ==
+        "main.ops.yaml:4:19: error: record `A` contains itself: A.b -> B.a -> A\n"
+        " 4 |   B: {fields: {a: A}}\n"
+        "   |                   ^\n"
+        "hint: records are values and cannot nest themselves; break the cycle\n");
+  std::string three = errors_of(
+      "records:\n  A: {fields: {b: B}}\n  B: {fields: {c: C}}\n  C: {fields: {a: A, x: int}}\n");
+  CHECK(contains(three, "error: record `A` contains itself: A.b -> B.c -> C.a -> A\n"));
+}
+
+TEST_CASE("a broken record is not blamed again where it is used", "[resolver]") {
+  std::string errors = errors_of(
+      "records:\n"
+      "  Bad: {fields: {x: flaot}}\n"
+      "  Outer: {fields: {b: Bad}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Outer o, Bad b) -> Tensor\n");
+  CHECK(errors ==
+        "main.ops.yaml:3:21: error: field `Bad.x`: unknown type `flaot`\n"
+        " 3 |   Bad: {fields: {x: flaot}}\n"
+        "   |                     ^~~~~\n"
+        "hint: did you mean `float`?\n");
+}
+
+TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
+  SECTION("a chain of 200 records is fine") {
+    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    for (int i = 1; i < 200; ++i) {
+      text += "  R" + std::to_string(i) + ": {fields: {r: R" + std::to_string(i - 1) + "}}\n";
+    }
+    text += "ops:\n  - func: op(Tensor x, R199 c) -> Tensor\n";
+    auto fe = run_front_end(text);
+    REQUIRE(fe.ok());
+    CHECK(fe.op("op").slots.back().path.size() == std::string("c").size() + 199 * 2 + 2);
+  }
+  SECTION("deeper than 1000 is an error, reported once") {
+    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    for (int i = 1; i < 1500; ++i) {
+      text += "  R" + std::to_string(i) + ": {fields: {r: R" + std::to_string(i - 1) + "}}\n";
+    }
+    auto fe = run_front_end(text);
+    CHECK(fe.diags->error_count() == 1);
+    CHECK(contains(fe.errors,
+                   "error: field `R1000.r`: records nest more than 1000 levels deep here\n"));
+  }
+  SECTION("doubling records cannot blow up the lowering") {
+    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    for (int i = 1; i < 40; ++i) {
+      std::string prev = "R" + std::to_string(i - 1);
+      text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
+    }
+    text += "ops:\n  - func: op(Tensor x, R39 c) -> Tensor\n";
+    auto fe = run_front_end(text);
+    CHECK(fe.diags->error_count() == 1);
+    CHECK(contains(
+        fe.errors,
+        "error: record `R17` has more than 100000 leaf fields (counting every nested record)\n"));
+  }
+  SECTION("an op may lower to at most 100000 parameters") {
+    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    for (int i = 1; i <= 16; ++i) {
+      std::string prev = "R" + std::to_string(i - 1);
+      text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
+    }
+    text += "ops:\n  - func: op(Tensor x, R16 c, R16 d) -> Tensor\n";
+    auto fe = run_front_end(text);
+    CHECK(contains(fe.errors,
+                   "error: op `op` lowers to 131073 parameters; at most 100000 are supported\n"));
+  }
+  SECTION("all ops together may lower to at most 200000 parameters") {
+    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    for (int i = 1; i <= 15; ++i) {
+      std::string prev = "R" + std::to_string(i - 1);
+      text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
+    }
+    text += "ops:\n";
+    for (int i = 0; i < 10; ++i)
+      text += "  - func: op" + std::to_string(i) + "(Tensor x, R15 c) -> Tensor\n";
+    auto fe = run_front_end(text);
+    CHECK(fe.diags->error_count() == 1);
+    CHECK(contains(fe.errors,
+                   "error: the ops of this file lower to more than 200000 parameters in total "
+                   "(reached at op `op6`)\n"));
+  }
+}
+
+TEST_CASE("positional parameters with defaults come last", "[resolver]") {
+  std::string errors = errors_of("ops:\n  - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n");
+  CHECK(errors ==
+        "main.ops.yaml:3:44: error: parameter `y` of op `op` has no default but follows `s`, which "
+        "has one\n"
+        " 3 |   - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n"
+        "   |                                            ^\n"
+        "hint: give `y` a default, move it before `s`, or make it keyword-only after `*`\n");
+  // Keyword-only parameters may come in any order.
+  CHECK(errors_of("ops:\n  - func: op(Tensor x, *, float s=1.0, Tensor y) -> Tensor\n").empty());
+  // A record whose fields all have defaults counts as defaulted only where
+  // callers could omit it (nothing required after it)...
+  CHECK(errors_of("records: {D: {fields: {n: int = 1}}}\n"
+                  "ops:\n  - func: op(Tensor x, float s=1.0, D d, int k=1) -> Tensor\n")
+            .empty());
+  CHECK(
+      contains(errors_of("records: {D: {fields: {n: int = 1}}}\n"
+                         "ops:\n  - func: op(Tensor x, float s=1.0, D d, Tensor y) -> Tensor\n"),
+               "error: parameter `d` of op `op` has no default but follows `s`, which has one\n"));
+  // ...and one with a required field does not.
+  CHECK(
+      contains(errors_of("records: {R: {fields: {n: int}}}\n"
+                         "ops:\n  - func: op(Tensor x, float s=1.0, R r) -> Tensor\n"),
+               "error: parameter `r` of op `op` has no default but follows `s`, which has one\n"));
+}
+
+TEST_CASE("implicit defaults of all-defaulted record parameters", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\n"
+      "records:\n"
+      "  D: {fields: {n: int = 1, m: {type: float, default: 2.0}}}\n"
+      "  R: {fields: {n: int}}\n"
+      "ops:\n"
+      "  - func: tail(Tensor x, D d) -> Tensor\n"
+      "  - func: before_required(Tensor x, D d, Tensor y) -> Tensor\n"
+      "  - func: before_default(Tensor x, D d, int k=3) -> Tensor\n"
+      "  - func: kwarg(Tensor x, *, D d, Tensor y) -> Tensor\n"
+      "  - func: required(Tensor x, R r) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(op(fe.module, "tail").params[1].implicit_default);
+  CHECK_FALSE(op(fe.module, "before_required").params[1].implicit_default);
+  CHECK(op(fe.module, "before_default").params[1].implicit_default);
+  CHECK(op(fe.module, "kwarg").params[1].implicit_default);
+  CHECK_FALSE(op(fe.module, "required").params[1].implicit_default);
+}
+
+TEST_CASE("parameter names: duplicates; keyword names are fine", "[resolver]") {
+  std::string dup = errors_of("ops:\n  - func: op(Tensor x, Tensor x) -> Tensor\n");
+  CHECK(contains(dup, "main.ops.yaml:3:31: error: parameter `x` of op `op` is declared twice\n"));
+  CHECK(contains(dup, "main.ops.yaml:3:21: note: first declared here\n"));
+  auto fe = run_front_end(
+      "namespace: d\nops:\n  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: "
+      "custom\n");
+  CHECK(fe.ok());
+}
+
+TEST_CASE("dispatch keys", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n    dispatch: [CUDA, CPU]\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.module.ops[0].dispatch == std::vector<std::string>{"CUDA", "CPU"});
+  std::string errors = errors_of(
+      "ops:\n  - func: op(Tensor x) -> Tensor\n    dispatch: [CPU, CUDa, Meta, CPU, GPU, Xyz]\n");
+  CHECK(contains(errors, "main.ops.yaml:4:21: error: op `op`: unknown dispatch key `CUDa`\n"));
+  CHECK(contains(errors, "error: op `op`: `Meta` is not a dispatch key here\n"));
+  CHECK(contains(
+      errors, "hint: Meta kernels come from `meta:` (identity, a list of names, or `custom`)\n"));
+  CHECK(contains(errors, "error: op `op` lists dispatch key `CPU` twice\n"));
+  CHECK(contains(errors, "error: op `op`: unknown dispatch key `GPU`\n"));
+  CHECK(contains(errors, "hint: did you mean `CUDA`?\n"));
+  CHECK(contains(errors, "error: op `op`: unknown dispatch key `Xyz`\n"));
+  CHECK(contains(errors, "hint: valid keys are `CPU`, `CUDA`, "));
+}
+
+TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation", "[resolver]") {
+  CHECK(
+      contains(errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
+                         "Tensor\n    backward: true\n"),
+               "main.ops.yaml:4:11: error: op `make` has `backward: true` but no tensor input\n"));
+  std::string rets =
+      errors_of("ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
+  CHECK(contains(rets,
+                 "main.ops.yaml:3:38: error: op `op` has `backward: true`, so it may return only "
+                 "`Tensor` or `Tensor[]`\n"));
+  CHECK(contains(errors_of("ops:\n  - func: op(Tensor x) -> ()\n    backward: true\n"),
+                 "error: op `op` has `backward: true` but returns nothing\n"));
+  CHECK(contains(
+      errors_of(
+          "records: {S: {fields: {m: Tensor}}}\n"
+          "ops:\n  - func: op(Tensor x, S s) -> Tensor\n    backward: true\n    mutates: [s]\n"),
+      "main.ops.yaml:6:15: error: op `op`: `backward: true` together with `mutates:` is not "
+      "supported\n"));
+  // A record with a tensor leaf is a tensor input.
+  CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(S s) -> Tensor\n    "
+                  "backward: true\n")
+            .empty());
+  CHECK(errors_of(
+            "ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n")
+            .empty());
+}
+
+TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
+  std::string dup = errors_of(
+      "ops:\n  - func: op(Tensor x) -> Tensor\n  - func: op(Tensor x, Tensor y) -> Tensor\n");
+  CHECK(contains(dup, "main.ops.yaml:4:11: error: op `op` is declared twice\n"));
+  CHECK(contains(dup, "main.ops.yaml:3:11: note: first declared here\n"));
+  CHECK(errors_of("ops:\n  - func: op(Tensor x) -> Tensor\n  - func: op.two(Tensor x, Tensor y) -> "
+                  "Tensor\n")
+            .empty());
+  std::string clash =
+      errors_of("ops:\n  - func: op.x(Tensor x) -> Tensor\n  - func: op_x(Tensor x) -> Tensor\n");
+  CHECK(clash ==
+        "main.ops.yaml:4:11: error: ops `op.x` and `op_x` would both be called `op_x` in C++ and "
+        "Python\n"
+        " 4 |   - func: op_x(Tensor x) -> Tensor\n"
+        "   |           ^~~~\n"
+        "hint: rename one of them\n"
+        "main.ops.yaml:3:11: note: `op.x` is declared here\n"
+        " 3 |   - func: op.x(Tensor x) -> Tensor\n"
+        "   |           ^~\n");
+}
+
+TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
+  std::string errors = errors_of(
+      "enums:\n"
+      "  Mode: [fast, fast]\n"
+      "records:\n"
+      "  Cfg: {fields: {scale: flaot = 1.0, mode: Mode = slow}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Cfg cfg) -> Tensor\n"
+      "    dispatch: [CPU, GPU]\n"
+      "  - func: bad(Tensor x -> Tensor\n"
+      "  - func: other(Tensor x, Cfgg cfg) -> Tensor\n");
+  std::vector<std::string> heads;
+  for (size_t pos = 0; (pos = errors.find("main.ops.yaml:", pos)) != std::string::npos; ++pos) {
+    heads.push_back(errors.substr(pos, errors.find(':', errors.find(':', pos + 14) + 1) - pos));
+  }
+  CHECK(heads == std::vector<std::string>{"main.ops.yaml:3:16", "main.ops.yaml:3:10",
+                                          "main.ops.yaml:5:25", "main.ops.yaml:5:51",
+                                          "main.ops.yaml:8:21", "main.ops.yaml:9:24",
+                                          "main.ops.yaml:10:27"});
+  CHECK(contains(errors,
+                 "error: default `slow` of field `Cfg.mode` is not a value of enum `Mode`\n"));
+}
