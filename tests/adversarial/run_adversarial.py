@@ -4,9 +4,12 @@
 flood of output or unbounded memory.
 
 Each case's input is generated at run time into WORKDIR (nothing big is
-committed). Each run gets a wall-clock timeout and an address-space limit
-(RLIMIT_AS); every case states what it expects, so a case that stops being
-detected fails too. A table of times and peak memory is printed at the end.
+committed). Each run gets a CPU-time limit (--timeout; CPU time rather than
+wall time, so a busy machine does not make the test flaky), a wall-clock
+limit of three times that (for hangs that do not burn CPU), and an
+address-space limit (RLIMIT_AS); every case states what it expects, so a
+case that stops being detected fails too. A table of times and peak memory
+is printed.
 
 Usage: run_adversarial.py STRUCTOPC WORKDIR [--timeout SECONDS] [--memory-mb MB]
        [--only NAME]...
@@ -156,7 +159,7 @@ def cases():
 
 
 def run_case(structopc, workdir, case, timeout, memory_mb):
-    """Returns (problems, seconds, max_rss_mb, exit_code, input_bytes)."""
+    """Returns (problems, wall_seconds, cpu_seconds, max_rss_mb, exit_code, input_bytes)."""
     root = os.path.join(workdir, case.name)
     shutil.rmtree(root, ignore_errors=True)
     out = os.path.join(root, "out")
@@ -172,6 +175,8 @@ def run_case(structopc, workdir, case, timeout, memory_mb):
 
     def limits():
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        cpu = int(timeout) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))  # SIGXCPU, then SIGKILL
         if memory_mb:
             resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
 
@@ -186,18 +191,23 @@ def run_case(structopc, workdir, case, timeout, memory_mb):
             if pid:
                 status, usage = st, ru
                 break
-            if time.monotonic() - start > timeout:
+            if time.monotonic() - start > 3 * timeout:
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
-                problems.append(f"timed out after {timeout} s")
+                problems.append(f"hung: still running after {3 * timeout:g} s of wall time")
                 break
             time.sleep(0.005)
         seconds = time.monotonic() - start
     rss_mb = usage.ru_maxrss / 1024 if usage else 0
+    cpu = usage.ru_utime + usage.ru_stime if usage else 0
     if os.WIFSIGNALED(status):
         code = -os.WTERMSIG(status)
         if not problems:
-            problems.append(f"killed by signal {signal.Signals(-code).name}")
+            name = signal.Signals(-code).name
+            problems.append(f"killed by signal {name}" +
+                            (f" (over {timeout:g} s of CPU time)" if name == "SIGXCPU" else ""))
+    elif cpu > timeout:
+        problems.append(f"took {cpu:.1f} s of CPU time (limit {timeout:g} s)")
     else:
         code = os.WEXITSTATUS(status)
     proc.returncode = code  # reaped by wait4; Popen must not wait again
@@ -228,7 +238,7 @@ def run_case(structopc, workdir, case, timeout, memory_mb):
                     if problem:
                         problems.append(problem)
     shutil.rmtree(root, ignore_errors=True)  # some inputs are big
-    return problems, seconds, rss_mb, code, size
+    return problems, seconds, cpu, rss_mb, code, size
 
 
 def main():
@@ -242,18 +252,19 @@ def main():
     structopc = os.path.abspath(args.structopc)
     os.makedirs(args.workdir, exist_ok=True)
 
-    print(f"timeout {args.timeout:g} s per case, address space "
+    print(f"limits per case: {args.timeout:g} s CPU, {3 * args.timeout:g} s wall, address space "
           f"{str(args.memory_mb) + ' MiB' if args.memory_mb else 'unlimited'}")
-    print(f"{'case':<28} {'input':>10} {'exit':>5} {'seconds':>8} {'max RSS':>9}  result")
+    print(f"{'case':<28} {'input':>10} {'exit':>5} {'wall s':>7} {'CPU s':>6} {'max RSS':>9}  result")
     failures = 0
     count = 0
     for case in cases():
         if args.only and case.name not in args.only:
             continue
         count += 1
-        problems, seconds, rss, code, size = run_case(structopc, args.workdir, case, args.timeout, args.memory_mb)
+        problems, seconds, cpu, rss, code, size = run_case(structopc, args.workdir, case, args.timeout,
+                                                           args.memory_mb)
         size_text = f"{size / (1 << 20):.1f} MiB" if size >= (1 << 20) else f"{size / 1024:.0f} KiB"
-        print(f"{case.name:<28} {size_text:>10} {code:>5} {seconds:>8.2f} {rss:>6.0f} MB  "
+        print(f"{case.name:<28} {size_text:>10} {code:>5} {seconds:>7.2f} {cpu:>6.2f} {rss:>6.0f} MB  "
               f"{'ok' if not problems else 'FAIL'}")
         for p in problems:
             print(f"    {p}")
