@@ -1,0 +1,214 @@
+#include "emit/cpp_types.h"
+
+#include <fmt/format.h>
+
+#include "emit/naming.h"
+
+namespace structop {
+namespace {
+
+using model::Builtin;
+using K = syntax::Literal::Kind;
+
+bool is(const model::Type& t, Builtin b) { return t.is_builtin(b); }
+
+}  // namespace
+
+std::string CppTypes::qualify(const std::string& ns, const std::string& name) const {
+  return ns == m_.cpp_namespace ? name : "::" + ns + "::" + name;
+}
+
+std::string CppTypes::record_name(int decl) const {
+  const model::Record& r = m_.records[static_cast<size_t>(decl)];
+  return qualify(r.cpp_namespace, api_name(r.name));
+}
+
+std::string CppTypes::enum_name(int decl) const {
+  const model::Enum& e = m_.enums[static_cast<size_t>(decl)];
+  return qualify(e.cpp_namespace, api_name(e.name));
+}
+
+std::string CppTypes::grad_record_name(int decl) const {
+  const model::Record& r = m_.records[static_cast<size_t>(decl)];
+  return qualify(r.cpp_namespace, r.name + "Grad");
+}
+
+bool CppTypes::differentiable(const model::Type& t) {
+  return is(t, Builtin::Tensor) && (t.suffixes.empty() || (t.suffixes.size() == 1 && t.is_optional()));
+}
+
+bool CppTypes::has_grad(int record_decl) const {
+  for (const auto& f : m_.records[static_cast<size_t>(record_decl)].fields) {
+    if (f.type.is_record() ? has_grad(f.type.decl) : differentiable(f.type)) return true;
+  }
+  return false;
+}
+
+std::string CppTypes::value_type(const model::Type& t) const {
+  if (!t.suffixes.empty()) {
+    std::string inner = value_type(t.inner());
+    return t.is_optional() ? fmt::format("c10::optional<{}>", inner) : fmt::format("std::vector<{}>", inner);
+  }
+  switch (t.kind) {
+    case model::Type::Kind::Record: return record_name(t.decl);
+    case model::Type::Kind::Enum: return enum_name(t.decl);
+    case model::Type::Kind::Builtin: break;
+  }
+  switch (t.builtin) {
+    case Builtin::Tensor: return "at::Tensor";
+    case Builtin::Int:
+    case Builtin::SymInt: return "int64_t";
+    case Builtin::Float: return "double";
+    case Builtin::Bool: return "bool";
+    case Builtin::Str: return "std::string";
+    case Builtin::Scalar: return "at::Scalar";
+    case Builtin::ScalarType: return "at::ScalarType";
+    case Builtin::Device: return "at::Device";
+    case Builtin::Layout: return "at::Layout";
+    case Builtin::MemoryFormat: return "at::MemoryFormat";
+    case Builtin::Generator: return "at::Generator";
+    case Builtin::Dimname: return "at::Dimname";
+    case Builtin::Stream: return "c10::Stream";
+    case Builtin::Storage: return "at::Storage";
+    case Builtin::QScheme: return "at::QScheme";
+  }
+  return "void";
+}
+
+std::string CppTypes::flat_type(const model::Type& t) const {
+  // Lists and optionals first: the dispatcher's spellings differ per element.
+  if (t.is_list()) {
+    model::Type e = t.inner();
+    if (is(e, Builtin::Tensor)) {
+      return e.is_optional() ? "const c10::List<c10::optional<at::Tensor>>&" : "at::TensorList";
+    }
+    if (!e.suffixes.empty()) return fmt::format("const c10::List<{}>&", value_type(e));
+    if (e.is_enum()) return "const std::vector<std::string>&";
+    switch (e.builtin) {
+      case Builtin::Int: return "at::IntArrayRef";
+      case Builtin::SymInt: return "c10::SymIntArrayRef";
+      case Builtin::Float: return "at::ArrayRef<double>";
+      case Builtin::Bool: return "const c10::List<bool>&";
+      case Builtin::Str: return "const std::vector<std::string>&";
+      case Builtin::Scalar: return "at::ArrayRef<at::Scalar>";
+      case Builtin::Dimname: return "at::DimnameList";
+      default: return fmt::format("const c10::List<{}>&", value_type(e));
+    }
+  }
+  if (t.is_optional()) {
+    model::Type e = t.inner();
+    if (e.is_list()) {
+      model::Type item = e.inner();
+      if (is(item, Builtin::Int) && item.suffixes.empty()) return "at::OptionalIntArrayRef";
+      if (is(item, Builtin::SymInt) && item.suffixes.empty()) return "c10::OptionalArrayRef<c10::SymInt>";
+      if (is(item, Builtin::Float) && item.suffixes.empty()) return "c10::optional<at::ArrayRef<double>>";
+      return fmt::format("const c10::optional<c10::List<{}>>&", value_type(item));
+    }
+    if (e.is_enum() || is(e, Builtin::Str)) return "c10::optional<c10::string_view>";
+    if (is(e, Builtin::SymInt)) return "c10::optional<c10::SymInt>";
+    std::string inner = value_type(e);
+    bool by_ref = is(e, Builtin::Tensor) || is(e, Builtin::Scalar) || is(e, Builtin::Generator);
+    return by_ref ? fmt::format("const c10::optional<{}>&", inner) : fmt::format("c10::optional<{}>", inner);
+  }
+  if (t.is_enum()) return "c10::string_view";
+  switch (t.builtin) {
+    case Builtin::Tensor: return "const at::Tensor&";
+    case Builtin::SymInt: return "c10::SymInt";
+    case Builtin::Str: return "c10::string_view";
+    case Builtin::Scalar: return "const at::Scalar&";
+    case Builtin::Generator: return "const at::Generator&";
+    case Builtin::Storage: return "const at::Storage&";
+    default: return value_type(t);
+  }
+}
+
+std::string CppTypes::param_type(const model::Type& t) const {
+  if (t.is_record()) return "const " + record_name(t.decl) + "&";
+  if (t.is_enum()) return enum_name(t.decl);
+  if (t.is_optional() && t.inner().is_enum() && t.inner().suffixes.empty()) {
+    return fmt::format("c10::optional<{}>", enum_name(t.decl));
+  }
+  return flat_type(t);
+}
+
+std::string CppTypes::output_type(const model::Type& t) const {
+  if (t.is_list() && is(t.inner(), Builtin::Tensor)) return "std::vector<at::Tensor>";
+  if (t.is_list()) return fmt::format("std::vector<{}>", value_type(t.inner()));
+  return value_type(t);
+}
+
+std::string CppTypes::return_type(const std::vector<model::Type>& outputs) const {
+  if (outputs.empty()) return "void";
+  if (outputs.size() == 1) return output_type(outputs[0]);
+  std::string parts;
+  for (const auto& o : outputs) parts += (parts.empty() ? "" : ", ") + output_type(o);
+  return "std::tuple<" + parts + ">";
+}
+
+std::string CppTypes::flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const {
+  if (t.is_enum()) return fmt::format("structop::parse_enum<{}>({}, {})", enum_name(t.decl), expr, path);
+  if (t.is_optional() && t.inner().is_enum()) {
+    return fmt::format("structop::parse_optional_enum<{}>({}, {})", enum_name(t.inner().decl), expr, path);
+  }
+  if (t.is_list() || t.is_optional() || is(t, Builtin::Str) || is(t, Builtin::SymInt)) {
+    // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
+    return fmt::format("structop::to_value<{}>({})", value_type(t), expr);
+  }
+  return expr;
+}
+
+std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
+  if (t.is_enum()) return fmt::format("structop::enum_name({})", expr);
+  if (t.is_optional() && t.inner().is_enum()) return fmt::format("structop::optional_enum_name({})", expr);
+  if (t.is_list() || t.is_optional() || is(t, Builtin::Str) || is(t, Builtin::SymInt)) {
+    return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
+  }
+  return expr;
+}
+
+std::string CppTypes::scalar_default(const model::Type& t, const syntax::Literal& lit,
+                                     const std::string& constant) const {
+  if (lit.kind == K::None) return "c10::nullopt";
+  if (t.is_enum()) return fmt::format("{}::{}", enum_name(t.decl), api_name(constant));
+  switch (t.builtin) {
+    case Builtin::ScalarType: return model::find_dtype(constant)->cpp;
+    case Builtin::Layout: return model::find_layout(constant)->cpp;
+    case Builtin::MemoryFormat: return model::find_memory_format(constant)->cpp;
+    case Builtin::Device: return fmt::format("at::Device({})", cpp_string_literal(constant));
+    default: break;
+  }
+  switch (lit.kind) {
+    case K::Bool: return lit.bool_value ? "true" : "false";
+    case K::Int: return lit.int_value == INT64_MIN ? "INT64_MIN" : lit.text;
+    case K::Float: {
+      // `1.` and `.5` are valid C++; `1e5` is a double too.
+      return lit.text;
+    }
+    case K::String: return cpp_string_literal(lit.string_value);
+    case K::Identifier: return lit.string_value == "Mean" ? "1" : cpp_string_literal(lit.string_value);
+    default: return "{}";
+  }
+}
+
+std::string CppTypes::default_value(const model::Type& t, const model::Default& d) const {
+  const syntax::Literal& lit = d.literal;
+  if (lit.kind == K::None) return "c10::nullopt";
+  model::Type scalar = t.is_optional() ? t.inner() : t;
+  if (!scalar.is_list()) return scalar_default(scalar, lit, d.constant);
+  model::Type element = scalar.inner();
+  if (element.is_optional()) element = element.inner();
+  std::vector<std::string> items;
+  if (lit.kind == K::List) {
+    for (size_t i = 0; i < lit.items.size(); ++i) {
+      const std::string& c = i < d.item_constants.size() ? d.item_constants[i] : std::string();
+      items.push_back(scalar_default(element, lit.items[i], c));
+    }
+  } else {  // `int[2] x=1` means {1, 1}
+    for (int64_t i = 0; i < scalar.suffixes.back().size; ++i) items.push_back(scalar_default(element, lit, d.constant));
+  }
+  std::string joined;
+  for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + item;
+  return "{" + joined + "}";
+}
+
+}  // namespace structop

@@ -1,0 +1,69 @@
+// C++ spellings of checked types, for the C++ emitters: the value type a
+// record field has, the type torch's dispatcher passes for a schema type,
+// and the conversions between the two (SPEC §5).
+#pragma once
+
+#include <string>
+
+#include "check/model.h"
+
+namespace structop {
+
+/// Spells types and conversions for one module (records and enums may live
+/// in other C++ namespaces when they come from included files).
+class CppTypes {
+ public:
+  explicit CppTypes(const model::Module& module) : m_(module) {}
+
+  /// The C++ name of a record or enum, qualified when it lives in another
+  /// namespace than the module's: `WeightCfg`, `::common::Inner`.
+  std::string record_name(int decl) const;
+  std::string enum_name(int decl) const;
+  /// The grad record of a record: `WeightCfgGrad`.
+  std::string grad_record_name(int decl) const;
+
+  /// The value type of a record field: `at::Tensor`, `std::vector<int64_t>`,
+  /// `c10::optional<double>`, `MaskType`, `Inner`.
+  std::string value_type(const model::Type& t) const;
+
+  /// The parameter type the dispatcher uses for a (lowered) schema type:
+  /// `const at::Tensor&`, `at::IntArrayRef`, `c10::string_view`. Enums are
+  /// `str` in the schema, so `c10::string_view`.
+  std::string flat_type(const model::Type& t) const;
+
+  /// The parameter type of a plain parameter in the C++ call API and the
+  /// kernels: the dispatcher's type, except enums (`MaskType`) and records
+  /// (`const WeightCfg&`).
+  std::string param_type(const model::Type& t) const;
+
+  /// The return type for a list of outputs: `at::Tensor`, `void`,
+  /// `std::tuple<at::Tensor, at::Tensor>`, `std::vector<at::Tensor>`.
+  std::string return_type(const std::vector<model::Type>& outputs) const;
+  /// The C++ type of one returned value.
+  std::string output_type(const model::Type& t) const;
+
+  /// An expression converting the flat argument `expr` (of flat_type(t)) to
+  /// value_type(t). `path` is a `structop::ArgPath` expression naming the
+  /// leaf, used in enum errors.
+  std::string flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const;
+  /// An expression converting the value `expr` (of value_type(t), or of
+  /// param_type(t) for a plain parameter) to an argument of flat_type(t).
+  std::string value_to_flat(const model::Type& t, const std::string& expr) const;
+
+  /// A default as a C++ expression of value_type(t) (or param_type(t)).
+  std::string default_value(const model::Type& t, const model::Default& d) const;
+
+  /// True if the record holds a Tensor or Tensor? leaf (at any depth), i.e.
+  /// it has a grad record.
+  bool has_grad(int record_decl) const;
+  /// True for a leaf type that receives gradients: Tensor or Tensor?.
+  static bool differentiable(const model::Type& t);
+
+ private:
+  std::string scalar_default(const model::Type& t, const syntax::Literal& lit, const std::string& constant) const;
+  std::string qualify(const std::string& ns, const std::string& name) const;
+
+  const model::Module& m_;
+};
+
+}  // namespace structop

@@ -1,0 +1,315 @@
+// X.ops.h: enums, records, grad records, the C++ call API and the kernel
+// declarations. Light by design (kernel sources include it): it pulls in
+// structop/runtime.h only, never autograd or the dispatcher.
+#include <fmt/format.h>
+
+#include "base/diagnostics.h"
+#include "check/describe.h"
+#include "emit/code_printer.h"
+#include "emit/cpp_op.h"
+#include "emit/emitters.h"
+#include "emit/naming.h"
+#include "version.h"
+
+namespace structop {
+namespace {
+
+/// Emits `namespace a::b {` / `}` only when the namespace changes.
+class NamespaceTracker {
+ public:
+  explicit NamespaceTracker(CodePrinter& p) : p_(p) {}
+  void enter(const std::string& ns) {
+    if (ns == current_) return;
+    leave();
+    p_.line(fmt::format("namespace {} {{", ns));
+    p_.line();
+    current_ = ns;
+  }
+  void leave() {
+    if (current_.empty()) return;
+    p_.line();
+    p_.line(fmt::format("}}  // namespace {}", current_));
+    p_.line();
+    current_.clear();
+  }
+
+ private:
+  CodePrinter& p_;
+  std::string current_;
+};
+
+std::string guard_macro(const std::string& ns, const std::string& name) {
+  std::string macro = "STRUCTOP_DEFINED_";
+  for (char c : ns + "_" + name) macro += c == ':' ? '_' : c;
+  return macro;
+}
+
+std::string doc_comment(const std::string& doc) {
+  if (doc.empty()) return {};
+  std::string out;
+  size_t start = 0;
+  while (start <= doc.size()) {
+    size_t end = doc.find('\n', start);
+    if (end == std::string::npos) end = doc.size();
+    std::string line = doc.substr(start, end - start);
+    if (!line.empty() || end < doc.size()) out += "/// " + line + "\n";
+    start = end + 1;
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+class HeaderEmitter {
+ public:
+  explicit HeaderEmitter(const EmitInput& in) : in_(in), m_(in.module), types_(in.module), ns_(p_) {
+    for (const auto& lo : in.lowered.ops) ops_.emplace_back(m_, lo, types_);
+  }
+
+  std::string run() {
+    prologue();
+    enums();
+    records();
+    grad_records();
+    call_api();
+    kernel_declarations();
+    ns_.leave();
+    return p_.str();
+  }
+
+ private:
+  void prologue() {
+    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)}, {"ns", m_.namespace_},
+             {"stem", m_.stem}, {"runtime", std::to_string(STRUCTOP_RUNTIME_VERSION_EXPECTED)}},
+            R"cc(
+      // $notice$
+      //
+      // Records, enums, grad records, the C++ call API and the kernel declarations
+      // of the `$ns$` ops (torch.ops.$ns$.*). Light: include it from kernel sources.
+      // The kernels you write are declared in namespace kernels below; their
+      // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs).
+      #pragma once
+
+      #include <structop/runtime.h>
+
+      #include <cstdint>
+      #include <string>
+      #include <tuple>
+      #include <vector>
+
+      STRUCTOP_REQUIRE_RUNTIME_VERSION($runtime$);
+    )cc");
+    p_.line();
+  }
+
+  // A type from an included IDL is emitted here too, guarded, so that headers
+  // generated from several IDLs that share it can be included together.
+  void open_guard(bool from_include, const std::string& ns, const std::string& name) {
+    if (!from_include) return;
+    std::string macro = guard_macro(ns, name);
+    p_.line(fmt::format("#ifndef {}", macro));
+    p_.line(fmt::format("#define {}", macro));
+  }
+  void close_guard(bool from_include) {
+    if (from_include) p_.line("#endif");
+  }
+
+  void enums() {
+    for (const auto& e : m_.enums) {
+      std::string name = api_name(e.name);
+      std::vector<std::string> values, quoted;
+      for (const auto& v : e.values) {
+        values.push_back(api_name(v));
+        quoted.push_back(cpp_string_literal(v));
+      }
+      ns_.leave();
+      open_guard(e.from_include, e.cpp_namespace, e.name);
+      ns_.enter(e.cpp_namespace);
+      p_.emit({{"doc", doc_comment(e.doc)}, {"name", name}, {"values", fmt::format("{}", fmt::join(values, ", "))}},
+              R"cc(
+        $doc$
+        enum class $name$ { $values$ };
+      )cc");
+      ns_.leave();
+      p_.emit({{"qualified", e.cpp_namespace + "::" + name},
+               {"type_name", cpp_string_literal(e.name)},
+               {"count", std::to_string(e.values.size())},
+               {"names", fmt::format("{}", fmt::join(quoted, ", "))}},
+              R"cc(
+        template <>
+        struct structop::EnumTraits<$qualified$> {
+          static constexpr const char* type_name = $type_name$;
+          static constexpr std::array<c10::string_view, $count$> names{{$names$}};
+        };
+      )cc");
+      p_.line();
+      ns_.enter(e.cpp_namespace);
+      p_.emit({{"name", name}, {"spellings", quoted_list(e.values)}},
+              R"cc(
+        /// The IDL spelling ($spellings$); parse with structop::parse_enum<$name$>.
+        inline c10::string_view to_string($name$ value) { return structop::enum_name(value); }
+      )cc");
+      ns_.leave();
+      close_guard(e.from_include);
+      p_.line();
+    }
+  }
+
+  void records() {
+    for (const auto& r : m_.records) {
+      std::string fields;
+      for (const auto& f : r.fields) {
+        std::string doc = doc_comment(f.doc);
+        if (!doc.empty()) fields += doc + "\n";
+        fields += types_.value_type(f.type) + " " + api_name(f.name);
+        if (f.default_value) fields += " = " + types_.default_value(f.type, *f.default_value);
+        fields += ";\n";
+      }
+      if (!fields.empty()) fields.pop_back();
+      if (r.from_include) ns_.leave();
+      open_guard(r.from_include, r.cpp_namespace, r.name);
+      ns_.enter(r.cpp_namespace);
+      p_.emit({{"doc", doc_comment(r.doc.empty() ? "Record `" + r.name + "` (frozen: kernels take it by const reference)." : r.doc)},
+               {"name", api_name(r.name)},
+               {"fields", fields}},
+              R"cc(
+        $doc$
+        struct $name$ {
+          $fields$
+        };
+      )cc");
+      if (r.from_include) ns_.leave();
+      close_guard(r.from_include);
+      p_.line();
+    }
+  }
+
+  void grad_records() {
+    for (size_t i = 0; i < m_.records.size(); ++i) {
+      const model::Record& r = m_.records[i];
+      if (!types_.has_grad(static_cast<int>(i))) continue;
+      std::string fields;
+      for (const auto& f : r.fields) {
+        if (f.type.is_record() && types_.has_grad(f.type.decl)) {
+          fields += fmt::format("{} {};\n", types_.grad_record_name(f.type.decl), api_name(f.name));
+        } else if (!f.type.is_record() && CppTypes::differentiable(f.type)) {
+          fields += fmt::format("structop::Grad {};\n", api_name(f.name));
+        }
+      }
+      fields.pop_back();
+      if (r.from_include) ns_.leave();
+      open_guard(r.from_include, r.cpp_namespace, r.name + "Grad");
+      ns_.enter(r.cpp_namespace);
+      p_.emit({{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
+              R"cc(
+        /// Gradients for the tensor fields of $record$: every slot must be given
+        /// (at::Tensor() or c10::nullopt for "no gradient").
+        struct $name$ {
+          $fields$
+        };
+      )cc");
+      if (r.from_include) ns_.leave();
+      close_guard(r.from_include);
+      p_.line();
+    }
+  }
+
+  void call_api() {
+    ns_.enter(m_.cpp_namespace);
+    for (const auto& op : ops_) {
+      if (!op.op().backward) continue;
+      std::string fields, slots;
+      for (size_t p : op.grad_params()) {
+        const model::Param& param = op.op().params[p];
+        std::string type = param.type.is_record() ? types_.grad_record_name(param.type.decl) : "structop::Grad";
+        fields += fmt::format("{} {};\n", type, api_name(param.name));
+      }
+      for (size_t i = 0; i < op.grad_slots().size(); ++i) {
+        slots += fmt::format("static constexpr std::size_t {} = {};\n", op.lowered().slots[op.grad_slots()[i]].name, i);
+      }
+      fields.pop_back();
+      slots.pop_back();
+      p_.emit({{"name", op.name()}, {"fields", fields}, {"slots", slots}},
+              R"cc(
+        /// What kernels::$name$_backward returns: one member per parameter with a tensor.
+        struct $name$_grads {
+          $fields$
+        };
+
+        /// Index of each tensor slot of $name$, for ctx->needs_input_grad(index).
+        struct $name$_grad_slot {
+          $slots$
+        };
+
+      )cc");
+    }
+    p_.emit(R"cc(
+      // Call API: flattens the records and calls the op through the dispatcher
+      // (Autograd, Meta and device dispatch apply).
+    )cc");
+    for (const auto& op : ops_) {
+      std::string doc = fmt::format("/// {}", original_signature(op.op(), m_));
+      doc += fmt::format("\n/// lowered: {}::{}", m_.namespace_, op.lowered().schema);
+      p_.line();
+      p_.emit({{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},
+              R"cc(
+        $doc$
+        $decl$;
+      )cc");
+    }
+    p_.line();
+  }
+
+  void kernel_declarations() {
+    p_.emit(R"cc(
+      // Kernels: written by you (stubs: structopc --emit stubs).
+      namespace kernels {
+    )cc");
+    for (const auto& op : ops_) {
+      p_.line();
+      std::vector<std::string> params = op.params(false);
+      for (const auto& k : op.kernels()) {
+        std::string where = k.dispatch_key == "CompositeExplicitAutograd" ? "every device" : k.dispatch_key;
+        p_.emit({{"decl", signature(op.return_type() + " " + k.name, params)}, {"where", where},
+                 {"qualified", op.qualified()}},
+                R"cc(
+          /// $qualified$ forward on $where$.
+          $decl$;
+        )cc");
+      }
+      if (op.op().meta == model::MetaKind::Custom) {
+        p_.emit({{"decl", signature(op.return_type() + " " + op.name() + "_meta", params)}},
+                R"cc(
+          /// Meta kernel: outputs with the right shape, dtype and device, no data.
+          $decl$;
+        )cc");
+      }
+      if (op.op().backward) {
+        p_.emit({{"setup", signature("void " + op.name() + "_setup_context", setup_context_params(op))},
+                 {"backward", signature(op.name() + "_grads " + op.name() + "_backward", backward_params(op))}},
+                R"cc(
+          /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+          $setup$;
+          /// Gradients for the inputs, given those of the outputs.
+          $backward$;
+        )cc");
+      }
+    }
+    p_.emit(R"cc(
+
+      }  // namespace kernels
+    )cc");
+  }
+
+  const EmitInput& in_;
+  const model::Module& m_;
+  CppTypes types_;
+  CodePrinter p_;
+  NamespaceTracker ns_;
+  std::vector<CppOp> ops_;
+};
+
+}  // namespace
+
+std::string emit_header(const EmitInput& in) { return HeaderEmitter(in).run(); }
+
+}  // namespace structop

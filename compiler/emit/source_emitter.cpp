@@ -1,0 +1,514 @@
+// X.ops.cpp: registration of the lowered schemas and, per op, the adapters
+// between the flat arguments the dispatcher passes and the records the
+// kernels take:
+//   <op>_forward           every device (or <op>_forward_<key> per dispatch key)
+//   <op>_meta              Meta: identity, listed inputs, or kernels::<op>_meta
+//   <op>_autograd          Autograd (backward: true): graph node + setup_context
+//   <op>_backward_adapter  the node's backward: kernels::<op>_backward -> flat grads
+// plus the C++ call API declared in X.ops.h. The shared machinery lives in
+// runtime/include/structop/.
+#include <array>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "check/describe.h"
+#include "emit/code_printer.h"
+#include "emit/cpp_op.h"
+#include "emit/emitters.h"
+#include "emit/naming.h"
+
+namespace structop {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+std::string join(const Strings& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+/// `(\n    a,\n    b)` when long, `(a, b)` when short: the argument lists of
+/// generated code stay readable either way.
+std::string arg_list(const Strings& items) {
+  const size_t indent = 4;
+  std::string flat = join(items, ", ");
+  if (flat.size() <= 60) return "(" + flat + ")";
+  std::string pad(indent, ' ');
+  return "(\n" + pad + join(items, ",\n" + pad) + ")";
+}
+
+class SourceEmitter {
+ public:
+  explicit SourceEmitter(const EmitInput& in) : in_(in), m_(in.module), types_(in.module) {
+    for (const auto& lo : in.lowered.ops) ops_.emplace_back(m_, lo, types_);
+  }
+
+  std::string run() {
+    prologue();
+    p_.line(fmt::format("namespace {} {{", m_.cpp_namespace));
+    p_.line("namespace {");
+    unflatten_functions();
+    for (const auto& op : ops_) op_section(op);
+    p_.line();
+    p_.line("}  // namespace");
+    call_api();
+    p_.line();
+    p_.line(fmt::format("}}  // namespace {}", m_.cpp_namespace));
+    registration();
+    return p_.str();
+  }
+
+ private:
+  // ---- records -------------------------------------------------------------
+
+  const model::Record& record(int decl) const { return m_.records[static_cast<size_t>(decl)]; }
+
+  /// A record's unflatten function needs the ArgPath when an enum leaf (whose
+  /// parse error names the path) is inside it.
+  bool needs_path(int decl) const {
+    for (const auto& f : record(decl).fields) {
+      if (f.type.is_record() ? needs_path(f.type.decl) : (f.type.is_enum() || (f.type.is_optional() && f.type.inner().is_enum()))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// The leaves of a record as (relative lowered name, type), depth first.
+  void leaves(int decl, const std::string& prefix, std::vector<std::pair<std::string, model::Type>>* out) const {
+    for (const auto& f : record(decl).fields) {
+      std::string name = prefix.empty() ? f.name : prefix + "__" + f.name;
+      if (f.type.is_record()) leaves(f.type.decl, name, out);
+      else out->push_back({name, f.type});
+    }
+  }
+
+  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& prefix) const {
+    std::vector<std::pair<std::string, model::Type>> ls;
+    leaves(decl, "", &ls);
+    Strings args;
+    if (needs_path(decl)) args.push_back(path_expr);
+    for (const auto& [name, type] : ls) args.push_back(api_name(prefix + name));
+    return fmt::format("unflatten_{}{}", record(decl).name, arg_list(args));
+  }
+
+  void unflatten_functions() {
+    // Records reachable from this file's ops, in dependency order.
+    std::set<int> used;
+    std::function<void(int)> use = [&](int decl) {
+      if (!used.insert(decl).second) return;
+      for (const auto& f : record(decl).fields) {
+        if (f.type.is_record()) use(f.type.decl);
+      }
+    };
+    for (const auto& op : m_.ops) {
+      for (const auto& p : op.params) {
+        if (p.type.is_record()) use(p.type.decl);
+      }
+    }
+    if (used.empty()) return;
+    p_.emit(R"cc(
+
+      // ===========================================================================
+      // Records: flat leaves -> record (a copy of each leaf, nothing more)
+      // ===========================================================================
+    )cc");
+    for (int decl : used) {
+      const model::Record& r = record(decl);
+      std::vector<std::pair<std::string, model::Type>> ls;
+      leaves(decl, "", &ls);
+      Strings params;
+      bool path = needs_path(decl);
+      if (path) params.push_back("const structop::ArgPath& path");
+      for (const auto& [name, type] : ls) params.push_back(types_.flat_type(type) + " " + api_name(name));
+      Strings fields;
+      for (const auto& f : r.fields) {
+        if (f.type.is_record()) {
+          std::string child = needs_path(f.type.decl) ? fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name)) : "";
+          fields.push_back(unflatten_call(f.type.decl, child, f.name + "__"));
+        } else {
+          std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
+          fields.push_back(types_.flat_to_value(f.type, api_name(f.name), leaf_path));
+        }
+      }
+      p_.line();
+      std::string init = join(fields, ", ");
+      if (init.size() > 60) init = "\n    " + join(fields, ",\n    ");
+      p_.emit({{"type", types_.record_name(decl)},
+               {"name", r.name},
+               {"params", arg_list(params)},
+               {"init", init}},
+              R"cc(
+        $type$ unflatten_$name$$params$ {
+          return $type${$init$};
+        }
+      )cc");
+    }
+  }
+
+  // ---- per op --------------------------------------------------------------
+
+  Strings flat_params(const CppOp& op, const std::vector<bool>& unused = {}) const {
+    Strings out;
+    const auto& slots = op.lowered().slots;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      std::string name = api_name(slots[i].name);
+      if (!unused.empty() && unused[i]) name = "/*" + name + "*/";
+      out.push_back(types_.flat_type(slots[i].type) + " " + name);
+    }
+    return out;
+  }
+
+  Strings flat_names(const CppOp& op) const {
+    Strings out;
+    for (const auto& s : op.lowered().slots) out.push_back(api_name(s.name));
+    return out;
+  }
+
+  /// Statements building the record-form locals, and the kernel's arguments.
+  std::pair<std::string, Strings> record_args(const CppOp& op) const {
+    std::string locals;
+    Strings args;
+    const model::Op& o = op.op();
+    for (size_t i = 0; i < o.params.size(); ++i) {
+      const model::Param& p = o.params[i];
+      std::string name = api_name(p.name);
+      std::string path = fmt::format("structop::ArgPath({}, {})", cpp_string_literal(op.qualified()),
+                                     cpp_string_literal(p.name));
+      if (p.type.is_record()) {
+        locals += fmt::format("const {} {} = {};\n", types_.record_name(p.type.decl), name,
+                              unflatten_call(p.type.decl, path, p.name + "__"));
+        args.push_back(name);
+      } else if (p.type.is_enum() || (p.type.is_optional() && p.type.inner().is_enum())) {
+        args.push_back(types_.flat_to_value(p.type, name, path));
+      } else {
+        args.push_back(name);
+      }
+    }
+    if (!locals.empty()) locals.pop_back();
+    return {locals, args};
+  }
+
+  void op_section(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
+    p_.line();
+    slot_table(op);
+    std::vector<std::string> flat_types;
+    for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
+    p_.emit({{"name", op.name()},
+             {"ret", op.return_type()},
+             {"types", arg_list(flat_types)},
+             {"op", cpp_string_literal(m_.namespace_ + "::" + op.op().name)},
+             {"overload", cpp_string_literal(op.op().overload)}},
+            R"cc(
+
+      using $name$_signature = $ret$$types$;
+
+      const c10::TypedOperatorHandle<$name$_signature>& $name$_handle() {
+        static const auto handle = structop::find_op<$name$_signature>($op$, $overload$);
+        return handle;
+      }
+    )cc");
+    forward_adapters(op);
+    meta_adapter(op);
+    if (op.op().backward) {
+      backward_adapter(op);
+      autograd_kernel(op);
+    }
+  }
+
+  void slot_table(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
+    std::vector<std::array<std::string, 6>> rows;
+    rows.push_back({"slot", "original path", "lowered name", "type", "default", ""});
+    for (size_t i = 0; i < lo.slots.size(); ++i) {
+      const lower::Slot& s = lo.slots[i];
+      Strings notes;
+      if (s.kwarg_only) notes.push_back("kwarg-only");
+      if (s.type.is_enum() || (s.type.is_optional() && s.type.inner().is_enum())) {
+        notes.push_back(describe_type(s.type, m_));
+      }
+      if (s.default_value && !s.schema_default) notes.push_back("default " + describe_default(*s.default_value) + " applied by the APIs");
+      rows.push_back({std::to_string(i), s.path, s.name, s.schema_type, s.schema_default.value_or(""),
+                      notes.empty() ? "" : "(" + join(notes, ", ") + ")"});
+    }
+    size_t width[6] = {};
+    for (const auto& r : rows) {
+      for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], r[c].size());
+    }
+    std::string table;
+    for (const auto& r : rows) {
+      std::string line = "//  ";
+      for (size_t c = 0; c < 6; ++c) line += fmt::format(" {:<{}}", r[c], c + 1 < 6 ? width[c] + 1 : 0);
+      while (line.back() == ' ') line.pop_back();
+      table += line + "\n";
+    }
+    table.pop_back();
+    std::string title = fmt::format("// {}", original_signature(op.op(), m_));
+    p_.emit({{"title", title}, {"table", table}},
+            R"cc(
+      // ===========================================================================
+      $title$
+      $table$
+      // ===========================================================================
+    )cc");
+  }
+
+  std::string call_statement(const std::string& ret, const std::string& call) const {
+    return ret == "void" ? call + ";" : "return " + call + ";";
+  }
+
+  void forward_adapters(const CppOp& op) {
+    auto [locals, args] = record_args(op);
+    for (const auto& k : op.kernels()) {
+      std::string adapter = op.kernels().size() == 1 && op.op().dispatch.empty()
+                                ? op.name() + "_forward"
+                                : op.name() + "_forward_" + k.name.substr(op.lowered().cpp_name.size() + 1);
+      std::string body = locals.empty() ? "" : locals + "\n";
+      body += call_statement(op.return_type(), fmt::format("kernels::{}({})", k.name, join(args, ", ")));
+      p_.line();
+      p_.emit({{"ret", op.return_type()}, {"adapter", adapter}, {"params", arg_list(flat_params(op))},
+               {"body", body}},
+              R"cc(
+        $ret$ $adapter$$params$ {
+          $body$
+        }
+      )cc");
+    }
+  }
+
+  void meta_adapter(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
+    std::string body;
+    std::vector<bool> unused(lo.slots.size(), true);
+    if (op.op().meta == model::MetaKind::Custom) {
+      auto [locals, args] = record_args(op);
+      body = (locals.empty() ? "" : locals + "\n") +
+             call_statement(op.return_type(), fmt::format("kernels::{}_meta({})", op.name(), join(args, ", ")));
+      unused.assign(lo.slots.size(), false);
+    } else {
+      Strings outs;
+      for (size_t slot : lo.meta_sources) {
+        outs.push_back(fmt::format("structop::meta_like({})", api_name(lo.slots[slot].name)));
+        unused[slot] = false;
+      }
+      if (outs.size() == 1) body = "return " + outs[0] + ";";
+      else if (outs.size() > 1) body = "return {" + join(outs, ", ") + "};";
+    }
+    p_.line();
+    p_.emit({{"ret", op.return_type()}, {"name", op.name()}, {"params", arg_list(flat_params(op, unused))},
+             {"body", body}},
+            R"cc(
+      $ret$ $name$_meta$params$ {
+        $body$
+      }
+    )cc");
+  }
+
+  std::string grad_access(const CppOp& op, const lower::Slot& s) const { return "grads." + op.slot_access(s); }
+
+  void backward_adapter(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
+    Strings paths, moves, grads;
+    for (size_t slot : op.grad_slots()) {
+      paths.push_back(cpp_string_literal(lo.slots[slot].path));
+      moves.push_back(fmt::format("std::move({})", grad_access(op, lo.slots[slot])));
+    }
+    if (op.list_output()) {
+      grads.push_back("grad_outputs");
+    } else {
+      for (size_t i = 0; i < lo.outputs.size(); ++i) grads.push_back(fmt::format("grad_outputs[{}]", i));
+    }
+    p_.line();
+    p_.emit({{"name", op.name()},
+             {"op", cpp_string_literal(op.qualified())},
+             {"paths", join(paths, ", ")},
+             {"grads", join(grads, ", ")},
+             {"moves", arg_list(moves)}},
+            R"cc(
+      struct $name$_backward_adapter {
+        static constexpr const char* op_name = $op$;
+        // Original path of each tensor slot, in lowered order (= the node's edges).
+        static constexpr const char* grad_paths[] = {$paths$};
+
+        static torch::autograd::variable_list backward(
+            torch::autograd::AutogradContext* ctx,
+            const torch::autograd::variable_list& grad_outputs) {
+          $name$_grads grads = kernels::$name$_backward(ctx, $grads$);
+          return structop::grad_list$moves$;
+        }
+      };
+    )cc");
+  }
+
+  void autograd_kernel(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
+    Strings grad_inputs;
+    for (size_t slot : op.grad_slots()) grad_inputs.push_back(api_name(lo.slots[slot].name));
+    Strings redispatch = {op.name() + "_handle()", "ks"};
+    for (const auto& n : flat_names(op)) redispatch.push_back(n);
+    Strings params = flat_params(op);
+    params.insert(params.begin(), "c10::DispatchKeySet ks");
+    auto [locals, args] = record_args(op);
+
+    const auto& outs = op.output_names();
+    std::string result_decl, unpack, result;
+    if (lo.outputs.size() == 1) {
+      result = outs[0];
+      result_decl = fmt::format("{} {}", op.return_type(), outs[0]);
+    } else {
+      result = "outputs";
+      result_decl = "auto outputs";
+      unpack = fmt::format("auto& [{}] = outputs;\n", join(outs, ", "));
+    }
+    Strings setup_args = args;
+    for (const auto& o : outs) setup_args.push_back(o);
+    std::string body = unpack + (locals.empty() ? "" : locals + "\n");
+    body += fmt::format("grad_fn->run_setup_context({});\n",
+                        join([&] {
+                          Strings a = {"kernels::" + op.name() + "_setup_context"};
+                          a.insert(a.end(), setup_args.begin(), setup_args.end());
+                          return a;
+                        }(), ", "));
+    body += fmt::format("grad_fn->record_outputs({});", join(outs, ", "));
+    p_.line();
+    p_.emit({{"ret", op.return_type()},
+             {"name", op.name()},
+             {"params", arg_list(params)},
+             {"inputs", arg_list(grad_inputs)},
+             {"decl", result_decl},
+             {"redispatch", arg_list(redispatch)},
+             {"body", body},
+             {"result", result}},
+            R"cc(
+      $ret$ $name$_autograd$params$ {
+        // Null when grad mode is off or no tensor slot requires grad: then no
+        // autograd state is created at all.
+        auto grad_fn = structop::make_grad_fn<$name$_backward_adapter>$inputs$;
+        $decl$ = structop::redispatch_below_autograd$redispatch$;
+        if (grad_fn) {
+          $body$
+        }
+        return $result$;
+      }
+    )cc");
+  }
+
+  // ---- call API and registration -------------------------------------------
+
+  void call_api() {
+    p_.emit(R"cc(
+
+      // ===========================================================================
+      // C++ call API (declared in the header): record form -> flat dispatcher call
+      // ===========================================================================
+    )cc");
+    for (const auto& op : ops_) {
+      Strings args;
+      const model::Op& o = op.op();
+      for (const auto& s : op.lowered().slots) {
+        const model::Param& p = o.params[s.param];
+        std::string access = op.slot_access(s);
+        if (s.from_record()) {
+          args.push_back(types_.value_to_flat(s.type, access));
+        } else if (p.type.is_enum()) {
+          args.push_back(fmt::format("structop::enum_name({})", access));
+        } else if (p.type.is_optional() && p.type.inner().is_enum()) {
+          args.push_back(fmt::format("structop::optional_enum_name({})", access));
+        } else {
+          args.push_back(access);
+        }
+      }
+      p_.line();
+      p_.emit({{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
+               {"body", call_statement(op.return_type(), fmt::format("{}_handle().call{}", op.name(), arg_list(args)))}},
+              R"cc(
+        $decl$ {
+          $body$
+        }
+      )cc");
+    }
+  }
+
+  void registration() {
+    const std::string& ns = m_.namespace_;
+    const std::string& cpp = m_.cpp_namespace;
+    Strings defs;
+    for (const auto& op : ops_) defs.push_back(fmt::format("m.def({});", cpp_string_literal(op.lowered().schema)));
+    p_.line();
+    p_.emit({{"ns", ns}, {"defs", join(defs, "\n")}},
+            R"cc(
+      // ===========================================================================
+      // Registration
+      // ===========================================================================
+
+      TORCH_LIBRARY_FRAGMENT($ns$, m) {
+        $defs$
+      }
+    )cc");
+    // Forward kernels, grouped by dispatch key in first-use order.
+    Strings keys;
+    std::map<std::string, Strings> by_key;
+    for (const auto& op : ops_) {
+      for (const auto& k : op.kernels()) {
+        std::string adapter = op.op().dispatch.empty() ? op.name() + "_forward"
+                                                       : op.name() + "_forward_" + k.name.substr(op.lowered().cpp_name.size() + 1);
+        if (!by_key.count(k.dispatch_key)) keys.push_back(k.dispatch_key);
+        by_key[k.dispatch_key].push_back(
+            fmt::format("m.impl({}, TORCH_FN({}::{}));", cpp_string_literal(op.lowered().qualified_name), cpp, adapter));
+      }
+    }
+    Strings meta, autograd;
+    for (const auto& op : ops_) {
+      std::string name = cpp_string_literal(op.lowered().qualified_name);
+      meta.push_back(fmt::format("m.impl({}, TORCH_FN({}::{}_meta));", name, cpp, op.name()));
+      autograd.push_back(op.op().backward
+                             ? fmt::format("m.impl({}, TORCH_FN({}::{}_autograd));", name, cpp, op.name())
+                             : fmt::format("m.impl({}, torch::CppFunction::makeFallthrough());  // backward: false", name));
+    }
+    keys.push_back("Meta");
+    by_key["Meta"] = meta;
+    keys.push_back("Autograd");
+    by_key["Autograd"] = autograd;
+    for (const auto& key : keys) {
+      p_.line();
+      p_.emit({{"ns", ns}, {"key", key}, {"impls", join(by_key[key], "\n")}},
+              R"cc(
+        TORCH_LIBRARY_IMPL($ns$, $key$, m) {
+          $impls$
+        }
+      )cc");
+    }
+  }
+
+  void prologue() {
+    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)}, {"stem", m_.stem}},
+            R"cc(
+      // $notice$
+      //
+      // Registration of the lowered schemas, the adapters between flat arguments
+      // and records, the Meta and Autograd kernels, and the C++ call API.
+      #include "$stem$.ops.h"
+
+      #include <structop/convert.h>
+      #include <structop/registration.h>
+    )cc");
+    p_.line();
+  }
+
+  const EmitInput& in_;
+  const model::Module& m_;
+  CppTypes types_;
+  CodePrinter p_;
+  std::vector<CppOp> ops_;
+};
+
+}  // namespace
+
+std::string emit_source(const EmitInput& in) { return SourceEmitter(in).run(); }
+
+}  // namespace structop

@@ -1,0 +1,161 @@
+// structop runtime: conversions between the flat arguments torch's dispatcher
+// passes (c10::string_view, at::IntArrayRef, c10::List<bool>, ...) and the
+// value types of record fields (std::string, std::vector<int64_t>, ...).
+// Generated adapters spell both directions with the target type:
+//
+//   structop::to_value<std::vector<int64_t>>(cfg__sizes)      // flat -> field
+//   structop::to_flat<at::IntArrayRef>(cfg.sizes)              // field -> flat
+//
+// to_flat may return an owning temporary (a c10::List, a std::vector of
+// SymInt) that converts to the flat type at the call; it lives until the end
+// of the full expression, i.e. the dispatcher call.
+#pragma once
+
+#include <structop/runtime.h>
+
+#include <ATen/core/List.h>
+#include <c10/core/SymInt.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <c10/util/OptionalArrayRef.h>
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace structop {
+namespace convert {
+
+template <class T>
+struct tag {};
+
+// Overloads are ranked so the exact conversions win over the generic ones.
+template <int N>
+struct rank : rank<N - 1> {};
+template <>
+struct rank<0> {};
+
+// ---- flat argument -> field value ------------------------------------------
+
+template <class T>
+T value_of(tag<T>, const T& same, rank<0>) {
+  return same;
+}
+
+inline std::string value_of(tag<std::string>, c10::string_view s, rank<1>) {
+  return std::string(s.data(), s.size());
+}
+
+inline int64_t value_of(tag<int64_t>, const c10::SymInt& s, rank<1>) { return s.expect_int(); }
+
+template <class T>
+std::vector<T> value_of(tag<std::vector<T>>, c10::ArrayRef<T> list, rank<1>) {
+  return list.vec();
+}
+
+inline std::vector<int64_t> value_of(tag<std::vector<int64_t>>, c10::SymIntArrayRef list, rank<2>) {
+  std::vector<int64_t> out;
+  out.reserve(list.size());
+  for (const c10::SymInt& s : list) out.push_back(s.expect_int());
+  return out;
+}
+
+template <class T, class E>
+std::vector<T> value_of(tag<std::vector<T>>, const c10::List<E>& list, rank<1>) {
+  std::vector<T> out;
+  out.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) out.push_back(list.get(i));
+  return out;
+}
+
+template <class T>
+std::vector<T> value_of(tag<std::vector<T>>, const std::vector<T>& list, rank<1>) {
+  return list;
+}
+
+template <class T, class F>
+c10::optional<T> value_of(tag<c10::optional<T>>, const c10::optional<F>& flat, rank<1>) {
+  if (!flat.has_value()) return c10::nullopt;
+  return value_of(tag<T>{}, *flat, rank<2>{});
+}
+
+template <class T>
+c10::optional<std::vector<T>> value_of(tag<c10::optional<std::vector<T>>>,
+                                       const c10::OptionalArrayRef<T>& flat, rank<1>) {
+  if (!flat.has_value()) return c10::nullopt;
+  return flat->vec();
+}
+
+inline c10::optional<std::vector<int64_t>> value_of(tag<c10::optional<std::vector<int64_t>>>,
+                                                    const c10::OptionalArrayRef<c10::SymInt>& flat,
+                                                    rank<2>) {
+  if (!flat.has_value()) return c10::nullopt;
+  return value_of(tag<std::vector<int64_t>>{}, *flat, rank<2>{});
+}
+
+// ---- field value -> flat argument ------------------------------------------
+
+template <class F, class V>
+const V& flat_of(tag<F>, const V& value, rank<0>) {
+  return value;  // converts implicitly at the call (vector -> ArrayRef, ...)
+}
+
+inline c10::string_view flat_of(tag<c10::string_view>, const std::string& s, rank<1>) { return s; }
+
+inline c10::SymInt flat_of(tag<c10::SymInt>, int64_t v, rank<1>) { return c10::SymInt(v); }
+
+inline std::vector<c10::SymInt> flat_of(tag<c10::SymIntArrayRef>, const std::vector<int64_t>& v,
+                                        rank<1>) {
+  return std::vector<c10::SymInt>(v.begin(), v.end());
+}
+
+template <class E, class V>
+c10::List<E> flat_of(tag<c10::List<E>>, const std::vector<V>& v, rank<1>) {
+  c10::List<E> list;
+  list.reserve(v.size());
+  for (const auto& item : v) list.push_back(item);
+  return list;
+}
+
+template <class F, class V>
+c10::optional<F> flat_of(tag<c10::optional<F>>, const c10::optional<V>& value, rank<1>) {
+  if (!value.has_value()) return c10::nullopt;
+  return F(flat_of(tag<F>{}, *value, rank<2>{}));
+}
+
+template <class T>
+c10::OptionalArrayRef<T> flat_of(tag<c10::OptionalArrayRef<T>>, const c10::optional<std::vector<T>>& v,
+                                 rank<1>) {
+  if (!v.has_value()) return c10::nullopt;
+  return c10::ArrayRef<T>(*v);
+}
+
+}  // namespace convert
+
+/// The record field value of type `T` for a flat argument.
+template <class T, class F>
+T to_value(const F& flat) {
+  return convert::value_of(convert::tag<T>{}, flat, convert::rank<2>{});
+}
+
+/// The flat argument of type `F` (as the dispatcher spells it, possibly
+/// `const ...&`) for a record field value.
+template <class F, class V>
+decltype(auto) to_flat(const V& value) {
+  using Flat = std::remove_cv_t<std::remove_reference_t<F>>;
+  return convert::flat_of(convert::tag<Flat>{}, value, convert::rank<2>{});
+}
+
+/// Optional enums: `None` or a valid spelling.
+template <class E>
+c10::optional<E> parse_optional_enum(const c10::optional<c10::string_view>& text, const ArgPath& where) {
+  if (!text.has_value()) return c10::nullopt;
+  return parse_enum<E>(*text, where);
+}
+
+template <class E>
+c10::optional<c10::string_view> optional_enum_name(const c10::optional<E>& value) {
+  if (!value.has_value()) return c10::nullopt;
+  return enum_name(*value);
+}
+
+}  // namespace structop
