@@ -5,15 +5,18 @@ usage: run_benchmarks.py [--build-dir DIR | --exe PATH] [--repetitions N]
                          [--min-time SECONDS] [--cpu N] [--check]
 
 With --build-dir (default: build) the benchmark is built first with
-`meson compile`; with --exe an already built bench_overhead is run. Medians of
-CPU time over interleaved repetitions, pinned to one CPU (--cpu, default the
-last; -1 to not pin); every ratio compares two benchmarks of the same run.
+`meson compile`; with --exe an already built bench_overhead is run, pinned to
+one CPU (--cpu, default the last; -1 to not pin). Repetitions are interleaved:
+each round runs every benchmark once, in random order. A ratio is the median
+over rounds of (benchmark / baseline) within the round, which cancels the
+machine's drift between rounds (shared CPUs, frequency changes).
 --check exits 1 when a ratio misses its target.
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -54,20 +57,20 @@ def run(exe, repetitions, min_time):
     cmd = [exe, "--benchmark_format=json",
            f"--benchmark_repetitions={repetitions}",
            f"--benchmark_min_time={min_time}",
-           "--benchmark_enable_random_interleaving=true",
-           "--benchmark_report_aggregates_only=true"]
+           "--benchmark_enable_random_interleaving=true"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
-def medians(report):
-    """benchmark name -> median CPU time in ns."""
+def rounds(report):
+    """benchmark name -> CPU time in ns of each repetition, in round order."""
     scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     result = {}
     for b in report["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            result[b["run_name"]] = b["cpu_time"] * scale[b["time_unit"]]
-    return result
+        if b.get("run_type") == "iteration":
+            times = result.setdefault(b["run_name"], {})
+            times[b.get("repetition_index", 0)] = b["cpu_time"] * scale[b["time_unit"]]
+    return {name: [t[i] for i in sorted(t)] for name, t in result.items()}
 
 
 def main():
@@ -76,20 +79,23 @@ def main():
     if args.cpu >= 0:
         os.sched_setaffinity(0, {args.cpu})  # inherited by the benchmark process
     report = run(exe, args.repetitions, args.min_time)
-    times = medians(report)
+    per_round = rounds(report)
+    times = {name: statistics.median(ts) for name, ts in per_round.items()}
 
     ctx = report.get("context", {})
     load = ", ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
     pinned = f"pinned to CPU {args.cpu}" if args.cpu >= 0 else "not pinned"
-    print(f"bench_overhead: median CPU time of {args.repetitions} interleaved repetitions, "
+    print(f"bench_overhead: CPU time per call, {args.repetitions} interleaved rounds, "
           f"{pinned} ({ctx.get('num_cpus', '?')} CPUs, load {load})")
-    for name, ns in times.items():
-        print(f"  {name:32s} {ns:10.1f} ns")
+    print(f"  {'benchmark':32s} {'median':>10s} {'min':>10s} {'max':>10s}")
+    for name in sorted(per_round):
+        ts = per_round[name]
+        print(f"  {name:32s} {times[name]:10.1f} {min(ts):10.1f} {max(ts):10.1f} ns")
     print()
-    print(f"  {'ratio':75s} {'value':>6s} {'target':>7s}")
+    print(f"  {'ratio (median over rounds)':75s} {'value':>6s} {'target':>7s}")
     missed = 0
     for label, bench, base, target in RATIOS:
-        ratio = times[bench] / times[base]
+        ratio = statistics.median(b / a for b, a in zip(per_round[bench], per_round[base]))
         verdict = ""
         if target is not None:
             ok = ratio <= target
