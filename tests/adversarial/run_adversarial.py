@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 MAX_STDERR = 64 * 1024  # diagnostics must stay readable, whatever the input
@@ -251,6 +252,8 @@ def main():
     args = parser.parse_args()
     structopc = os.path.abspath(args.structopc)
     os.makedirs(args.workdir, exist_ok=True)
+    # A folder of its own: two test runs in one build dir must not collide.
+    workdir = tempfile.mkdtemp(prefix="run-", dir=args.workdir)
 
     print(f"limits per case: {args.timeout:g} s CPU, {3 * args.timeout:g} s wall, address space "
           f"{str(args.memory_mb) + ' MiB' if args.memory_mb else 'unlimited'}")
@@ -261,7 +264,7 @@ def main():
         if args.only and case.name not in args.only:
             continue
         count += 1
-        problems, seconds, cpu, rss, code, size = run_case(structopc, args.workdir, case, args.timeout,
+        problems, seconds, cpu, rss, code, size = run_case(structopc, workdir, case, args.timeout,
                                                            args.memory_mb)
         size_text = f"{size / (1 << 20):.1f} MiB" if size >= (1 << 20) else f"{size / 1024:.0f} KiB"
         print(f"{case.name:<28} {size_text:>10} {code:>5} {seconds:>7.2f} {cpu:>6.2f} {rss:>6.0f} MB  "
@@ -270,6 +273,7 @@ def main():
             print(f"    {p}")
         failures += bool(problems)
         sys.stdout.flush()
+    shutil.rmtree(workdir, ignore_errors=True)
     print(f"{count} adversarial cases, {count - failures} as expected, {failures} failed")
     if count == 0:
         return 1
