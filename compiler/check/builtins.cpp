@@ -157,25 +157,35 @@ const std::vector<std::string>& dispatch_keys() {
   return keys;
 }
 
+namespace {
+constexpr bool strictly_sorted(const std::string_view* begin, const std::string_view* end) {
+  for (const std::string_view* p = begin; p + 1 < end; ++p) {
+    if (!(*p < *(p + 1))) return false;
+  }
+  return true;
+}
+}  // namespace
+
 bool is_reserved_word(std::string_view name) {
   // C++ keywords and alternative tokens, Python keywords and soft keywords
-  // that cannot be parameter names, plus names generated code relies on.
-  static const char* const kWords[] = {
-      "alignas", "alignof", "and", "and_eq", "as", "asm", "assert", "async", "auto", "await",
-      "bitand", "bitor", "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
-      "char8_t", "class", "compl", "concept", "const", "const_cast", "consteval", "constexpr",
-      "constinit", "continue", "co_await", "co_return", "co_yield", "decltype", "def", "default",
-      "del", "delete", "do", "double", "dynamic_cast", "elif", "else", "enum", "except",
-      "explicit", "export", "extern", "False", "false", "finally", "float", "for", "friend",
-      "from", "global", "goto", "if", "import", "in", "inline", "int", "is", "lambda", "long",
-      "mutable", "namespace", "new", "noexcept", "None", "nonlocal", "not", "not_eq", "nullptr",
-      "operator", "or", "or_eq", "pass", "private", "protected", "public", "raise", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "True", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
-      "using", "virtual", "void", "volatile", "wchar_t", "while", "with", "xor", "xor_eq",
-      "yield"};
-  return std::any_of(std::begin(kWords), std::end(kWords), [&](const char* w) { return name == w; });
+  // that cannot be parameter names. Sorted (ASCII order) for binary search:
+  // this runs for every name the compiler emits.
+  static constexpr std::string_view kWords[] = {
+      "False", "None", "True", "alignas", "alignof", "and", "and_eq", "as", "asm", "assert",
+      "async", "auto", "await", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char16_t", "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl",
+      "concept", "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
+      "def", "default", "del", "delete", "do", "double", "dynamic_cast", "elif", "else", "enum",
+      "except", "explicit", "export", "extern", "false", "finally", "float", "for", "friend", "from",
+      "global", "goto", "if", "import", "in", "inline", "int", "is", "lambda", "long", "mutable",
+      "namespace", "new", "noexcept", "nonlocal", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "pass", "private", "protected", "public", "raise", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+      "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+      "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+      "while", "with", "xor", "xor_eq", "yield"};
+  static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
+  return std::binary_search(std::begin(kWords), std::end(kWords), name);
 }
 
 }  // namespace structop::model

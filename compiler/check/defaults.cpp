@@ -12,7 +12,7 @@ using syntax::Literal;
 
 class DefaultChecker {
  public:
-  DefaultChecker(const model::Module& module, Diagnostics& diags, const std::string& what)
+  DefaultChecker(const model::Module& module, Diagnostics& diags, const Subject& what)
       : module_(module), diags_(diags), what_(what) {}
 
   bool check(const model::Type& type, const Literal& lit, model::Default* out) {
@@ -136,13 +136,13 @@ class DefaultChecker {
 
   const model::Module& module_;
   Diagnostics& diags_;
-  const std::string& what_;
+  const Subject& what_;
 };
 
 }  // namespace
 
 std::optional<model::Default> check_default(const model::Type& type, const syntax::Literal& lit,
-                                            const std::string& what, bool from_yaml_string,
+                                            const Subject& what, bool from_yaml_string,
                                             const model::Module& module, Diagnostics& diags) {
   (void)from_yaml_string;
   model::Default out;

@@ -8,6 +8,7 @@
 #include "base/diagnostics.h"
 #include "check/describe.h"
 #include "check/model.h"
+#include "check/subject.h"
 
 namespace structop {
 
@@ -15,7 +16,7 @@ namespace structop {
 /// checked default, or nullopt after reporting why it does not fit. `what`
 /// names the field or parameter for messages.
 std::optional<model::Default> check_default(const model::Type& type, const syntax::Literal& lit,
-                                            const std::string& what, bool from_yaml_string,
+                                            const Subject& what, bool from_yaml_string,
                                             const model::Module& module, Diagnostics& diags);
 
 }  // namespace structop

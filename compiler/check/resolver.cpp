@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/duplicates.h"
 #include "check/defaults.h"
 #include "syntax/schema_parser.h"
 
@@ -250,7 +251,7 @@ class Resolver {
         field.name = f.name.text;
         field.doc = f.doc;
         field.span = f.name.span;
-        std::string what = fmt::format("field `{}.{}`", r->name.text, f.name.text);
+        const Subject what = Subject::field(r->name.text, f.name.text);
         if (cyclic_.count(&f)) {
           out.all_defaulted = false;
           broken = true;
@@ -313,7 +314,7 @@ class Resolver {
     return names;
   }
 
-  std::optional<model::Type> resolve_type(const syntax::TypeExpr& t, Use use, const std::string& what) {
+  std::optional<model::Type> resolve_type(const syntax::TypeExpr& t, Use use, const Subject& what) {
     model::Type out;
     out.alias = t.alias;
     out.suffixes = t.suffixes;
@@ -374,7 +375,7 @@ class Resolver {
     return out;
   }
 
-  bool check_suffixes(const syntax::TypeExpr& t, const model::Type& type, Use use, const std::string& what) {
+  bool check_suffixes(const syntax::TypeExpr& t, const model::Type& type, Use use, const Subject& what) {
     int lists = 0;
     for (size_t i = 0; i < t.suffixes.size(); ++i) {
       const auto& s = t.suffixes[i];
@@ -396,7 +397,7 @@ class Resolver {
     return true;
   }
 
-  void report_unknown_type(const syntax::TypeExpr& t, const std::string& what) {
+  void report_unknown_type(const syntax::TypeExpr& t, const Subject& what) {
     Span span = t.span.shifted(0, static_cast<int>(t.base.size()));
     static const std::map<std::string, std::string> kHints = {
         {"Dict", "dict types are not supported; use separate fields or a record"},
@@ -441,15 +442,18 @@ class Resolver {
     const std::string op_label = fmt::format("op `{}`", op.qualified_name());
     bool ok = true;
 
-    std::map<std::string, Span> names;
+    std::vector<std::string_view> names;
+    names.reserve(sig.params.size());
+    for (const auto& p : sig.params) names.emplace_back(p.name.text);
+    for (auto [first, later] : find_duplicates(names)) {
+      const syntax::Name& n = sig.params[later].name;
+      diags_.error(n.span, fmt::format("{} is declared twice", Subject::param(n.text, op_label)), "rename one of them");
+      diags_.note(sig.params[first].name.span, "first declared here");
+      ok = false;
+    }
+    op.params.reserve(sig.params.size());
     for (const auto& p : sig.params) {
-      std::string what = fmt::format("parameter `{}` of {}", p.name.text, op_label);
-      auto [it, fresh] = names.emplace(p.name.text, p.name.span);
-      if (!fresh) {
-        diags_.error(p.name.span, fmt::format("{} is declared twice", what), "rename one of them");
-        diags_.note(it->second, "first declared here");
-        ok = false;
-      }
+      const Subject what = Subject::param(p.name.text, op_label);
       auto type = resolve_type(p.type, Use::Param, what);
       if (!type) {
         ok = false;
@@ -504,8 +508,7 @@ class Resolver {
     }
 
     for (const auto& r : sig.returns) {
-      std::string what = r.name.text.empty() ? fmt::format("a return of {}", op_label)
-                                             : fmt::format("return `{}` of {}", r.name.text, op_label);
+      const Subject what = Subject::ret(r.name.text, op_label);
       auto type = resolve_type(r.type, Use::Return, what);
       if (!type) {
         ok = false;

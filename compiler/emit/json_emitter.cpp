@@ -21,6 +21,8 @@ Json optional_default(const std::optional<model::Default>& d) {
   return d ? Json(describe_default(*d)) : Json();
 }
 
+Json optional_default(const model::Default* d) { return d ? Json(describe_default(*d)) : Json(); }
+
 Json enums_json(const model::Module& m) {
   Json out = Json::array();
   for (const auto& e : m.enums) {

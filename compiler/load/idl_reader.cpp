@@ -14,6 +14,14 @@ namespace {
 
 using syntax::Name;
 
+/// The keys each mapping of the IDL may have (empty: any name).
+const std::vector<std::string> kFileKeys = {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"};
+const std::vector<std::string> kEnumKeys = {"values", "doc"};
+const std::vector<std::string> kRecordKeys = {"fields", "doc"};
+const std::vector<std::string> kFieldKeys = {"type", "default", "doc"};
+const std::vector<std::string> kOpKeys = {"func", "mutates", "backward", "meta", "dispatch", "doc"};
+const std::vector<std::string> kAnyKey = {};
+
 /// Walks one mapping: rejects non-scalar and duplicate keys, and keys not in
 /// `allowed` (with a "did you mean").
 class MappingWalker {
@@ -26,7 +34,9 @@ class MappingWalker {
   template <class Visit>
   bool walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
             Visit&& visit) {
-    std::unordered_map<std::string, Span> seen;
+    // Small mappings (almost all of them) look back linearly; big ones hash.
+    const bool small = map.entry_count() <= 32;
+    std::unordered_map<std::string_view, size_t> seen;
     bool clean = true;
     for (size_t i = 0; i < map.entry_count(); ++i) {
       const YamlNode& key = doc_.key(map, i);
@@ -40,11 +50,19 @@ class MappingWalker {
         clean = false;
         continue;
       }
-      auto [it, fresh] = seen.emplace(key.value, key.span);
-      if (!fresh) {
+      const YamlNode* first = nullptr;
+      if (small) {
+        for (size_t j = 0; j < i && !first; ++j) {
+          const YamlNode& earlier = doc_.key(map, j);
+          if (earlier.is_scalar() && earlier.value == key.value) first = &earlier;
+        }
+      } else if (auto [it, fresh] = seen.emplace(key.value, i); !fresh) {
+        first = &doc_.key(map, it->second);
+      }
+      if (first) {
         diags_.error(key.span, fmt::format("duplicate key `{}` in {}", key.value, where),
                      "remove or rename one of them; YAML keys must be unique");
-        diags_.note(it->second, fmt::format("`{}` first appears here", key.value));
+        diags_.note(first->span, fmt::format("`{}` first appears here", key.value));
         continue;
       }
       if (!allowed.empty() &&
@@ -80,7 +98,7 @@ class IdlReader {
       return;
     }
     bool has_namespace = false;
-    bool clean = walker_.walk(root, {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"},
+    bool clean = walker_.walk(root, kFileKeys,
                  "the file", [&](const Name& key, const YamlNode& value) {
                    if (key.text == "namespace") {
                      has_namespace = true;  // a bad one is reported by read_identifier
@@ -195,7 +213,7 @@ class IdlReader {
       }
       return;
     }
-    walker_.walk(node, {}, "enums", [&](const Name& name, const YamlNode& value) {
+    walker_.walk(node, kAnyKey, "enums", [&](const Name& name, const YamlNode& value) {
       syntax::EnumDecl e;
       if (!check_decl_name(name, "enum")) return;
       e.name = name;
@@ -204,7 +222,7 @@ class IdlReader {
       const YamlNode* values = &value;
       if (value.is_mapping()) {
         values = nullptr;
-        bool clean = walker_.walk(value, {"values", "doc"}, fmt::format("enum `{}`", name.text).c_str(),
+        bool clean = walker_.walk(value, kEnumKeys, fmt::format("enum `{}`", name.text).c_str(),
                                   [&](const Name& key, const YamlNode& v) {
                                     if (key.text == "values") values = &v;
                                     else read_doc(v, &e.doc);
@@ -258,7 +276,7 @@ class IdlReader {
       }
       return;
     }
-    walker_.walk(node, {}, "records", [&](const Name& name, const YamlNode& value) {
+    walker_.walk(node, kAnyKey, "records", [&](const Name& name, const YamlNode& value) {
       if (!check_decl_name(name, "record")) return;
       syntax::RecordDecl r;
       r.name = name;
@@ -274,7 +292,7 @@ class IdlReader {
         return;
       }
       bool has_fields = false;
-      bool clean = walker_.walk(value, {"fields", "doc"}, fmt::format("record `{}`", name.text).c_str(),
+      bool clean = walker_.walk(value, kRecordKeys, fmt::format("record `{}`", name.text).c_str(),
                                 [&](const Name& key, const YamlNode& v) {
                                   if (key.text == "doc") {
                                     read_doc(v, &r.doc);
@@ -305,7 +323,7 @@ class IdlReader {
     }
     std::string where = fmt::format("fields of record `{}`", record.text);
     bool all_read = true;
-    bool clean = walker_.walk(node, {}, where.c_str(), [&](const Name& name, const YamlNode& value) {
+    bool clean = walker_.walk(node, kAnyKey, where.c_str(), [&](const Name& name, const YamlNode& value) {
       if (!check_decl_name(name, "field")) {
         all_read = false;
         return;
@@ -338,7 +356,7 @@ class IdlReader {
     const YamlNode* type = nullptr;
     const YamlNode* def = nullptr;
     const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
-    bool clean = walker_.walk(node, {"type", "default", "doc"}, what.c_str(), [&](const Name& key, const YamlNode& v) {
+    bool clean = walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
       if (key.text == "type") type = &v;
       else if (key.text == "default") def = &v;
       else read_doc(v, &f->doc);
@@ -443,7 +461,7 @@ class IdlReader {
       syntax::OpDecl op;
       bool has_func = false;
       bool func_ok = false;
-      bool clean = walker_.walk(item, {"func", "mutates", "backward", "meta", "dispatch", "doc"}, "an op",
+      bool clean = walker_.walk(item, kOpKeys, "an op",
                    [&](const Name& key, const YamlNode& v) {
                      if (key.text == "func") {
                        has_func = true;

@@ -36,7 +36,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
                 const std::string& value) override {
-    YamlNode& node = add(YamlNode::Kind::Scalar, span_of(mark));
+    YamlNode& node = add(YamlNode::Kind::Scalar, Span{});  // located below
     node.value = value;
     node.quoted = tag == "!";
     locate_scalar(mark, node);
@@ -83,7 +83,10 @@ class TreeBuilder : public YAML::EventHandler {
 
   // Finds the scalar's text in the source so inner offsets map to columns.
   void locate_scalar(const YAML::Mark& mark, YamlNode& node) const {
-    if (mark.pos < 0) return;
+    if (mark.pos < 0) {
+      node.span = span_of(mark);
+      return;
+    }
     const std::string& text = file_.text();
     size_t pos = static_cast<size_t>(mark.pos);
     if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'')) ++pos;
@@ -104,6 +107,10 @@ class TreeBuilder : public YAML::EventHandler {
 /// The offset of the first byte that is not part of well-formed UTF-8, or npos.
 size_t invalid_utf8_at(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {  // ASCII: the common case, byte by byte
+      ++i;
+      continue;
+    }
     size_t len = utf8_char_length(text, i);
     if (len == 0) return i;
     i += len;

@@ -20,7 +20,8 @@ struct Slot {
   std::vector<size_t> fields;   // field indices from the parameter's record to the leaf
   model::Type type;             // the leaf's type (enums stay enums; see schema_type)
   std::string schema_type;      // as in the schema: `Tensor(a!)`, `str`, `float?`
-  std::optional<model::Default> default_value;  // what the IDL declares (the APIs apply it)
+  /// What the IDL declares (the APIs apply it), in the checked model; null if none.
+  const model::Default* default_value = nullptr;
   std::optional<std::string> schema_default;    // what the schema shows, when it can (rule 5)
   bool kwarg_only = false;
   bool mutated = false;

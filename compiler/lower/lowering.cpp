@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "check/describe.h"
+#include "base/duplicates.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -33,12 +34,15 @@ class OpLowering {
 
   lower::LoweredOp run() {
     const size_t errors_before = diags_.error_count();
+    out_.slots.reserve(op_.params.size());
     for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
     check_collisions();
     // A collision already explains why the schema would be invalid.
     check_schema_ = diags_.error_count() == errors_before;
-    build_names();
+    // Names are only looked up for `mutates:` and listed `meta:`.
+    if (!op_.mutates.empty() || op_.meta == model::MetaKind::Names) build_names();
     resolve_mutates();
+    out_.outputs.reserve(op_.returns.size());
     for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type)});
     resolve_meta();
     apply_rule5();
@@ -57,7 +61,7 @@ class OpLowering {
       s.path = p.name;
       s.param = index;
       s.type = p.type;
-      s.default_value = p.default_value;
+      s.default_value = p.default_value ? &*p.default_value : nullptr;
       s.kwarg_only = p.kwarg_only;
       add_slot(std::move(s));
       return;
@@ -83,7 +87,7 @@ class OpLowering {
         s.param = param;
         s.fields = *fields;
         s.type = f.type;
-        s.default_value = f.default_value;
+        s.default_value = f.default_value ? &*f.default_value : nullptr;
         s.kwarg_only = op_.params[param].kwarg_only;
         add_slot(std::move(s));
       }
@@ -98,15 +102,15 @@ class OpLowering {
   }
 
   void check_collisions() {
-    std::map<std::string, const lower::Slot*> seen;
-    for (const auto& s : out_.slots) {
-      auto [it, fresh] = seen.emplace(s.name, &s);
-      if (fresh) continue;
-      const lower::Slot& first = *it->second;
-      const lower::Slot& later = s;
+    std::vector<std::string_view> names;
+    names.reserve(out_.slots.size());
+    for (const auto& s : out_.slots) names.emplace_back(s.name);
+    for (auto [first_index, later_index] : find_duplicates(names)) {
+      const lower::Slot& first = out_.slots[first_index];
+      const lower::Slot& later = out_.slots[later_index];
       diags_.error(op_.params[later.param].span,
                    fmt::format("op `{}`: `{}` and `{}` both lower to the parameter name `{}`", op_.qualified_name(),
-                               first.path, later.path, s.name),
+                               first.path, later.path, later.name),
                    "record leaves are named `param__field`; rename the field or the parameter");
       if (first.param != later.param) {
         diags_.note(op_.params[first.param].span,
@@ -114,16 +118,15 @@ class OpLowering {
       }
     }
     // Keyword names get a trailing `_` in C++ and Python; that must stay unique too.
-    std::map<std::string, std::string> api;
-    for (const auto& p : op_.params) {
-      std::string spelled = model::is_reserved_word(p.name) ? p.name + "_" : p.name;
-      auto [it, fresh] = api.emplace(spelled, p.name);
-      if (!fresh) {
-        diags_.error(p.span,
-                     fmt::format("op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
-                                 op_.qualified_name(), it->second, p.name, spelled),
-                     "rename one of them");
-      }
+    std::vector<std::string> spelled;
+    spelled.reserve(op_.params.size());
+    for (const auto& p : op_.params) spelled.push_back(model::is_reserved_word(p.name) ? p.name + "_" : p.name);
+    std::vector<std::string_view> api(spelled.begin(), spelled.end());
+    for (auto [first, later] : find_duplicates(api)) {
+      diags_.error(op_.params[later].span,
+                   fmt::format("op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
+                               op_.qualified_name(), op_.params[first].name, op_.params[later].name, spelled[later]),
+                   "rename one of them");
     }
   }
 
@@ -295,14 +298,17 @@ class OpLowering {
   void print_schema() {
     // Alias sets for mutated leaves: fresh letters not used by the func line.
     std::set<std::string> used;
-    auto collect = [&](const model::Type& t) {
-      if (t.alias) {
-        for (const auto& a : t.alias->before) used.insert(a);
-        for (const auto& a : t.alias->after) used.insert(a);
-      }
-    };
-    for (const auto& s : out_.slots) collect(s.type);
-    for (const auto& o : out_.outputs) collect(o.type);
+    bool any_mutated = std::any_of(out_.slots.begin(), out_.slots.end(), [](const auto& s) { return s.mutated; });
+    if (any_mutated) {
+      auto collect = [&](const model::Type& t) {
+        if (t.alias) {
+          for (const auto& a : t.alias->before) used.insert(a);
+          for (const auto& a : t.alias->after) used.insert(a);
+        }
+      };
+      for (const auto& s : out_.slots) collect(s.type);
+      for (const auto& o : out_.outputs) collect(o.type);
+    }
     auto fresh = [&, next = 0]() mutable {
       while (true) {
         std::string name = next < 26 ? std::string(1, static_cast<char>('a' + next))
@@ -313,23 +319,31 @@ class OpLowering {
     };
 
     std::string params;
+    params.reserve(out_.slots.size() * 24);
     bool star = false;
     for (auto& s : out_.slots) {
-      model::Type t = s.type;
+      std::string_view base = s.type.is_enum() ? "str" : model::schema_name(s.type.builtin);
+      s.schema_type.clear();
       if (s.mutated) {
         syntax::AliasAnnotation a;
         a.before.push_back(fresh());
         a.is_write = true;
-        t.alias = a;
+        syntax::append_schema_type(s.schema_type, base, a, s.type.suffixes);
+      } else {
+        syntax::append_schema_type(s.schema_type, base, s.type.alias, s.type.suffixes);
       }
-      s.schema_type = schema_type(t);
       if (!params.empty()) params += ", ";
       if (s.kwarg_only && !star) {
         params += "*, ";
         star = true;
       }
-      params += s.schema_type + " " + s.name;
-      if (s.schema_default) params += "=" + *s.schema_default;
+      params += s.schema_type;
+      params += ' ';
+      params += s.name;
+      if (s.schema_default) {
+        params += '=';
+        params += *s.schema_default;
+      }
     }
     std::string returns;
     bool named = std::any_of(out_.outputs.begin(), out_.outputs.end(), [](const auto& o) { return !o.name.empty(); });
@@ -338,7 +352,12 @@ class OpLowering {
       returns += o.name.empty() ? o.schema_type : o.schema_type + " " + o.name;
     }
     if (out_.outputs.size() != 1 || named) returns = "(" + returns + ")";
-    out_.schema = fmt::format("{}({}) -> {}", out_.qualified_name, params, returns);
+    out_.schema.reserve(out_.qualified_name.size() + params.size() + returns.size() + 6);
+    out_.schema += out_.qualified_name;
+    out_.schema += '(';
+    out_.schema += params;
+    out_.schema += ") -> ";
+    out_.schema += returns;
     if (check_schema_) self_check();
   }
 
@@ -378,12 +397,11 @@ class OpLowering {
 }  // namespace
 
 std::string schema_type(const model::Type& type) {
-  syntax::TypeExpr t;
   // Enums lower to `str` (rule 3); records never reach a schema.
-  t.base = type.is_enum() ? "str" : model::schema_name(type.builtin);
-  t.alias = type.alias;
-  t.suffixes = type.suffixes;
-  return syntax::to_schema(t);
+  std::string out;
+  syntax::append_schema_type(out, type.is_enum() ? "str" : model::schema_name(type.builtin), type.alias,
+                             type.suffixes);
+  return out;
 }
 
 std::optional<std::string> schema_default(const model::Type& type, const model::Default& value) {

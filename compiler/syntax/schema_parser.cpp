@@ -1,5 +1,6 @@
 #include "syntax/schema_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -18,9 +19,11 @@ struct Token {
   char punct = 0;  // for Tok::Punct
 };
 
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, without the locale lookups of <cctype>: the schema grammar is ASCII.
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
+constexpr bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 /// Recursive-descent parser over a small hand-written lexer. The first error
 /// stops the parse of this text (the rest of the file is still checked).
@@ -43,9 +46,9 @@ class SchemaParser {
       advance();
       if (!expect_ident("an overload name after `.`", &sig.overload)) return std::nullopt;
     }
-    if (context_.empty()) {
-      context_ = fmt::format("op `{}{}{}`", sig.name.text, sig.overload.text.empty() ? "" : ".", sig.overload.text);
-    }
+    // Errors from here on name the op; spelled only if one is reported.
+    op_name_ = &sig.name.text;
+    op_overload_ = &sig.overload.text;
     if (!expect_punct('(', "`(` after the operator name")) return std::nullopt;
     if (!params(&sig)) return std::nullopt;
     if (cur_.kind != Tok::Arrow) {
@@ -82,7 +85,7 @@ class SchemaParser {
   void advance() {
     prev_end_ = cur_.end;
     size_t i = pos_;
-    while (i < text_.size() && std::isspace(static_cast<unsigned char>(text_[i]))) ++i;
+    while (i < text_.size() && is_space(text_[i])) ++i;
     Token t;
     t.begin = i;
     if (i >= text_.size()) {
@@ -169,7 +172,11 @@ class SchemaParser {
   }
 
   bool fail(const Token& at, std::string message, std::string hint = {}) {
-    if (!context_.empty()) message = context_ + ": " + message;
+    if (!context_.empty()) {
+      message = context_ + ": " + message;
+    } else if (op_name_) {
+      message = fmt::format("op `{}{}{}`: {}", *op_name_, op_overload_->empty() ? "" : ".", *op_overload_, message);
+    }
     if (!failed_) diags_.error(span_of(at), std::move(message), std::move(hint));
     failed_ = true;
     return false;
@@ -202,6 +209,7 @@ class SchemaParser {
       return true;
     }
     bool kwarg_only = false;
+    sig->params.reserve(8);  // most ops have fewer; avoids the first regrowths
     while (true) {
       if (is_punct('*')) {
         if (kwarg_only) return fail(cur_, "`*` appears twice in the parameter list");
@@ -468,6 +476,8 @@ class SchemaParser {
   const TextOrigin& origin_;
   Diagnostics& diags_;
   std::string context_;
+  const std::string* op_name_ = nullptr;  // set once `func()` has read the op's name
+  const std::string* op_overload_ = nullptr;
   Token cur_;
   size_t pos_ = 0;
   size_t prev_end_ = 0;
@@ -504,17 +514,25 @@ std::string to_schema(const AliasAnnotation& alias) {
   return out;
 }
 
-std::string to_schema(const TypeExpr& type) {
-  std::string out = type.base;
-  if (type.alias) out += '(' + to_schema(*type.alias) + ')';
-  for (const auto& s : type.suffixes) {
+void append_schema_type(std::string& out, std::string_view base, const std::optional<AliasAnnotation>& alias,
+                        const std::vector<TypeSuffix>& suffixes) {
+  out += base;
+  if (alias) out += '(' + to_schema(*alias) + ')';
+  for (const auto& s : suffixes) {
     if (s.kind == TypeSuffix::Kind::Optional) {
       out += '?';
     } else {
-      out += s.size >= 0 ? fmt::format("[{}]", s.size) : "[]";
+      out += '[';
+      if (s.size >= 0) out += std::to_string(s.size);
+      out += ']';
       if (s.alias) out += '(' + to_schema(*s.alias) + ')';
     }
   }
+}
+
+std::string to_schema(const TypeExpr& type) {
+  std::string out;
+  append_schema_type(out, type.base, type.alias, type.suffixes);
   return out;
 }
 

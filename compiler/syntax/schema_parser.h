@@ -48,6 +48,10 @@ std::optional<Literal> parse_literal(std::string_view text, const TextOrigin& or
 
 /// Schema spelling of a type: `Tensor(a!)[]?`.
 std::string to_schema(const TypeExpr& type);
+/// Appends the schema spelling of a type given by its parts (no temporaries:
+/// the lowering prints every slot of every op with it).
+void append_schema_type(std::string& out, std::string_view base, const std::optional<AliasAnnotation>& alias,
+                        const std::vector<TypeSuffix>& suffixes);
 /// Schema spelling of an alias annotation, without parentheses: `a! -> *`.
 std::string to_schema(const AliasAnnotation& alias);
 /// A string literal in schema syntax, with escapes: `"a\"b"`.
