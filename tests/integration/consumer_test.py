@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Builds idl_examples/consumer the two ways a kernel author would use structop.
+
+1. As a Meson subproject: configure and build the consumer from scratch in a
+   temporary folder with subprojects/structop -> this source tree, run its test.
+2. Rebuilds are exact: right after a build ninja has no work; touching the IDL
+   without changing it regenerates but recompiles nothing; editing the
+   included IDL regenerates and rebuilds.
+3. Installed: install structop into a temporary prefix and build the consumer
+   against the installed pkg-config file (no subproject).
+
+Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+
+def run(cmd, cwd=None, env=None, check=True):
+    print("$", " ".join(cmd), flush=True)
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        sys.stdout.write(result.stdout[-6000:])
+        sys.stdout.write(result.stderr[-6000:])
+        raise SystemExit(f"FAILED ({result.returncode}): {' '.join(cmd)}")
+    return result
+
+
+def fail(message):
+    raise SystemExit("FAIL: " + message)
+
+
+def copy_consumer(source_root, dest):
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(os.path.join(source_root, "idl_examples", "consumer"), dest,
+                    ignore=shutil.ignore_patterns("subprojects", "build*"))
+
+
+def compile_commands(ninja_output):
+    return [line for line in ninja_output.splitlines() if " -c " in line]
+
+
+def structopc_runs(ninja_output):
+    return [line for line in ninja_output.splitlines() if "structopc" in line and "--emit" in line]
+
+
+def check_rebuilds(project, build):
+    # Nothing to do right after a build.
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    if "no work to do" not in out:
+        fail(f"a second ninja run did work:\n{out}")
+
+    # Touching the IDL (same content) reruns structopc, which rewrites nothing,
+    # so nothing is recompiled (Meson's custom commands use restat).
+    idl = os.path.join(project, "idl", "consumer.ops.yaml")
+    time.sleep(1.1)
+    os.utime(idl)
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    if not structopc_runs(out):
+        fail(f"touching the IDL did not rerun structopc:\n{out}")
+    if compile_commands(out):
+        fail("touching the IDL without changing it recompiled:\n" + "\n".join(compile_commands(out)))
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    if "no work to do" not in out:
+        fail(f"ninja still had work after the touch:\n{out}")
+
+    # Editing the included IDL (found through the depfile) regenerates and rebuilds.
+    shared = os.path.join(project, "idl", "shared", "filters.ops.yaml")
+    with open(shared, encoding="utf-8") as f:
+        text = f.read()
+    time.sleep(1.1)
+    with open(shared, "w", encoding="utf-8") as f:
+        f.write(text.replace("A 1-d filter applied along the last dimension.",
+                             "A 1-d filter (edited by the rebuild test)."))
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    if not structopc_runs(out):
+        fail(f"editing the included IDL did not rerun structopc:\n{out}")
+    if not compile_commands(out):
+        fail(f"editing the included IDL did not recompile:\n{out}")
+
+
+def main():
+    source_root, work, python = (os.path.abspath(a) for a in sys.argv[1:4])
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ)
+
+    # 1 + 2: structop as a subproject.
+    project = os.path.join(work, "consumer-subproject")
+    copy_consumer(source_root, project)
+    os.makedirs(os.path.join(project, "subprojects"))
+    os.symlink(source_root, os.path.join(project, "subprojects", "structop"))
+    build = os.path.join(project, "build")
+    run(["meson", "setup", build, project, f"-Dstructop:python={python}"], env=env)
+    run(["ninja", "-C", build])
+    run(["meson", "test", "-C", build, "--print-errorlogs"])
+    check_rebuilds(project, build)
+    run(["meson", "test", "-C", build, "--print-errorlogs"])
+    print("subproject: ok")
+
+    # 3: installed structop, found through pkg-config.
+    prefix = os.path.join(work, "prefix")
+    structop_build = os.path.join(work, "structop-build")
+    for d in (prefix, structop_build):
+        if os.path.exists(d):
+            shutil.rmtree(d)
+    run(["meson", "setup", structop_build, source_root, f"--prefix={prefix}", f"-Dpython={python}",
+         "-Dtorch=enabled", "-Dtests=false", "-Dbenchmarks=disabled"], env=env)
+    run(["ninja", "-C", structop_build])
+    run(["meson", "install", "-C", structop_build, "--quiet"])
+    pcs = glob.glob(os.path.join(prefix, "**", "structop.pc"), recursive=True)
+    if len(pcs) != 1:
+        fail(f"expected one installed structop.pc, found {pcs}")
+    if not os.access(os.path.join(prefix, "bin", "structopc"), os.X_OK):
+        fail("structopc was not installed into bin/")
+    for header in ("runtime.h", "registration.h", "autograd_bridge.h", "convert.h"):
+        if not glob.glob(os.path.join(prefix, "include", "structop", header)):
+            fail(f"structop/{header} was not installed")
+
+    installed = os.path.join(work, "consumer-installed")
+    copy_consumer(source_root, installed)
+    env_pc = dict(env, PKG_CONFIG_PATH=os.path.dirname(pcs[0]))
+    ibuild = os.path.join(installed, "build")
+    setup = run(["meson", "setup", ibuild, installed, "--wrap-mode=nofallback"], env=env_pc)
+    if "structop found: YES" not in setup.stdout:
+        fail(f"the installed structop was not found through pkg-config:\n{setup.stdout}")
+    run(["ninja", "-C", ibuild], env=env_pc)
+    log = open(os.path.join(ibuild, "meson-logs", "meson-log.txt"), encoding="utf-8").read()
+    if os.path.join(prefix, "bin", "structopc") not in log:
+        fail("the consumer did not use the installed structopc")
+    run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
+    print("installed: ok")
+
+
+if __name__ == "__main__":
+    main()
