@@ -46,6 +46,7 @@ class Resolver {
     m.files = idl_.paths;
     m.source_path = sources_.file(main.file_id).path();
     m.stem = stem_of(m.source_path);
+    m.doc = main.doc;
     module_ = &m;
 
     declare_all();

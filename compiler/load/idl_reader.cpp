@@ -109,7 +109,7 @@ class IdlReader {
                    } else if (key.text == "include") {
                      read_includes(value, &out->includes);
                    } else if (key.text == "doc") {
-                     read_doc(value, nullptr);
+                     read_doc(value, &out->doc);
                    } else if (key.text == "enums") {
                      read_enums(value, &out->enums);
                    } else if (key.text == "records") {

@@ -139,6 +139,7 @@ struct IdlFile {
   std::vector<EnumDecl> enums;
   std::vector<RecordDecl> records;
   std::vector<OpDecl> ops;
+  std::string doc;  // the file's top-level `doc:`
 };
 
 }  // namespace structop::syntax
