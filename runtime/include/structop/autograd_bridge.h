@@ -39,6 +39,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 namespace structop {
 
@@ -210,6 +211,14 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
     } else {
       this->add_input_metadata(output);  // keeps output numbering; no edge to this node
     }
+  }
+
+  /// A `Tensor[]` output: each element is one output of the node, in order
+  /// (the op's backward receives their gradients as one vector).
+  void record_output(const std::shared_ptr<torch::autograd::Node>& self,
+                     std::vector<at::Tensor>& outputs,
+                     const std::unordered_set<at::TensorImpl*>& non_differentiable) {
+    for (at::Tensor& output : outputs) record_output(self, output, non_differentiable);
   }
 
   /// Per output: defined (gets zeros when its gradient is missing) or not.

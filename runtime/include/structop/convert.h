@@ -45,7 +45,12 @@ inline std::string value_of(tag<std::string>, c10::string_view s, rank<1>) {
   return std::string(s.data(), s.size());
 }
 
-inline int64_t value_of(tag<int64_t>, const c10::SymInt& s, rank<1>) { return s.expect_int(); }
+// Exactly a SymInt: an int64_t must take the identity overload above (the
+// implicit int64_t -> SymInt conversion would make the two ambiguous).
+template <class S, std::enable_if_t<std::is_same<S, c10::SymInt>::value, int> = 0>
+int64_t value_of(tag<int64_t>, const S& s, rank<1>) {
+  return s.expect_int();
+}
 
 template <class T>
 std::vector<T> value_of(tag<std::vector<T>>, c10::ArrayRef<T> list, rank<1>) {
