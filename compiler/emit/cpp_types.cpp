@@ -150,20 +150,25 @@ std::string CppTypes::flat_to_value(const model::Type& t, const std::string& exp
   if (t.is_optional() && t.inner().is_enum()) {
     return fmt::format("structop::parse_optional_enum<{}>({}, {})", enum_name(t.inner().decl), expr, path);
   }
-  if (t.is_list() || t.is_optional() || is(t, Builtin::Str) || is(t, Builtin::SymInt)) {
-    // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
-    return fmt::format("structop::to_value<{}>({})", value_type(t), expr);
-  }
-  return expr;
+  if (same_as_flat(t)) return expr;
+  // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
+  return fmt::format("structop::to_value<{}>({})", value_type(t), expr);
 }
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
   if (t.is_enum()) return fmt::format("structop::enum_name({})", expr);
   if (t.is_optional() && t.inner().is_enum()) return fmt::format("structop::optional_enum_name({})", expr);
-  if (t.is_list() || t.is_optional() || is(t, Builtin::Str) || is(t, Builtin::SymInt)) {
-    return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
+  if (same_as_flat(t)) return expr;
+  return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
+}
+
+bool CppTypes::same_as_flat(const model::Type& t) const {
+  std::string flat = flat_type(t);
+  const std::string const_prefix = "const ";
+  if (flat.compare(0, const_prefix.size(), const_prefix) == 0 && flat.back() == '&') {
+    flat = flat.substr(const_prefix.size(), flat.size() - const_prefix.size() - 1);
   }
-  return expr;
+  return flat == value_type(t);
 }
 
 std::string CppTypes::scalar_default(const model::Type& t, const syntax::Literal& lit,

@@ -53,6 +53,11 @@ class CppTypes {
   /// A default as a C++ expression of value_type(t) (or param_type(t)).
   std::string default_value(const model::Type& t, const model::Default& d) const;
 
+  /// True if a record field of type `t` and the flat argument for it have the
+  /// same type (up to `const&`), so no conversion is spelled: `double`,
+  /// `c10::optional<at::Tensor>`, but not `std::string` (flat: string_view).
+  bool same_as_flat(const model::Type& t) const;
+
   /// True if the record holds a Tensor or Tensor? leaf (at any depth), i.e.
   /// it has a grad record.
   bool has_grad(int record_decl) const;

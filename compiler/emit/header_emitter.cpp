@@ -25,9 +25,9 @@ class NamespaceTracker {
     p_.line();
     current_ = ns;
   }
+  /// Closes the namespace; what was printed last must end with a blank line.
   void leave() {
     if (current_.empty()) return;
-    p_.line();
     p_.line(fmt::format("}}  // namespace {}", current_));
     p_.line();
     current_.clear();
@@ -72,8 +72,12 @@ class HeaderEmitter {
     grad_records();
     call_api();
     kernel_declarations();
+    p_.line();
     ns_.leave();
-    return p_.str();
+    // One newline at the end of the file, not a blank line.
+    std::string text = p_.str();
+    while (text.size() > 1 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n') text.pop_back();
+    return text;
   }
 
  private:
@@ -86,7 +90,9 @@ class HeaderEmitter {
       // Records, enums, grad records, the C++ call API and the kernel declarations
       // of the `$ns$` ops (torch.ops.$ns$.*). Light: include it from kernel sources.
       // The kernels you write are declared in namespace kernels below; their
-      // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs).
+      // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs). Each enum and
+      // record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
+      // files that include one another can be included together.
       #pragma once
 
       #include <structop/runtime.h>
@@ -101,17 +107,15 @@ class HeaderEmitter {
     p_.line();
   }
 
-  // A type from an included IDL is emitted here too, guarded, so that headers
-  // generated from several IDLs that share it can be included together.
-  void open_guard(bool from_include, const std::string& ns, const std::string& name) {
-    if (!from_include) return;
+  // Every enum and record is guarded: a type of an included IDL file is
+  // emitted into the including file's header too, so the headers of a shared
+  // file and of the files that include it can be used together.
+  void open_guard(const std::string& ns, const std::string& name) {
     std::string macro = guard_macro(ns, name);
     p_.line(fmt::format("#ifndef {}", macro));
     p_.line(fmt::format("#define {}", macro));
   }
-  void close_guard(bool from_include) {
-    if (from_include) p_.line("#endif");
-  }
+  void close_guard() { p_.line("#endif"); }
 
   void enums() {
     for (const auto& e : m_.enums) {
@@ -122,13 +126,14 @@ class HeaderEmitter {
         quoted.push_back(cpp_string_literal(v));
       }
       ns_.leave();
-      open_guard(e.from_include, e.cpp_namespace, e.name);
+      open_guard(e.cpp_namespace, e.name);
       ns_.enter(e.cpp_namespace);
       p_.emit({{"doc", doc_comment(e.doc)}, {"name", name}, {"values", fmt::format("{}", fmt::join(values, ", "))}},
               R"cc(
         $doc$
         enum class $name$ { $values$ };
       )cc");
+      p_.line();
       ns_.leave();
       p_.emit({{"qualified", e.cpp_namespace + "::" + name},
                {"type_name", cpp_string_literal(e.name)},
@@ -148,8 +153,9 @@ class HeaderEmitter {
         /// The IDL spelling ($spellings$); parse with structop::parse_enum<$name$>.
         inline c10::string_view to_string($name$ value) { return structop::enum_name(value); }
       )cc");
+      p_.line();
       ns_.leave();
-      close_guard(e.from_include);
+      close_guard();
       p_.line();
     }
   }
@@ -161,13 +167,18 @@ class HeaderEmitter {
         std::string doc = doc_comment(f.doc);
         if (!doc.empty()) fields += doc + "\n";
         fields += types_.value_type(f.type) + " " + api_name(f.name);
-        if (f.default_value) fields += " = " + types_.default_value(f.type, *f.default_value);
+        if (f.default_value) {
+          fields += " = " + types_.default_value(f.type, *f.default_value);
+        } else if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].all_defaulted) {
+          // All-defaulted: callers may leave it out (`Linear{w, b}`) without
+          // -Wmissing-field-initializers.
+          fields += " = {}";
+        }
         fields += ";\n";
       }
       if (!fields.empty()) fields.pop_back();
-      if (r.from_include) ns_.leave();
-      open_guard(r.from_include, r.cpp_namespace, r.name);
       ns_.enter(r.cpp_namespace);
+      open_guard(r.cpp_namespace, r.name);
       p_.emit({{"doc", doc_comment(r.doc.empty() ? "Record `" + r.name + "` (frozen: kernels take it by const reference)." : r.doc)},
                {"name", api_name(r.name)},
                {"fields", fields}},
@@ -177,8 +188,7 @@ class HeaderEmitter {
           $fields$
         };
       )cc");
-      if (r.from_include) ns_.leave();
-      close_guard(r.from_include);
+      close_guard();
       p_.line();
     }
   }
@@ -196,9 +206,8 @@ class HeaderEmitter {
         }
       }
       fields.pop_back();
-      if (r.from_include) ns_.leave();
-      open_guard(r.from_include, r.cpp_namespace, r.name + "Grad");
       ns_.enter(r.cpp_namespace);
+      open_guard(r.cpp_namespace, r.name + "Grad");
       p_.emit({{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
               R"cc(
         /// Gradients for the tensor fields of $record$: every slot must be given
@@ -207,8 +216,7 @@ class HeaderEmitter {
           $fields$
         };
       )cc");
-      if (r.from_include) ns_.leave();
-      close_guard(r.from_include);
+      close_guard();
       p_.line();
     }
   }
@@ -224,10 +232,11 @@ class HeaderEmitter {
         fields += fmt::format("{} {};\n", type, api_name(param.name));
       }
       for (size_t i = 0; i < op.grad_slots().size(); ++i) {
-        slots += fmt::format("static constexpr std::size_t {} = {};\n", op.lowered().slots[op.grad_slots()[i]].name, i);
+        slots += fmt::format("static constexpr std::size_t {} = {};\n",
+                             api_name(op.lowered().slots[op.grad_slots()[i]].name), i);
       }
-      fields.pop_back();
-      slots.pop_back();
+      if (!fields.empty()) fields.pop_back();
+      if (!slots.empty()) slots.pop_back();
       p_.emit({{"name", op.name()}, {"fields", fields}, {"slots", slots}},
               R"cc(
         /// What kernels::$name$_backward returns: one member per parameter with a tensor.
@@ -248,6 +257,7 @@ class HeaderEmitter {
     )cc");
     for (const auto& op : ops_) {
       std::string doc = fmt::format("/// {}", original_signature(op.op(), m_));
+      if (!op.op().doc.empty()) doc += "\n" + doc_comment(op.op().doc);
       doc += fmt::format("\n/// lowered: {}::{}", m_.namespace_, op.lowered().schema);
       p_.line();
       p_.emit({{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},

@@ -31,15 +31,37 @@ std::string join(const Strings& items, const std::string& sep) {
   return out;
 }
 
-/// `(\n    a,\n    b)` when long, `(a, b)` when short: the argument lists of
-/// generated code stay readable either way.
-std::string arg_list(const Strings& items) {
-  const size_t indent = 4;
-  std::string flat = join(items, ", ");
-  if (flat.size() <= 60) return "(" + flat + ")";
-  std::string pad(indent, ' ');
-  return "(\n" + pad + join(items, ",\n" + pad) + ")";
+/// Generated lines stay within this many columns where they can.
+constexpr size_t kColumns = 100;
+
+/// An argument or parameter list: `(a, b)` when the whole line fits in
+/// kColumns, else one item per line at +4 with the closer on the last item
+/// (`(\n    a,\n    b)`). `head` is the line up to the `(` (its indentation
+/// included: use `indented`), `tail` the number of characters after the `)`
+/// (`;`, ` {`).
+std::string arg_list(const Strings& items, size_t head, size_t tail = 2, const char* open = "(",
+                     const char* close = ")") {
+  std::string flat = open + join(items, ", ") + close;
+  if (head + flat.size() + tail <= kColumns) return flat;
+  const std::string pad(4, ' ');
+  return open + ("\n" + pad) + join(items, ",\n" + pad) + close;
 }
+
+/// The same for a braced list: `{a, b}`.
+std::string brace_list(const Strings& items, size_t head, size_t tail) {
+  return arg_list(items, head, tail, "{", "}");
+}
+
+/// A raw string literal, `R"(text)"`, so that schemas read as torch prints
+/// them; the delimiter grows until `)delim"` does not occur in the text.
+std::string raw_string_literal(const std::string& text) {
+  std::string delim;
+  while (text.find(")" + delim + "\"") != std::string::npos) delim += "s";
+  return "R\"" + delim + "(" + text + ")" + delim + "\"";
+}
+
+/// The width of `text` at indentation `indent`.
+size_t indented(size_t indent, const std::string& text) { return indent + text.size(); }
 
 class SourceEmitter {
  public:
@@ -87,13 +109,16 @@ class SourceEmitter {
     }
   }
 
-  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& prefix) const {
+  /// `unflatten_R(path, leaves...)`; `head` is the width of the line before it.
+  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& prefix,
+                             size_t head) const {
     std::vector<std::pair<std::string, model::Type>> ls;
     leaves(decl, "", &ls);
     Strings args;
     if (needs_path(decl)) args.push_back(path_expr);
     for (const auto& [name, type] : ls) args.push_back(api_name(prefix + name));
-    return fmt::format("unflatten_{}{}", record(decl).name, arg_list(args));
+    std::string name = "unflatten_" + record(decl).name;
+    return name + arg_list(args, head + name.size());
   }
 
   void unflatten_functions() {
@@ -125,22 +150,33 @@ class SourceEmitter {
       bool path = needs_path(decl);
       if (path) params.push_back("const structop::ArgPath& path");
       for (const auto& [name, type] : ls) params.push_back(types_.flat_type(type) + " " + api_name(name));
-      Strings fields;
-      for (const auto& f : r.fields) {
-        if (f.type.is_record()) {
-          std::string child = needs_path(f.type.decl) ? fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name)) : "";
-          fields.push_back(unflatten_call(f.type.decl, child, f.name + "__"));
-        } else {
-          std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
-          fields.push_back(types_.flat_to_value(f.type, api_name(f.name), leaf_path));
+      // The fields on the `return` line if they fit, else one per line at +4.
+      const std::string type = types_.record_name(decl);
+      const size_t return_head = indented(2, "return " + type + "{");
+      auto fields_at = [&](size_t head) {
+        Strings fields;
+        for (const auto& f : r.fields) {
+          if (f.type.is_record()) {
+            std::string child = needs_path(f.type.decl)
+                                    ? fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name))
+                                    : "";
+            fields.push_back(unflatten_call(f.type.decl, child, f.name + "__", head));
+          } else {
+            std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
+            fields.push_back(types_.flat_to_value(f.type, api_name(f.name), leaf_path));
+          }
         }
+        return fields;
+      };
+      std::string init = join(fields_at(return_head), ", ");
+      if (init.find('\n') != std::string::npos || return_head + init.size() + 2 > kColumns) {
+        init = "\n    " + join(fields_at(6), ",\n    ");
       }
+      const std::string head = type + " unflatten_" + r.name;
       p_.line();
-      std::string init = join(fields, ", ");
-      if (init.size() > 60) init = "\n    " + join(fields, ",\n    ");
-      p_.emit({{"type", types_.record_name(decl)},
+      p_.emit({{"type", type},
                {"name", r.name},
-               {"params", arg_list(params)},
+               {"params", arg_list(params, head.size())},
                {"init", init}},
               R"cc(
         $type$ unflatten_$name$$params$ {
@@ -180,8 +216,8 @@ class SourceEmitter {
       std::string path = fmt::format("structop::ArgPath({}, {})", cpp_string_literal(op.qualified()),
                                      cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        locals += fmt::format("const {} {} = {};\n", types_.record_name(p.type.decl), name,
-                              unflatten_call(p.type.decl, path, p.name + "__"));
+        std::string decl = fmt::format("const {} {} = ", types_.record_name(p.type.decl), name);
+        locals += decl + unflatten_call(p.type.decl, path, p.name + "__", indented(2, decl)) + ";\n";
         args.push_back(name);
       } else if (p.type.is_enum() || (p.type.is_optional() && p.type.inner().is_enum())) {
         args.push_back(types_.flat_to_value(p.type, name, path));
@@ -199,17 +235,20 @@ class SourceEmitter {
     slot_table(op);
     std::vector<std::string> flat_types;
     for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
+    // find_op("ns::op") or, for an overload, find_op("ns::op", "overload").
+    Strings find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
+    if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
+    const std::string find = fmt::format("structop::find_op<{}_signature>", op.name());
     p_.emit({{"name", op.name()},
              {"ret", op.return_type()},
-             {"types", arg_list(flat_types)},
-             {"op", cpp_string_literal(m_.namespace_ + "::" + op.op().name)},
-             {"overload", cpp_string_literal(op.op().overload)}},
+             {"types", arg_list(flat_types, ("using " + op.name() + "_signature = " + op.return_type()).size(), 1)},
+             {"find", find + arg_list(find_args, indented(2, "static const auto handle = " + find), 1)}},
             R"cc(
 
       using $name$_signature = $ret$$types$;
 
       const c10::TypedOperatorHandle<$name$_signature>& $name$_handle() {
-        static const auto handle = structop::find_op<$name$_signature>($op$, $overload$);
+        static const auto handle = $find$;
         return handle;
       }
     )cc");
@@ -258,8 +297,10 @@ class SourceEmitter {
     )cc");
   }
 
-  std::string call_statement(const std::string& ret, const std::string& call) const {
-    return ret == "void" ? call + ";" : "return " + call + ";";
+  /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
+  std::string call_statement(const std::string& ret, const std::string& fn, const Strings& args) const {
+    const std::string head = (ret == "void" ? "" : "return ") + fn;
+    return head + arg_list(args, indented(2, head), 1) + ";";
   }
 
   void forward_adapters(const CppOp& op) {
@@ -269,9 +310,11 @@ class SourceEmitter {
                                 ? op.name() + "_forward"
                                 : op.name() + "_forward_" + k.name.substr(op.lowered().cpp_name.size() + 1);
       std::string body = locals.empty() ? "" : locals + "\n";
-      body += call_statement(op.return_type(), fmt::format("kernels::{}({})", k.name, join(args, ", ")));
+      body += call_statement(op.return_type(), "kernels::" + k.name, args);
       p_.line();
-      p_.emit({{"ret", op.return_type()}, {"adapter", adapter}, {"params", arg_list(flat_params(op))},
+      p_.emit({{"ret", op.return_type()},
+               {"adapter", adapter},
+               {"params", arg_list(flat_params(op), (op.return_type() + " " + adapter).size())},
                {"body", body}},
               R"cc(
         $ret$ $adapter$$params$ {
@@ -288,7 +331,7 @@ class SourceEmitter {
     if (op.op().meta == model::MetaKind::Custom) {
       auto [locals, args] = record_args(op);
       body = (locals.empty() ? "" : locals + "\n") +
-             call_statement(op.return_type(), fmt::format("kernels::{}_meta({})", op.name(), join(args, ", ")));
+             call_statement(op.return_type(), "kernels::" + op.name() + "_meta", args);
       unused.assign(lo.slots.size(), false);
     } else {
       Strings outs;
@@ -299,9 +342,16 @@ class SourceEmitter {
       if (outs.size() == 1) body = "return " + outs[0] + ";";
       else if (outs.size() > 1) body = "return {" + join(outs, ", ") + "};";
     }
+    const std::string params =
+        arg_list(flat_params(op, unused), (op.return_type() + " " + op.name() + "_meta").size());
     p_.line();
-    p_.emit({{"ret", op.return_type()}, {"name", op.name()}, {"params", arg_list(flat_params(op, unused))},
-             {"body", body}},
+    if (body.empty()) {  // `-> ()`: nothing to shape
+      p_.emit({{"name", op.name()}, {"params", params}}, R"cc(
+        void $name$_meta$params$ {}
+      )cc");
+      return;
+    }
+    p_.emit({{"ret", op.return_type()}, {"name", op.name()}, {"params", params}, {"body", body}},
             R"cc(
       $ret$ $name$_meta$params$ {
         $body$
@@ -326,14 +376,14 @@ class SourceEmitter {
     p_.line();
     p_.emit({{"name", op.name()},
              {"op", cpp_string_literal(op.qualified())},
-             {"paths", join(paths, ", ")},
+             {"paths", brace_list(paths, indented(2, "static constexpr const char* grad_paths[] = "), 1)},
              {"grads", join(grads, ", ")},
-             {"moves", arg_list(moves)}},
+             {"moves", arg_list(moves, indented(4, "return structop::grad_list"), 1)}},
             R"cc(
       struct $name$_backward_adapter {
         static constexpr const char* op_name = $op$;
         // Original path of each tensor slot, in lowered order (= the node's edges).
-        static constexpr const char* grad_paths[] = {$paths$};
+        static constexpr const char* grad_paths[] = $paths$;
 
         static torch::autograd::variable_list backward(
             torch::autograd::AutogradContext* ctx,
@@ -365,23 +415,21 @@ class SourceEmitter {
       result_decl = "auto outputs";
       unpack = fmt::format("auto& [{}] = outputs;\n", join(outs, ", "));
     }
-    Strings setup_args = args;
-    for (const auto& o : outs) setup_args.push_back(o);
+    // setup_context(ctx, inputs in record form..., outputs...); the node adds ctx.
+    Strings setup_args = {"kernels::" + op.name() + "_setup_context"};
+    setup_args.insert(setup_args.end(), args.begin(), args.end());
+    setup_args.insert(setup_args.end(), outs.begin(), outs.end());
     std::string body = unpack + (locals.empty() ? "" : locals + "\n");
-    body += fmt::format("grad_fn->run_setup_context({});\n",
-                        join([&] {
-                          Strings a = {"kernels::" + op.name() + "_setup_context"};
-                          a.insert(a.end(), setup_args.begin(), setup_args.end());
-                          return a;
-                        }(), ", "));
+    body += "grad_fn->run_setup_context" + arg_list(setup_args, indented(4, "grad_fn->run_setup_context"), 1) + ";\n";
     body += fmt::format("grad_fn->record_outputs({});", join(outs, ", "));
+    const std::string make = fmt::format("auto grad_fn = structop::make_grad_fn<{}_backward_adapter>", op.name());
     p_.line();
     p_.emit({{"ret", op.return_type()},
              {"name", op.name()},
-             {"params", arg_list(params)},
-             {"inputs", arg_list(grad_inputs)},
+             {"params", arg_list(params, (op.return_type() + " " + op.name() + "_autograd").size())},
+             {"inputs", arg_list(grad_inputs, indented(2, make), 1)},
              {"decl", result_decl},
-             {"redispatch", arg_list(redispatch)},
+             {"redispatch", arg_list(redispatch, indented(2, result_decl + " = structop::redispatch_below_autograd"), 1)},
              {"body", body},
              {"result", result}},
             R"cc(
@@ -425,7 +473,7 @@ class SourceEmitter {
       }
       p_.line();
       p_.emit({{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-               {"body", call_statement(op.return_type(), fmt::format("{}_handle().call{}", op.name(), arg_list(args)))}},
+               {"body", call_statement(op.return_type(), op.name() + "_handle().call", args)}},
               R"cc(
         $decl$ {
           $body$
@@ -438,7 +486,7 @@ class SourceEmitter {
     const std::string& ns = m_.namespace_;
     const std::string& cpp = m_.cpp_namespace;
     Strings defs;
-    for (const auto& op : ops_) defs.push_back(fmt::format("m.def({});", cpp_string_literal(op.lowered().schema)));
+    for (const auto& op : ops_) defs.push_back(fmt::format("m.def({});", raw_string_literal(op.lowered().schema)));
     p_.line();
     p_.emit({{"ns", ns}, {"defs", join(defs, "\n")}},
             R"cc(
