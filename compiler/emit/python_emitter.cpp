@@ -196,6 +196,14 @@ class PythonEmitter {
       def load_library(path: str) -> None:
           """Loads the compiled extension that registers these ops (no search: give its path)."""
           torch.ops.load_library(path)
+          _bind()
+
+
+      def _fast(overload):
+          """The callable for an OpOverload. Its __call__ only forwards to the C++
+          function in `_op`; calling that directly saves a Python frame per call.
+          A torch without `_op` gets the overload itself."""
+          return getattr(overload, "_op", overload)
 
 
       # Checks used only to explain a call that failed: (predicate, description).
@@ -272,7 +280,41 @@ class PythonEmitter {
     )py");
   }
 
-  void epilogue() {}
+  void epilogue() {
+    std::string globals, binds;
+    for (const auto& lo : in_.lowered.ops) {
+      const model::Op& op = m_.ops[lo.op];
+      std::string name = api_name(lo.cpp_name);
+      globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
+      binds += fmt::format("_{}_op = _fast(ops.{}.{})\n", name, op.name, op.overload.empty() ? "default" : op.overload);
+    }
+    if (binds.empty()) {
+      p_.emit(R"py(
+
+
+      def _bind():
+          """This IDL declares no ops: nothing to bind."""
+          return False
+      )py");
+      return;
+    }
+    binds.pop_back();
+    p_.emit({{"globals", globals}, {"binds", binds}, {"ns", m_.namespace_}},
+            R"py(
+
+
+      def _bind():
+          """Binds each function to its torch.ops overload; False while the
+          extension is not loaded (see load_library)."""
+          global $globals$
+          try:
+              ops = torch.ops.$ns$
+              $binds$
+          except (AttributeError, RuntimeError):
+              return False
+          return True
+    )py");
+  }
 
   void enum_class(const model::Enum& e) {
     std::string values;
@@ -393,6 +435,12 @@ class PythonEmitter {
       slot_map += fmt::format("    {}: {},\n", python_string_literal(s.path), python_string_literal(s.name));
     }
     std::string overload = op.overload.empty() ? "default" : op.overload;
+    // Re-calling after binding: positional parameters by position, keyword-only by name.
+    std::string forward_args;
+    for (const auto& p : op.params) {
+      if (!forward_args.empty()) forward_args += ", ";
+      forward_args += p.kwarg_only ? api_name(p.name) + "=" + api_name(p.name) : api_name(p.name);
+    }
     std::string doc = op.doc.empty() ? "" : op.doc + "\n\n";
     doc += fmt::format("Calls torch.ops.{}.{} (lowered schema: {}).", m_.namespace_, lo.qualified_name, lo.schema);
 
@@ -402,7 +450,9 @@ class PythonEmitter {
              {"params", params},
              {"ret", return_hint(lo)},
              {"doc", docstring(doc)},
-             {"call", fmt::format("torch.ops.{}.{}.{}({})", m_.namespace_, op.name, overload, args)},
+             {"call", fmt::format("_{}_op({})", name, args)},
+             {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
+             {"forward", forward_args},
              {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
              {"checks", py_tuple(checks)},
              {"values", py_tuple(values)},
@@ -410,6 +460,7 @@ class PythonEmitter {
              {"schema", python_string_literal(m_.namespace_ + "::" + lo.schema)}},
             R"py(
       _$name$_params = $checks$
+      _$name$_op = None  # torch.ops.$qualified_attr$, bound by _bind()
 
 
       def $name$($params$) -> $ret$:
@@ -417,6 +468,8 @@ class PythonEmitter {
           try:
               return $call$
           except (AttributeError, TypeError, RuntimeError) as error:
+              if _$name$_op is None and _bind():
+                  return $name$($forward$)
               _explain_failure($qualified$, _$name$_params, $values$, error)
               raise
 

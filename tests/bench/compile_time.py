@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Compile time of generated code (a benchmark, not a test).
+
+1. A generated X.ops.cpp for an IDL of 50 ops (records, an enum, half of the
+   ops with backward) vs a translation unit with only the torch includes it
+   needs (structop/registration.h and structop/convert.h).
+2. The light header: a kernel-like TU including the generated X.ops.h vs one
+   including ATen/core/Tensor.h (what X.ops.h is meant to cost).
+
+Each TU is compiled --repeat times, interleaved; medians and ratios are printed.
+
+Usage: compile_time.py --structopc PATH --cxx "c++" --include RUNTIME_INCLUDE
+                       --flags "TORCH FLAGS" [--ops 50] [--repeat 3] [--opt -O2]
+"""
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import tempfile
+import time
+
+IDL_HEAD = """namespace: ctime
+enums:
+  Mode: [fast, exact, safe]
+records:
+  Inner:
+    fields:
+      w: Tensor
+      b: Tensor? = None
+      scale: float = 1.0
+  Cfg:
+    fields:
+      inner: Inner
+      mode: Mode = exact
+      eps: float = 1e-5
+      sizes: int[] = [1, 2]
+      name: str? = None
+ops:
+"""
+
+
+def write_idl(path, ops):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(IDL_HEAD)
+        for i in range(ops):
+            f.write(f"  - func: op{i}(Tensor x, Cfg cfg, *, float alpha=1.0) -> Tensor\n")
+            if i % 2:
+                f.write("    backward: true\n")
+
+
+def compile_once(cxx, flags, source, obj):
+    start = time.perf_counter()
+    subprocess.run(cxx + flags + ["-c", source, "-o", obj], check=True)
+    return time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--structopc", required=True)
+    p.add_argument("--cxx", required=True)
+    p.add_argument("--include", required=True)
+    p.add_argument("--flags", default="")
+    p.add_argument("--ops", type=int, default=50)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--opt", default="-O2")
+    a = p.parse_args()
+
+    with tempfile.TemporaryDirectory() as work:
+        idl = os.path.join(work, "ctime.ops.yaml")
+        write_idl(idl, a.ops)
+        subprocess.run([a.structopc, "--emit", "h,cpp", "-o", work, idl], check=True)
+        sources = {
+            "generated ctime.ops.cpp": os.path.join(work, "ctime.ops.cpp"),
+            "torch includes only": os.path.join(work, "includes_only.cpp"),
+            "kernel TU with ctime.ops.h": os.path.join(work, "with_header.cpp"),
+            "kernel TU with ATen/core/Tensor.h": os.path.join(work, "with_tensor.cpp"),
+        }
+        with open(sources["torch includes only"], "w") as f:
+            f.write("#include <structop/convert.h>\n#include <structop/registration.h>\n")
+        with open(sources["kernel TU with ctime.ops.h"], "w") as f:
+            f.write('#include "ctime.ops.h"\nint64_t f(const at::Tensor& t) { return t.dim(); }\n')
+        with open(sources["kernel TU with ATen/core/Tensor.h"], "w") as f:
+            f.write("#include <ATen/core/Tensor.h>\nint64_t f(const at::Tensor& t) { return t.dim(); }\n")
+
+        cxx = shlex.split(a.cxx)
+        flags = ["-std=c++17", a.opt, "-fPIC", "-I", work, "-I", a.include] + shlex.split(a.flags)
+        times = {name: [] for name in sources}
+        for _ in range(a.repeat):
+            for name, src in sources.items():
+                times[name].append(compile_once(cxx, flags, src, os.path.join(work, "out.o")))
+        med = {name: statistics.median(t) for name, t in times.items()}
+        lines = sum(1 for _ in open(sources["generated ctime.ops.cpp"]))
+
+    print(f"{'translation unit':<36}{'median s':>9}")
+    for name, t in med.items():
+        print(f"{name:<36}{t:>9.2f}")
+    print(f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: "
+          f"{med['generated ctime.ops.cpp'] / med['torch includes only']:.2f}x")
+    print(f"kernel TU with X.ops.h / with ATen/core/Tensor.h: "
+          f"{med['kernel TU with ctime.ops.h'] / med['kernel TU with ATen/core/Tensor.h']:.2f}x")
+    print(f"({a.repeat} interleaved compiles each, {' '.join(cxx)} {a.opt})")
+
+
+if __name__ == "__main__":
+    main()
