@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 
-IDL_HEAD = """namespace: ctime
+IDL_HEAD = """namespace: compile_bench
 enums:
   Mode: [fast, exact, safe]
 records:
@@ -67,19 +67,19 @@ def main():
     a = p.parse_args()
 
     with tempfile.TemporaryDirectory() as work:
-        idl = os.path.join(work, "ctime.ops.yaml")
+        idl = os.path.join(work, "compile_bench.ops.yaml")
         write_idl(idl, a.ops)
         subprocess.run([a.structopc, "--emit", "h,cpp", "-o", work, idl], check=True)
         sources = {
-            "generated ctime.ops.cpp": os.path.join(work, "ctime.ops.cpp"),
+            "generated compile_bench.ops.cpp": os.path.join(work, "compile_bench.ops.cpp"),
             "torch includes only": os.path.join(work, "includes_only.cpp"),
-            "kernel TU with ctime.ops.h": os.path.join(work, "with_header.cpp"),
+            "kernel TU with compile_bench.ops.h": os.path.join(work, "with_header.cpp"),
             "kernel TU with ATen/core/Tensor.h": os.path.join(work, "with_tensor.cpp"),
         }
         with open(sources["torch includes only"], "w") as f:
             f.write("#include <structop/convert.h>\n#include <structop/registration.h>\n")
-        with open(sources["kernel TU with ctime.ops.h"], "w") as f:
-            f.write('#include "ctime.ops.h"\nint64_t f(const at::Tensor& t) { return t.dim(); }\n')
+        with open(sources["kernel TU with compile_bench.ops.h"], "w") as f:
+            f.write('#include "compile_bench.ops.h"\nint64_t f(const at::Tensor& t) { return t.dim(); }\n')
         with open(sources["kernel TU with ATen/core/Tensor.h"], "w") as f:
             f.write("#include <ATen/core/Tensor.h>\nint64_t f(const at::Tensor& t) { return t.dim(); }\n")
 
@@ -90,15 +90,15 @@ def main():
             for name, src in sources.items():
                 times[name].append(compile_once(cxx, flags, src, os.path.join(work, "out.o")))
         med = {name: statistics.median(t) for name, t in times.items()}
-        lines = sum(1 for _ in open(sources["generated ctime.ops.cpp"]))
+        lines = sum(1 for _ in open(sources["generated compile_bench.ops.cpp"]))
 
     print(f"{'translation unit':<36}{'median s':>9}")
     for name, t in med.items():
         print(f"{name:<36}{t:>9.2f}")
     print(f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: "
-          f"{med['generated ctime.ops.cpp'] / med['torch includes only']:.2f}x")
+          f"{med['generated compile_bench.ops.cpp'] / med['torch includes only']:.2f}x")
     print(f"kernel TU with X.ops.h / with ATen/core/Tensor.h: "
-          f"{med['kernel TU with ctime.ops.h'] / med['kernel TU with ATen/core/Tensor.h']:.2f}x")
+          f"{med['kernel TU with compile_bench.ops.h'] / med['kernel TU with ATen/core/Tensor.h']:.2f}x")
     print(f"({a.repeat} interleaved compiles each, {' '.join(cxx)} {a.opt})")
 
 
