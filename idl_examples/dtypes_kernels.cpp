@@ -1,0 +1,45 @@
+// Reference kernels of dtypes.ops.yaml.
+//
+// Demonstrates: ScalarType and Device fields arriving as at::ScalarType and
+// at::Device, a record-only op whose tensor is built from the record's
+// values, custom meta kernels for results whose dtype differs from the
+// input's, and a parameter spelled `from_` in C++ (`from` in the schema).
+#include "dtypes.ops.h"
+
+#include <ATen/ATen.h>
+
+namespace dtypes {
+
+at::Tensor kernels::cast(const at::Tensor& x, const CastCfg& cfg) {
+  return x.to(cfg.device, cfg.dtype, /*non_blocking=*/false, /*copy=*/true);
+}
+
+// On Meta the result stays on Meta; only the dtype changes.
+at::Tensor kernels::cast_meta(const at::Tensor& x, const CastCfg& cfg) {
+  return at::empty_like(x, x.options().dtype(cfg.dtype));
+}
+
+at::Tensor kernels::full(const FillCfg& cfg) {
+  return at::full(cfg.sizes, cfg.value, at::TensorOptions().dtype(cfg.dtype).device(cfg.device));
+}
+
+// Reached only when the Meta key is selected explicitly (an op without
+// tensor arguments dispatches on none), e.g. by a tracer.
+at::Tensor kernels::full_meta(const FillCfg& cfg) {
+  return at::empty(cfg.sizes, at::TensorOptions().dtype(cfg.dtype).device(at::kMeta));
+}
+
+at::Tensor kernels::cast_checked(const at::Tensor& x, at::ScalarType from_, at::ScalarType to) {
+  TORCH_CHECK_VALUE(x.scalar_type() == from_, "dtypes::cast_checked: x has dtype ",
+                    x.scalar_type(), " but `from` is ", from_);
+  TORCH_CHECK_VALUE(at::canCast(from_, to), "dtypes::cast_checked: ", from_,
+                    " cannot be cast to ", to, " safely");
+  return x.to(to, /*non_blocking=*/false, /*copy=*/true);
+}
+
+at::Tensor kernels::cast_checked_meta(const at::Tensor& x, at::ScalarType /*from_*/,
+                                      at::ScalarType to) {
+  return at::empty_like(x, x.options().dtype(to));
+}
+
+}  // namespace dtypes

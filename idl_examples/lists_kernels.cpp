@@ -1,0 +1,85 @@
+// Reference kernels of lists.ops.yaml.
+//
+// Demonstrates: list fields arriving as std::vector (Tensor[], float[],
+// bool[], Tensor?[], int[]) with their empty-list and list defaults, checks
+// that name the offending field, a Tensor[] output with a custom meta kernel,
+// and a backward taking one gradient per output piece.
+#include "lists.ops.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace multi {
+
+// ---------------------------------------------------------------------------
+// mix: x + sum_i enabled[i] * weights[i] * (tensors[i] + offsets[i])
+// ---------------------------------------------------------------------------
+
+at::Tensor kernels::mix(const at::Tensor& x, const MixCfg& cfg) {
+  const size_t n = cfg.tensors.size();
+  TORCH_CHECK(cfg.weights.empty() || cfg.weights.size() == n, "multi::mix: cfg.weights has ",
+              cfg.weights.size(), " entries for ", n, " tensors (give one per tensor, or none)");
+  TORCH_CHECK(cfg.enabled.empty() || cfg.enabled.size() == n, "multi::mix: cfg.enabled has ",
+              cfg.enabled.size(), " entries for ", n, " tensors (give one per tensor, or none)");
+  TORCH_CHECK(cfg.offsets.empty() || cfg.offsets.size() == n, "multi::mix: cfg.offsets has ",
+              cfg.offsets.size(), " entries for ", n, " tensors (give one per tensor, or none)");
+  at::Tensor out = x.clone();
+  for (size_t i = 0; i < n; ++i) {
+    if (!cfg.enabled.empty() && !cfg.enabled[i]) continue;
+    const double weight = cfg.weights.empty() ? 1.0 : cfg.weights[i];
+    const bool has_offset = !cfg.offsets.empty() && cfg.offsets[i].has_value();
+    out.add_(has_offset ? cfg.tensors[i] + *cfg.offsets[i] : cfg.tensors[i], weight);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// chunk: a Tensor[] output
+// ---------------------------------------------------------------------------
+
+std::vector<at::Tensor> kernels::chunk(const at::Tensor& x, const ChunkCfg& cfg) {
+  std::vector<at::Tensor> pieces = at::split_with_sizes(x, cfg.sizes, cfg.dim);
+  // The schema promises new tensors (no alias annotation), so no views of x.
+  for (at::Tensor& piece : pieces) piece = piece.clone();
+  return pieces;
+}
+
+std::vector<at::Tensor> kernels::chunk_meta(const at::Tensor& x, const ChunkCfg& cfg) {
+  std::vector<at::Tensor> pieces;
+  for (const at::Tensor& view : at::split_with_sizes(x, cfg.sizes, cfg.dim)) {
+    pieces.push_back(at::empty_like(view));
+  }
+  return pieces;
+}
+
+void kernels::chunk_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& /*x*/,
+                                  const ChunkCfg& cfg, const std::vector<at::Tensor>& /*output*/) {
+  ctx->saved_data["dim"] = cfg.dim;
+}
+
+// Missing piece gradients arrive as zeros (the bridge fills them in).
+chunk_grads kernels::chunk_backward(torch::autograd::AutogradContext* ctx,
+                                    const std::vector<at::Tensor>& grad_output) {
+  return {/*x=*/at::cat(grad_output, ctx->saved_data["dim"].toInt())};
+}
+
+// ---------------------------------------------------------------------------
+// pad: constant padding; the meta kernel computes the padded shape
+// ---------------------------------------------------------------------------
+
+at::Tensor kernels::pad(const at::Tensor& x, const PadCfg& cfg) {
+  return at::constant_pad_nd(x, cfg.pad, cfg.value);
+}
+
+at::Tensor kernels::pad_meta(const at::Tensor& x, const PadCfg& cfg) {
+  TORCH_CHECK(cfg.pad.size() % 2 == 0 && cfg.pad.size() / 2 <= static_cast<size_t>(x.dim()),
+              "multi::pad: cfg.pad must hold (before, after) pairs for at most ", x.dim(),
+              " dimensions, got ", cfg.pad.size(), " values");
+  std::vector<int64_t> sizes = x.sizes().vec();
+  for (size_t i = 0; i < cfg.pad.size() / 2; ++i) {
+    sizes[sizes.size() - 1 - i] += cfg.pad[2 * i] + cfg.pad[2 * i + 1];
+  }
+  return at::empty(sizes, x.options());
+}
+
+}  // namespace multi
