@@ -49,6 +49,7 @@ class Resolver {
     m.doc = main.doc;
     module_ = &m;
 
+    for (const auto& file : idl_.files) check_cpp_namespace(file);
     declare_all();
     order_records();
     resolve_enums();
@@ -80,6 +81,22 @@ class Resolver {
       }
     }
     return name;
+  }
+
+  // Generated code lives in the C++ namespace; one that is (or starts with) a
+  // namespace of the standard library or of libtorch, or a keyword, cannot work.
+  void check_cpp_namespace(const syntax::IdlFile& f) {
+    const syntax::Name& name = f.cpp_namespace ? *f.cpp_namespace : f.namespace_;
+    if (name.text.empty()) return;
+    std::string first = name.text.substr(0, name.text.find("::"));
+    static const char* const kTaken[] = {"std", "at", "c10", "torch", "caffe2", "structop", "kernels"};
+    bool taken = std::any_of(std::begin(kTaken), std::end(kTaken), [&](const char* t) { return first == t; });
+    if (!taken && !model::is_reserved_word(first)) return;
+    diags_.error(name.span,
+                 fmt::format("`{}` cannot be the C++ namespace of generated code: `{}` is {}", name.text, first,
+                             taken ? "already used by C++, libtorch or structop" : "a C++ or Python keyword"),
+                 f.cpp_namespace ? "choose another `cpp_namespace`"
+                                 : "add `cpp_namespace: OTHER` (the torch namespace can stay as it is)");
   }
 
   // ---- declarations --------------------------------------------------------
