@@ -28,6 +28,14 @@ STRUCTOPC_VERSION = "0.1.0"
 def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path)."""
     torch.ops.load_library(path)
+    _bind()
+
+
+def _fast(overload):
+    """The callable for an OpOverload. Its __call__ only forwards to the C++
+    function in `_op`; calling that directly saves a Python frame per call.
+    A torch without `_op` gets the overload itself."""
+    return getattr(overload, "_op", overload)
 
 
 # Checks used only to explain a call that failed: (predicate, description).
@@ -144,13 +152,16 @@ _register_pytree(Opts)
 
 
 _pick_params = (("from", _TENSOR), ("to", _optional(_TENSOR)), ("opts", _record(Opts)))
+_pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.Sequence[torch.Tensor]:
     """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu") -> Tensor[])."""
     try:
-        return torch.ops.golden_features.pick.default(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act)
+        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act)
     except (AttributeError, TypeError, RuntimeError) as error:
+        if _pick_op is None and _bind():
+            return pick(from_, to, opts)
         _explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error)
         raise
 
@@ -172,13 +183,16 @@ pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes,
 
 
 _pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT))
+_pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
 
 
 def pick_scalar(from_: torch.Tensor, value: float = 0.5) -> torch.Tensor:
     """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5) -> Tensor)."""
     try:
-        return torch.ops.golden_features.pick.scalar(from_, value)
+        return _pick_scalar_op(from_, value)
     except (AttributeError, TypeError, RuntimeError) as error:
+        if _pick_scalar_op is None and _bind():
+            return pick_scalar(from_, value)
         _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value), error)
         raise
 
@@ -188,3 +202,16 @@ pick_scalar.slot_map = {
     "value": "value",
 }
 pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5) -> Tensor"
+
+
+def _bind():
+    """Binds each function to its torch.ops overload; False while the
+    extension is not loaded (see load_library)."""
+    global _pick_op, _pick_scalar_op
+    try:
+        ops = torch.ops.golden_features
+        _pick_op = _fast(ops.pick.default)
+        _pick_scalar_op = _fast(ops.pick.scalar)
+    except (AttributeError, RuntimeError):
+        return False
+    return True

@@ -31,6 +31,14 @@ STRUCTOPC_VERSION = "0.1.0"
 def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path)."""
     torch.ops.load_library(path)
+    _bind()
+
+
+def _fast(overload):
+    """The callable for an OpOverload. Its __call__ only forwards to the C++
+    function in `_op`; calling that directly saves a Python frame per call.
+    A torch without `_op` gets the overload itself."""
+    return getattr(overload, "_op", overload)
 
 
 # Checks used only to explain a call that failed: (predicate, description).
@@ -146,6 +154,7 @@ _register_pytree(Cfg)
 
 
 _affine_params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_affine_op = None  # torch.ops.golden.affine.default, bound by _bind()
 
 
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
@@ -154,8 +163,10 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     Calls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor).
     """
     try:
-        return torch.ops.golden.affine.default(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
+        return _affine_op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
     except (AttributeError, TypeError, RuntimeError) as error:
+        if _affine_op is None and _bind():
+            return affine(x, cfg)
         _explain_failure("golden::affine", _affine_params, (x, cfg), error)
         raise
 
@@ -171,13 +182,16 @@ affine.schema = "golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inn
 
 
 _split_params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_split_op = None  # torch.ops.golden.split.default, bound by _bind()
 
 
 def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden.split (lowered schema: split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))."""
     try:
-        return torch.ops.golden.split.default(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=cfg.mode)
+        return _split_op(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=cfg.mode)
     except (AttributeError, TypeError, RuntimeError) as error:
+        if _split_op is None and _bind():
+            return split(x, cfg=cfg)
         _explain_failure("golden::split", _split_params, (x, cfg), error)
         raise
 
@@ -193,13 +207,16 @@ split.schema = "golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__in
 
 
 _scale__params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_scale__op = None  # torch.ops.golden.scale_.default, bound by _bind()
 
 
 def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_ (lowered schema: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())."""
     try:
-        return torch.ops.golden.scale_.default(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
+        return _scale__op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
     except (AttributeError, TypeError, RuntimeError) as error:
+        if _scale__op is None and _bind():
+            return scale_(x, cfg)
         _explain_failure("golden::scale_", _scale__params, (x, cfg), error)
         raise
 
@@ -212,3 +229,17 @@ scale_.slot_map = {
     "cfg.mode": "cfg__mode",
 }
 scale_.schema = "golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> ()"
+
+
+def _bind():
+    """Binds each function to its torch.ops overload; False while the
+    extension is not loaded (see load_library)."""
+    global _affine_op, _split_op, _scale__op
+    try:
+        ops = torch.ops.golden
+        _affine_op = _fast(ops.affine.default)
+        _split_op = _fast(ops.split.default)
+        _scale__op = _fast(ops.scale_.default)
+    except (AttributeError, RuntimeError):
+        return False
+    return True
