@@ -61,12 +61,13 @@ class PythonEmitter {
     }
   }
 
-  /// Type hint; `param` widens enums to accept their strings.
+  /// Type hint; `param` widens enums to accept their strings, and lists to
+  /// any sequence (tuples too); returned lists are lists.
   std::string hint(const model::Type& t, bool param) const {
     if (!t.suffixes.empty()) {
       model::Type inner = t.inner();
-      return t.is_optional() ? fmt::format("typing.Optional[{}]", hint(inner, param))
-                             : fmt::format("typing.Sequence[{}]", hint(inner, param));
+      if (t.is_optional()) return fmt::format("typing.Optional[{}]", hint(inner, param));
+      return fmt::format(param ? "typing.Sequence[{}]" : "typing.List[{}]", hint(inner, param));
     }
     switch (t.kind) {
       case model::Type::Kind::Record: return api_name(record(t).name);
@@ -242,7 +243,7 @@ class PythonEmitter {
           if check[0] == "record":
               cls = check[1]
               if not isinstance(value, cls):
-                  return f"`{path}` must be a {cls.__name__}, got {type(value).__name__}"
+                  return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
               for name, field_check in cls._structop_fields:
                   problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
                   if problem:
@@ -253,13 +254,15 @@ class PythonEmitter {
           return None
 
 
-      def _explain_failure(op, params, values, error):
-          """Raises TypeError naming the parameter or field that does not fit; else returns."""
+      def _explain_failure(op, params, values, error, bound):
+          """Raises TypeError naming the parameter or field that does not fit, or
+          RuntimeError if the op is not registered; else returns (the caller then
+          re-raises the original error, e.g. one raised by the kernel)."""
           for (name, check), value in zip(params, values):
               problem = _problem(check, value, name)
               if problem:
                   raise TypeError(f"{op}: {problem}") from error
-          if isinstance(error, AttributeError) and "_OpNamespace" in str(error):
+          if not bound:
               raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
                                  "compiled extension first") from error
 
@@ -470,7 +473,7 @@ class PythonEmitter {
           except (AttributeError, TypeError, RuntimeError) as error:
               if _$name$_op is None and _bind():
                   return $name$($forward$)
-              _explain_failure($qualified$, _$name$_params, $values$, error)
+              _explain_failure($qualified$, _$name$_params, $values$, error, _$name$_op is not None)
               raise
 
 

@@ -74,7 +74,7 @@ def _problem(check, value, path):
     if check[0] == "record":
         cls = check[1]
         if not isinstance(value, cls):
-            return f"`{path}` must be a {cls.__name__}, got {type(value).__name__}"
+            return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
         for name, field_check in cls._structop_fields:
             problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
             if problem:
@@ -85,13 +85,15 @@ def _problem(check, value, path):
     return None
 
 
-def _explain_failure(op, params, values, error):
-    """Raises TypeError naming the parameter or field that does not fit; else returns."""
+def _explain_failure(op, params, values, error, bound):
+    """Raises TypeError naming the parameter or field that does not fit, or
+    RuntimeError if the op is not registered; else returns (the caller then
+    re-raises the original error, e.g. one raised by the kernel)."""
     for (name, check), value in zip(params, values):
         problem = _problem(check, value, name)
         if problem:
             raise TypeError(f"{op}: {problem}") from error
-    if isinstance(error, AttributeError) and "_OpNamespace" in str(error):
+    if not bound:
         raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
                            "compiled extension first") from error
 
@@ -137,8 +139,8 @@ _register_pytree(Window)
 class Opts:
     """Record `Opts`."""
 
-    sizes: typing.Sequence[int] = dataclasses.field(default_factory=lambda: [1, 2])
-    weights: typing.Sequence[float] = dataclasses.field(default_factory=lambda: [])
+    sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1, 2])
+    weights: typing.List[float] = dataclasses.field(default_factory=lambda: [])
     mask: typing.Optional[torch.Tensor]
     k: typing.Optional[int] = None
     label: typing.Optional[str] = None
@@ -155,14 +157,14 @@ _pick_params = (("from", _TENSOR), ("to", _optional(_TENSOR)), ("opts", _record(
 _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
-def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.Sequence[torch.Tensor]:
+def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
     """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu") -> Tensor[])."""
     try:
         return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act)
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_op is None and _bind():
             return pick(from_, to, opts)
-        _explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error)
+        _explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
         raise
 
 
@@ -193,7 +195,7 @@ def pick_scalar(from_: torch.Tensor, value: float = 0.5) -> torch.Tensor:
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_scalar_op is None and _bind():
             return pick_scalar(from_, value)
-        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value), error)
+        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value), error, _pick_scalar_op is not None)
         raise
 
 

@@ -77,7 +77,7 @@ def _problem(check, value, path):
     if check[0] == "record":
         cls = check[1]
         if not isinstance(value, cls):
-            return f"`{path}` must be a {cls.__name__}, got {type(value).__name__}"
+            return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
         for name, field_check in cls._structop_fields:
             problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
             if problem:
@@ -88,13 +88,15 @@ def _problem(check, value, path):
     return None
 
 
-def _explain_failure(op, params, values, error):
-    """Raises TypeError naming the parameter or field that does not fit; else returns."""
+def _explain_failure(op, params, values, error, bound):
+    """Raises TypeError naming the parameter or field that does not fit, or
+    RuntimeError if the op is not registered; else returns (the caller then
+    re-raises the original error, e.g. one raised by the kernel)."""
     for (name, check), value in zip(params, values):
         problem = _problem(check, value, name)
         if problem:
             raise TypeError(f"{op}: {problem}") from error
-    if isinstance(error, AttributeError) and "_OpNamespace" in str(error):
+    if not bound:
         raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
                            "compiled extension first") from error
 
@@ -167,7 +169,7 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     except (AttributeError, TypeError, RuntimeError) as error:
         if _affine_op is None and _bind():
             return affine(x, cfg)
-        _explain_failure("golden::affine", _affine_params, (x, cfg), error)
+        _explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
         raise
 
 
@@ -192,7 +194,7 @@ def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tens
     except (AttributeError, TypeError, RuntimeError) as error:
         if _split_op is None and _bind():
             return split(x, cfg=cfg)
-        _explain_failure("golden::split", _split_params, (x, cfg), error)
+        _explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
         raise
 
 
@@ -217,7 +219,7 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     except (AttributeError, TypeError, RuntimeError) as error:
         if _scale__op is None and _bind():
             return scale_(x, cfg)
-        _explain_failure("golden::scale_", _scale__params, (x, cfg), error)
+        _explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
         raise
 
 

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""The generated Python API (X_ops.py) of every example, end to end.
+
+Calls go through the generated dataclasses and wrappers into the compiled
+examples library: forward values, positional and keyword calls, defaults
+(including a whole omitted record), nested records, optionals, lists, enums,
+dtype and device fields, gradcheck through record tensor leaves, in-place
+mutation, ops calling ops, and the errors the wrappers raise. Also: every
+generated module compiles and imports nothing but torch and the standard
+library.
+
+Usage: test_shim.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
+"""
+import ast
+import dataclasses
+import glob
+import math
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+LIBRARY = None
+MODULE_DIR = None
+
+
+def setUpModule():
+    global weights, attention, nn_norm, mlp, multi, dtypes, compose, optim, sampling
+    sys.path.insert(0, MODULE_DIR)
+    import weights_ops as weights
+    import attention_ops as attention
+    import rms_norm_ops as nn_norm
+    import mlp_ops as mlp
+    import lists_ops as multi
+    import dtypes_ops as dtypes
+    import compose_ops as compose
+    import mutation_ops as optim
+    import sampling_ops as sampling
+    weights.load_library(LIBRARY)  # loads the library once; every module then binds on first use
+
+
+def t64(*shape, requires_grad=False):
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+
+
+class GeneratedModules(unittest.TestCase):
+    ALLOWED = {"dataclasses", "enum", "typing", "torch"}
+
+    def modules(self):
+        found = sorted(glob.glob(os.path.join(MODULE_DIR, "*_ops.py")))
+        self.assertGreaterEqual(len(found), 9, found)
+        return found
+
+    def test_compile(self):
+        for path in self.modules():
+            with tempfile.TemporaryDirectory() as tmp:
+                py_compile.compile(path, doraise=True, cfile=os.path.join(tmp, "module.pyc"))
+
+    def test_imports_only_torch_and_the_standard_library(self):
+        for path in self.modules():
+            tree = ast.parse(open(path, encoding="utf-8").read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                else:
+                    continue
+                for name in names:
+                    self.assertIn(name.split(".")[0], self.ALLOWED, f"{path} imports {name}")
+
+    def test_not_loaded_says_so(self):
+        # A fresh interpreter that imports a module without loading the library.
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import weights_ops as w, torch\n"
+                "cfg = w.WeightCfg(w.Inner(torch.ones(2), torch.ones(2)))\n"
+                "try:\n    w.op(torch.ones(2), cfg)\nexcept RuntimeError as e:\n    print(e)\n")
+        out = subprocess.run([sys.executable, "-c", code, MODULE_DIR], capture_output=True, text=True)
+        self.assertIn("weights::op is not registered: call load_library(path)", out.stdout, out.stderr)
+
+
+class Forward(unittest.TestCase):
+    def test_values_positional_and_keyword(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(weights.Inner(w, b), 2.0)
+        expected = (x * w + b) * 2.0
+        torch.testing.assert_close(weights.op(x, cfg), expected)
+        torch.testing.assert_close(weights.op(x=x, cfg=cfg), expected)
+        torch.testing.assert_close(weights.op(x, cfg=cfg), expected)
+
+    def test_record_defaults_are_applied(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(inner=weights.Inner(w=w, b=b))  # scale=1.0, mode=causal
+        self.assertEqual((cfg.scale, cfg.mode), (1.0, weights.MaskType.causal))
+        torch.testing.assert_close(weights.op(x, cfg), x * w + b)
+
+    def test_enum_member_or_string(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        for mode in (weights.MaskType.full, "full", "sliding_window"):
+            cfg = weights.WeightCfg(weights.Inner(w, b), mode=mode)
+            torch.testing.assert_close(weights.op(x, cfg), x * w + b)
+        self.assertEqual(str(weights.MaskType.sliding_window), "sliding_window")
+
+    def test_invalid_enum_string_lists_the_values(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        with self.assertRaises(ValueError) as cm:  # the kernel adapter's c10::ValueError
+            weights.op(x, weights.WeightCfg(weights.Inner(w, b), mode="diagonal"))
+        message = str(cm.exception)
+        self.assertIn("cfg.mode", message)
+        self.assertIn("full, causal, sliding_window", message)
+
+    def test_whole_record_omitted(self):
+        q, k, v = t64(1, 2, 4, 8), t64(1, 2, 4, 8), t64(1, 2, 4, 8)
+        out, lse = attention.attention(q, k, v)  # cfg (kwarg-only, all defaults) omitted
+        out2, lse2 = attention.attention(q, k, v, cfg=attention.AttnCfg())
+        torch.testing.assert_close(out, out2)
+        torch.testing.assert_close(lse, lse2)
+        x = t64(2, 8)
+        expected = x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        torch.testing.assert_close(nn_norm.rms_norm(x), expected)
+
+    def test_kwarg_only_record(self):
+        q = t64(1, 1, 2, 4)
+        with self.assertRaises(TypeError):
+            attention.attention(q, q, q, attention.AttnCfg())  # cfg is keyword-only
+
+    def test_nested_records_and_an_omitted_nested_record(self):
+        x = t64(3, 4)
+        w1, b1, w2 = t64(5, 4), t64(5), t64(4, 5)
+        cfg = mlp.MlpCfg(fc1=mlp.Linear(w1, b1), fc2=mlp.Linear(weight=w2), act=mlp.Activation.relu,
+                         residual_scale=0.5)
+        self.assertEqual(cfg.fc2.lora, mlp.Lora())  # the all-default nested record
+        expected = 0.5 * x + torch.relu(x @ w1.T + b1) @ w2.T
+        torch.testing.assert_close(mlp.mlp(x, cfg), expected)
+        a, bb = t64(2, 4), t64(5, 2)
+        with_lora = mlp.Linear(w1, b1, mlp.Lora(a=a, b=bb, scale=0.25))
+        torch.testing.assert_close(mlp.linear(x, with_lora), x @ w1.T + b1 + 0.25 * (x @ a.T) @ bb.T)
+
+    def test_optionals_all_none_and_all_set(self):
+        logits = t64(2, 6)
+        torch.testing.assert_close(sampling.process_logits(logits, None), logits)
+        mask = torch.tensor([True, True, True, False, True, True])
+        bias = t64(6)
+        cfg = sampling.LogitsCfg(temperature=2.0, top_k=3, bias=bias, suppress=[0], output="probs",
+                                 greedy=False)
+        x = (logits + bias) / 2.0
+        x = x.masked_fill(~mask, -math.inf).index_fill(-1, torch.tensor([0]), -math.inf)
+        kth = x.topk(3, -1).values[..., -1:]
+        expected = torch.softmax(x.masked_fill(x < kth, -math.inf), -1)
+        torch.testing.assert_close(sampling.process_logits(logits, mask, cfg), expected)
+
+    def test_lists(self):
+        x, a, b = t64(3), t64(3), t64(3)
+        torch.testing.assert_close(multi.mix(x, multi.MixCfg(tensors=[a, b])), x + a + b)  # empty-list defaults
+        cfg = multi.MixCfg(tensors=[a, b], weights=[2.0, 3.0], enabled=[True, False], offsets=[b, None])
+        torch.testing.assert_close(multi.mix(x, cfg), x + 2.0 * (a + b))
+        pieces = multi.chunk(t64(2, 6), multi.ChunkCfg(sizes=[1, 2, 3]))
+        self.assertEqual([p.shape[-1] for p in pieces], [1, 2, 3])
+        self.assertEqual(multi.pad(t64(2)).shape, torch.Size([4]))  # list default [1, 1]
+
+    def test_dtype_and_device(self):
+        x = torch.ones(2, 3)
+        self.assertEqual(dtypes.cast(x).dtype, torch.float32)
+        y = dtypes.cast(x, dtypes.CastCfg(dtype=torch.float64, device="cpu"))
+        self.assertEqual((y.dtype, y.device.type), (torch.float64, "cpu"))
+        f = dtypes.full(dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16,
+                                       device=torch.device("cpu")))
+        self.assertEqual((f.shape, f.dtype), (torch.Size([2, 3]), torch.float16))
+        torch.testing.assert_close(f, torch.full((2, 3), 1.5, dtype=torch.float16))
+
+    def test_keyword_named_parameter(self):
+        a, b = t64(3), t64(3)
+        torch.testing.assert_close(compose.lerp(from_=a, to=b, weight=0.25), a + 0.25 * (b - a))
+
+    def test_ops_calling_ops(self):
+        x, r, w = t64(2, 4), t64(2, 4), t64(4)
+        h = x + r
+        expected = h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+        torch.testing.assert_close(compose.residual_norm(x, r, w), expected)
+
+    def test_mutation_is_visible(self):
+        ema = optim.Ema(average=torch.zeros(3), decay=0.5)
+        optim.ema_update_(torch.ones(3), ema)
+        torch.testing.assert_close(ema.average, torch.full((3,), 0.5))
+        state = optim.AdamState(param=torch.ones(3), exp_avg=torch.zeros(3), exp_avg_sq=torch.zeros(3))
+        before = state.param.clone()
+        optim.adam_step_(torch.ones(3), state, optim.AdamHyper(), 1)
+        self.assertFalse(torch.equal(state.param, before))
+        self.assertTrue(torch.all(state.exp_avg != 0))
+
+
+class Autograd(unittest.TestCase):
+    def test_gradcheck_through_record_leaves(self):
+        x, w, b = (t64(4, requires_grad=True) for _ in range(3))
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda x, w, b: weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=1.5)), (x, w, b)))
+        xi, wi, bi = t64(2, 3, requires_grad=True), t64(4, 3, requires_grad=True), t64(4, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda x, w, b: mlp.linear(x, mlp.Linear(w, b)), (xi, wi, bi)))
+
+    def test_gradients_land_on_record_fields(self):
+        x, w, b = (t64(3, requires_grad=True) for _ in range(3))
+        weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=2.0)).sum().backward()
+        torch.testing.assert_close(w.grad, 2.0 * x.detach())
+        torch.testing.assert_close(b.grad, torch.full((3,), 2.0, dtype=torch.float64))
+
+
+class Errors(unittest.TestCase):
+    def test_wrong_field_type_names_op_parameter_and_path(self):
+        x, b = t64(3), t64(3)
+        with self.assertRaises(TypeError) as cm:
+            weights.op(x, weights.WeightCfg(weights.Inner(w=1, b=b)))
+        self.assertEqual(str(cm.exception), "weights::op: `cfg.inner.w` must be Tensor, got int")
+
+    def test_not_a_record(self):
+        with self.assertRaises(TypeError) as cm:
+            weights.op(t64(3), {"inner": None})
+        self.assertEqual(str(cm.exception), "weights::op: `cfg` must be WeightCfg, got dict")
+
+    def test_missing_nested_record(self):
+        with self.assertRaises(TypeError) as cm:
+            weights.op(t64(3), weights.WeightCfg(inner=None))
+        self.assertEqual(str(cm.exception), "weights::op: `cfg.inner` must be Inner, got NoneType")
+
+    def test_missing_field_at_construction(self):
+        with self.assertRaises(TypeError) as cm:
+            weights.Inner(w=t64(3))
+        self.assertIn("b", str(cm.exception))
+
+    def test_records_are_frozen(self):
+        cfg = weights.WeightCfg(weights.Inner(t64(1), t64(1)))
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            cfg.scale = 2.0
+
+    def test_kernel_errors_pass_through(self):
+        with self.assertRaises(ValueError) as cm:  # a TORCH_CHECK_VALUE inside the kernel
+            sampling.process_logits(t64(2, 3), None, sampling.LogitsCfg(temperature=-1.0))
+        self.assertIn("temperature must be > 0", str(cm.exception))
+
+
+class Introspection(unittest.TestCase):
+    def test_slot_map(self):
+        self.assertEqual(weights.op.slot_map, {
+            "x": "x", "cfg.inner.w": "cfg__inner__w", "cfg.inner.b": "cfg__inner__b",
+            "cfg.scale": "cfg__scale", "cfg.mode": "cfg__mode"})
+        self.assertIn("cfg.fc1.lora.a", mlp.mlp.slot_map)
+        self.assertEqual(mlp.mlp.slot_map["cfg.fc1.lora.a"], "cfg__fc1__lora__a")
+
+    def test_pytree_round_trip(self):
+        from torch.utils import _pytree
+        cfg = mlp.MlpCfg(fc1=mlp.Linear(t64(2, 2)), fc2=mlp.Linear(t64(2, 2), t64(2)))
+        leaves, spec = _pytree.tree_flatten(cfg)
+        self.assertEqual(sum(isinstance(leaf, torch.Tensor) for leaf in leaves), 3)
+        self.assertEqual(_pytree.tree_unflatten(leaves, spec), cfg)
+
+    def test_docstrings_from_the_idl(self):
+        self.assertIn("Weights and a scale.", weights.WeightCfg.__doc__)
+        self.assertIn("out = (x * cfg.inner.w + cfg.inner.b) * cfg.scale", weights.op.__doc__)
+
+
+if __name__ == "__main__":
+    LIBRARY, MODULE_DIR = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)
