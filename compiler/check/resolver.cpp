@@ -54,6 +54,7 @@ class Resolver {
     order_records();
     resolve_enums();
     resolve_records();
+    m.ops.reserve(main.ops.size());
     for (const auto& op : main.ops) resolve_op(op);
     check_op_names();
     return m;
@@ -281,20 +282,20 @@ class Resolver {
           broken = true;
           continue;
         }
-        field.type = *type;
+        field.type = std::move(*type);
         if (f.default_value) {
-          if (type->is_record()) {
+          if (field.type.is_record()) {
             diags_.error(f.default_value->span,
                          fmt::format("{} has record type `{}` and cannot have a default", what, f.type.base),
                          fmt::format("give the fields of `{}` defaults instead", f.type.base));
           } else {
-            field.default_value = check_default(*type, *f.default_value, what, f.default_is_yaml_string,
+            field.default_value = check_default(field.type, *f.default_value, what, f.default_is_yaml_string,
                                                 *module_, diags_);
           }
         }
         // Leaf facts. Records are ordered, so nested records are complete.
-        if (type->is_record()) {
-          size_t inner_index = static_cast<size_t>(type->decl);
+        if (field.type.is_record()) {
+          size_t inner_index = static_cast<size_t>(field.type.decl);
           const model::Record& inner = module_->records[inner_index];
           out.has_tensor_leaf |= inner.has_tensor_leaf;
           out.all_defaulted &= inner.all_defaulted;
@@ -307,7 +308,7 @@ class Resolver {
             broken = true;
           }
         } else {
-          out.has_tensor_leaf |= type->holds_tensor();
+          out.has_tensor_leaf |= field.type.holds_tensor();
           out.all_defaulted &= field.default_value.has_value();
           record_leaves_[i] = std::min(record_leaves_[i] + 1, kLeafCountCap);
         }
@@ -457,7 +458,8 @@ class Resolver {
     op.meta = decl.meta.kind == syntax::MetaDecl::Kind::Identity ? model::MetaKind::Identity
               : decl.meta.kind == syntax::MetaDecl::Kind::Custom ? model::MetaKind::Custom
                                                                  : model::MetaKind::Names;
-    const std::string op_label = fmt::format("op `{}`", op.qualified_name());
+    // "op `name.overload`", for messages about its parameters and returns.
+    const std::string op_label = "op `" + op.qualified_name() + "`";
     bool ok = true;
 
     std::vector<std::string_view> names;
@@ -479,11 +481,11 @@ class Resolver {
       }
       model::Param param;
       param.name = p.name.text;
-      param.type = *type;
+      param.type = std::move(*type);
       param.kwarg_only = p.kwarg_only;
       param.span = p.name.span;
       if (p.default_value) {
-        if (type->is_record()) {
+        if (param.type.is_record()) {
           diags_.error(p.default_value->span,
                        fmt::format("{} has record type `{}` and cannot have a default", what, p.type.base),
                        fmt::format("give the fields of `{}` defaults; a record whose fields all have "
@@ -491,7 +493,7 @@ class Resolver {
                                    p.type.base));
           ok = false;
         } else {
-          param.default_value = check_default(*type, *p.default_value, what, false, *module_, diags_);
+          param.default_value = check_default(param.type, *p.default_value, what, false, *module_, diags_);
           if (!param.default_value) ok = false;
         }
       }
@@ -532,7 +534,7 @@ class Resolver {
         ok = false;
         continue;
       }
-      op.returns.push_back({r.name.text, *type, r.type.span});
+      op.returns.push_back({r.name.text, std::move(*type), r.type.span});
     }
     check_dispatch(decl, op);
     if (!ok) return;
@@ -635,26 +637,28 @@ class Resolver {
   }
 
   void check_op_names() {
-    std::map<std::string, size_t> by_name;     // qualified name
-    std::map<std::string, size_t> by_cpp_name; // C++ identifier
-    for (size_t i = 0; i < module_->ops.size(); ++i) {
-      const model::Op& op = module_->ops[i];
-      auto [it, fresh] = by_name.emplace(op.qualified_name(), i);
-      if (!fresh) {
-        diags_.error(ops_spans_[i], fmt::format("op `{}` is declared twice", op.qualified_name()),
-                     "give one of them an overload name, e.g. `name.variant(...)`");
-        diags_.note(ops_spans_[it->second], "first declared here");
-        continue;
-      }
-      std::string cpp = op.overload.empty() ? op.name : op.name + "_" + op.overload;
-      auto [jt, cpp_fresh] = by_cpp_name.emplace(cpp, i);
-      if (!cpp_fresh) {
-        diags_.error(ops_spans_[i],
-                     fmt::format("ops `{}` and `{}` would both be called `{}` in C++ and Python",
-                                 module_->ops[jt->second].qualified_name(), op.qualified_name(), cpp),
-                     "rename one of them");
-        diags_.note(ops_spans_[jt->second], fmt::format("`{}` is declared here", module_->ops[jt->second].qualified_name()));
-      }
+    const auto& ops = module_->ops;
+    std::vector<std::string> qualified, cpp;
+    qualified.reserve(ops.size());
+    cpp.reserve(ops.size());
+    for (const auto& op : ops) {
+      qualified.push_back(op.qualified_name());
+      cpp.push_back(op.overload.empty() ? op.name : op.name + "_" + op.overload);
+    }
+    std::vector<bool> repeated(ops.size(), false);
+    for (auto [first, later] : find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {
+      repeated[later] = true;
+      diags_.error(ops_spans_[later], fmt::format("op `{}` is declared twice", qualified[later]),
+                   "give one of them an overload name, e.g. `name.variant(...)`");
+      diags_.note(ops_spans_[first], "first declared here");
+    }
+    for (auto [first, later] : find_duplicates(std::vector<std::string_view>(cpp.begin(), cpp.end()))) {
+      if (repeated[later]) continue;  // the same op twice: reported above
+      diags_.error(ops_spans_[later],
+                   fmt::format("ops `{}` and `{}` would both be called `{}` in C++ and Python", qualified[first],
+                               qualified[later], cpp[later]),
+                   "rename one of them");
+      diags_.note(ops_spans_[first], fmt::format("`{}` is declared here", qualified[first]));
     }
   }
 

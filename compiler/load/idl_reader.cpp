@@ -191,7 +191,7 @@ class IdlReader {
       if (!node.alias) diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
       return;
     }
-    for (int child : node.children) {
+    for (int child : doc_.children(node)) {
       const YamlNode& item = doc_.node(child);
       if (expect_scalar(item, what)) out->push_back({item.value, item.span});
     }
@@ -240,7 +240,7 @@ class IdlReader {
       if (values->alias) {
         e.incomplete = true;
       } else if (values->kind == YamlNode::Kind::Null ||
-                 (values->is_sequence() && values->children.empty())) {
+                 (values->is_sequence() && doc_.children(*values).empty())) {
         // The checker reports empty enums (with the decl), so keep it.
       } else if (!values->is_sequence()) {
         diags_.error(values->span, fmt::format("values of enum `{}` must be a list of names, found {}",
@@ -248,7 +248,7 @@ class IdlReader {
                      "write `[a, b, c]`");
         e.incomplete = true;
       } else {
-        for (int child : values->children) {
+        for (int child : doc_.children(*values)) {
           const YamlNode& item = doc_.node(child);
           Name v;
           if (read_identifier(item, "enum value", &v)) {
@@ -412,7 +412,7 @@ class IdlReader {
     syntax::Literal list;
     list.kind = syntax::Literal::Kind::List;
     list.span = node.span;
-    for (int child : node.children) {
+    for (int child : doc_.children(node)) {
       const YamlNode& item = doc_.node(child);
       if (item.is_sequence()) {
         diags_.error(item.span, fmt::format("{}: nested lists are not valid default values", what));
@@ -450,7 +450,7 @@ class IdlReader {
       }
       return;
     }
-    for (int child : node.children) {
+    for (int child : doc_.children(node)) {
       const YamlNode& item = doc_.node(child);
       if (item.alias) continue;  // already reported
       if (!item.is_mapping()) {

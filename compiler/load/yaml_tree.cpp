@@ -44,15 +44,15 @@ class TreeBuilder : public YAML::EventHandler {
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {
-    open_.push_back(index_of(add(YamlNode::Kind::Sequence, span_of(mark))));
+    open(add(YamlNode::Kind::Sequence, span_of(mark)));
   }
-  void OnSequenceEnd() override { open_.pop_back(); }
+  void OnSequenceEnd() override { close(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
                   YAML::EmitterStyle::value) override {
-    open_.push_back(index_of(add(YamlNode::Kind::Mapping, span_of(mark))));
+    open(add(YamlNode::Kind::Mapping, span_of(mark)));
   }
-  void OnMapEnd() override { open_.pop_back(); }
+  void OnMapEnd() override { close(); }
 
  private:
   Span span_of(const YAML::Mark& mark) const {
@@ -61,6 +61,23 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   int index_of(const YamlNode& node) const { return static_cast<int>(&node - doc_.nodes.data()); }
+
+  // Children are gathered per open container (one reused buffer per depth)
+  // and copied into the document's shared index array when it closes.
+  void open(const YamlNode& node) {
+    open_.push_back(index_of(node));
+    if (pending_.size() < open_.size()) pending_.emplace_back();
+    pending_[open_.size() - 1].clear();
+  }
+
+  void close() {
+    std::vector<int>& kids = pending_[open_.size() - 1];
+    YamlNode& node = doc_.nodes[static_cast<size_t>(open_.back())];
+    node.first_child = static_cast<uint32_t>(doc_.child_index.size());
+    node.child_count = static_cast<uint32_t>(kids.size());
+    doc_.child_index.insert(doc_.child_index.end(), kids.begin(), kids.end());
+    open_.pop_back();
+  }
 
   YamlNode& add(YamlNode::Kind kind, Span span) {
     if (doc_.nodes.size() >= limits_.max_nodes) {
@@ -76,7 +93,7 @@ class TreeBuilder : public YAML::EventHandler {
     if (open_.empty()) {
       doc_.root = index;
     } else {
-      doc_.nodes[static_cast<size_t>(open_.back())].children.push_back(index);
+      pending_[open_.size() - 1].push_back(index);
     }
     return doc_.nodes.back();
   }
@@ -102,6 +119,7 @@ class TreeBuilder : public YAML::EventHandler {
   YamlDocument& doc_;
   const YamlLimits& limits_;
   std::vector<int> open_;
+  std::vector<std::vector<int>> pending_;  // children of open_[depth], by depth
 };
 
 /// The offset of the first byte that is not part of well-formed UTF-8, or npos.

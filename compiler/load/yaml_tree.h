@@ -4,6 +4,7 @@
 // aliases never expand (an alias bomb costs nothing).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,24 +31,47 @@ struct YamlNode {
   /// A YAML alias (`*name`), already reported and stored as Null; readers
   /// skip it silently instead of reporting a second, misleading problem.
   bool alias = false;
-  /// Sequence items, or mapping keys and values interleaved (k0, v0, k1, v1...).
-  std::vector<int> children;
+  /// Where this node's children are in YamlDocument::child_index: sequence
+  /// items, or mapping keys and values interleaved (k0, v0, k1, v1...). Use
+  /// YamlDocument::children(node).
+  uint32_t first_child = 0;
+  uint32_t child_count = 0;
 
   bool is_scalar() const { return kind == Kind::Scalar; }
   bool is_mapping() const { return kind == Kind::Mapping; }
   bool is_sequence() const { return kind == Kind::Sequence; }
-  size_t entry_count() const { return children.size() / 2; }
+  size_t entry_count() const { return child_count / 2; }
 };
 
-/// A parsed YAML document: a node arena plus the root.
+/// A node's children: indices into YamlDocument::nodes.
+class ChildRange {
+ public:
+  ChildRange(const int* begin, size_t size) : begin_(begin), size_(size) {}
+  const int* begin() const { return begin_; }
+  const int* end() const { return begin_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int operator[](size_t i) const { return begin_[i]; }
+
+ private:
+  const int* begin_;
+  size_t size_;
+};
+
+/// A parsed YAML document: a node arena plus the root. Children of all nodes
+/// share one index array (one allocation, not one per mapping).
 struct YamlDocument {
   std::vector<YamlNode> nodes;
+  std::vector<int> child_index;
   int root = -1;
 
   const YamlNode& node(int index) const { return nodes.at(static_cast<size_t>(index)); }
-  const YamlNode& key(const YamlNode& map, size_t entry) const { return node(map.children[2 * entry]); }
+  ChildRange children(const YamlNode& n) const {
+    return {child_index.data() + n.first_child, n.child_count};
+  }
+  const YamlNode& key(const YamlNode& map, size_t entry) const { return node(children(map)[2 * entry]); }
   const YamlNode& value(const YamlNode& map, size_t entry) const {
-    return node(map.children[2 * entry + 1]);
+    return node(children(map)[2 * entry + 1]);
   }
 };
 

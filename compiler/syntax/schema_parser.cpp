@@ -209,7 +209,6 @@ class SchemaParser {
       return true;
     }
     bool kwarg_only = false;
-    sig->params.reserve(8);  // most ops have fewer; avoids the first regrowths
     while (true) {
       if (is_punct('*')) {
         if (kwarg_only) return fail(cur_, "`*` appears twice in the parameter list");
@@ -231,7 +230,7 @@ class SchemaParser {
           advance();
           Literal lit;
           if (!literal(&lit)) return false;
-          p.default_value = std::move(lit);
+          p.default_value = std::make_unique<Literal>(std::move(lit));
         }
         sig->params.push_back(std::move(p));
       }

@@ -118,10 +118,10 @@ TEST_CASE("sequences keep items in order with spans; mappings keep duplicate key
   CHECK(d.value(root, 3).kind == YamlNode::Kind::Null);
   const YamlNode& list = get(d, root, "list");
   REQUIRE(list.is_sequence());
-  REQUIRE(list.children.size() == 3);
-  CHECK(d.node(list.children[1]).value == "bb");
-  CHECK(d.node(list.children[1]).span.column == 11);
-  CHECK(d.node(list.children[2]).span.length == 3);
+  REQUIRE(d.children(list).size() == 3);
+  CHECK(d.node(d.children(list)[1]).value == "bb");
+  CHECK(d.node(d.children(list)[1]).span.column == 11);
+  CHECK(d.node(d.children(list)[2]).span.length == 3);
   CHECK(std::string(describe(list)) == "a list");
   CHECK(std::string(describe(root)) == "a mapping");
   CHECK(std::string(describe(d.value(root, 3))) == "empty");

@@ -100,10 +100,10 @@ void BM_ProcessStructopcCheck(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_YamlCppLoad)->Unit(benchmark::kMillisecond)->Repetitions(10)->ReportAggregatesOnly(true);
-BENCHMARK(BM_StructopcFrontEnd)->Unit(benchmark::kMillisecond)->Repetitions(10)->ReportAggregatesOnly(true);
-BENCHMARK(BM_ProcessTrue)->Unit(benchmark::kMicrosecond)->Repetitions(10)->ReportAggregatesOnly(true);
-BENCHMARK(BM_ProcessStructopcCheck)->Unit(benchmark::kMicrosecond)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_YamlCppLoad)->Unit(benchmark::kMillisecond)->Repetitions(10);
+BENCHMARK(BM_StructopcFrontEnd)->Unit(benchmark::kMillisecond)->Repetitions(10);
+BENCHMARK(BM_ProcessTrue)->Unit(benchmark::kMicrosecond)->Repetitions(10);
+BENCHMARK(BM_ProcessStructopcCheck)->Unit(benchmark::kMicrosecond)->Repetitions(10);
 
 int main(int argc, char** argv) {
   if (argc < 4) {
