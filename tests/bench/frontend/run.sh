@@ -9,7 +9,7 @@ ninja -C "$build" tests/bench/frontend/frontend_bench compiler/structopc >/dev/n
 json=$(mktemp)
 "$build/tests/bench/frontend/frontend_bench" "$nf" "$build/compiler/structopc" \
   "$root/idl_examples/weights.ops.yaml" --benchmark_enable_random_interleaving=true \
-  --benchmark_repetitions=20 --benchmark_out="$json" --benchmark_out_format=json >&2
+  --benchmark_out="$json" --benchmark_out_format=json >&2
 /usr/bin/python3 - "$json" <<'PY'
 import json, statistics, sys
 runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration"]
