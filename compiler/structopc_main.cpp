@@ -118,6 +118,8 @@ int run(int argc, char** argv) {
     if (report.status == WriteStatus::Failed) {
       fmt::print(stderr, "structopc: error: cannot write {}: {}\n", report.path, report.error);
       status = kExitIdlError;
+    } else if (report.status == WriteStatus::NotWritten) {
+      fmt::print(stderr, "structopc: note: {} not updated, as an output could not be written\n", report.path);
     } else if (report.status == WriteStatus::KeptExisting) {
       fmt::print(stderr, "structopc: note: {} exists and is yours; not overwritten\n", report.path);
     }

@@ -354,6 +354,41 @@ TEST_CASE("write_outputs creates the folder, rewrites only changes, never overwr
   CHECK(slurp(out + "/x.ops.json") == "json v2\n");
 }
 
+TEST_CASE("write_outputs updates all changed outputs or none", "[driver][writer]") {
+  TempDir dir;
+  std::string out = dir.file("out");
+  std::vector<OutputFile> files = {
+      {OutputKind::Header, "x.ops.h", "h v1\n", false},
+      {OutputKind::Json, "x.ops.json", "json v1\n", false},
+  };
+  REQUIRE(write_outputs(files, out)[0].status == WriteStatus::Written);
+
+  // x.ops.json cannot be written (a folder is in the way): x.ops.h keeps its
+  // old content, so the outputs never disagree with each other.
+  fs::remove(out + "/x.ops.json");
+  fs::create_directories(out + "/x.ops.json");
+  files[0].content = "h v2\n";
+  files[1].content = "json v2\n";
+  auto reports = write_outputs(files, out);
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0].status == WriteStatus::NotWritten);
+  CHECK(reports[1].status == WriteStatus::Failed);
+  CHECK_THAT(reports[1].error, Catch::Contains("folder"));
+  CHECK(slurp(out + "/x.ops.h") == "h v1\n");
+  size_t entries = 0;  // and no temporary file is left behind
+  for (const auto& entry : fs::directory_iterator(out)) {
+    (void)entry;
+    ++entries;
+  }
+  CHECK(entries == 2);
+
+  fs::remove(out + "/x.ops.json");
+  auto fixed = write_outputs(files, out);
+  CHECK(fixed[0].status == WriteStatus::Written);
+  CHECK(fixed[1].status == WriteStatus::Written);
+  CHECK(slurp(out + "/x.ops.h") == "h v2\n");
+}
+
 TEST_CASE("make_depfile writes Make syntax with escapes", "[driver][writer]") {
   CHECK(make_depfile({"out/a.ops.h", "out/a.ops.cpp"}, {"a.ops.yaml", "inc/common.ops.yaml"}) ==
         "out/a.ops.h out/a.ops.cpp: a.ops.yaml inc/common.ops.yaml\n");
