@@ -493,8 +493,11 @@ class Resolver {
                                    p.type.base));
           ok = false;
         } else {
-          param.default_value = check_default(param.type, *p.default_value, what, false, *module_, diags_);
-          if (!param.default_value) ok = false;
+          if (auto d = check_default(param.type, *p.default_value, what, false, *module_, diags_)) {
+            param.default_value = std::make_shared<const model::Default>(std::move(*d));
+          } else {
+            ok = false;
+          }
         }
       }
       op.params.push_back(std::move(param));
@@ -556,13 +559,13 @@ class Resolver {
         it->implicit_default = r.all_defaulted && (tail || it->kwarg_only);
         tail = tail && it->implicit_default;
       } else {
-        tail = tail && it->default_value.has_value();
+        tail = tail && it->default_value != nullptr;
       }
     }
     const model::Param* first_default = nullptr;
     for (const auto& p : op.params) {
       if (p.kwarg_only) continue;
-      bool has_default = p.default_value.has_value() || p.implicit_default;
+      bool has_default = p.default_value != nullptr || p.implicit_default;
       if (has_default) {
         if (!first_default) first_default = &p;
       } else if (first_default) {

@@ -450,6 +450,7 @@ class IdlReader {
       }
       return;
     }
+    out->reserve(out->size() + node.child_count);
     for (int child : doc_.children(node)) {
       const YamlNode& item = doc_.node(child);
       if (item.alias) continue;  // already reported

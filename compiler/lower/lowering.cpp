@@ -443,6 +443,7 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
 
 lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags) {
   lower::LoweredModule out;
+  out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i) out.ops.push_back(OpLowering(module, i, diags).run());
   return out;
 }
