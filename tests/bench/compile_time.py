@@ -83,7 +83,11 @@ def main():
         with open(sources["kernel TU with ATen/core/Tensor.h"], "w") as f:
             f.write("#include <ATen/core/Tensor.h>\nint64_t f(const at::Tensor& t) { return t.dim(); }\n")
 
+        # Meson's compiler command may start with a cache (ccache, sccache):
+        # a cached compile measures nothing, so call the compiler itself.
         cxx = shlex.split(a.cxx)
+        while len(cxx) > 1 and os.path.basename(cxx[0]) in ("ccache", "sccache"):
+            cxx = cxx[1:]
         flags = ["-std=c++17", a.opt, "-fPIC", "-I", work, "-I", a.include] + shlex.split(a.flags)
         times = {name: [] for name in sources}
         for _ in range(a.repeat):
