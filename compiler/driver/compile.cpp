@@ -53,9 +53,12 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
   SourceManager sources;
   Diagnostics diags(sources);
 
-  LoadedIdl idl = load_idl(options.input, options.include_dirs, reader, sources, diags);
-  result.inputs = idl.paths;
-  model::Module module = resolve(idl, sources, diags);
+  model::Module module;
+  {
+    LoadedIdl idl = load_idl(options.input, options.include_dirs, reader, sources, diags);
+    module = resolve(idl, sources, diags);
+    result.inputs = std::move(idl.paths);
+  }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
   lower::LoweredModule lowered;
   if (!diags.has_errors()) lowered = lower_module(module, diags);
   result.diagnostics = diags.render();
