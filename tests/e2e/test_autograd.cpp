@@ -14,6 +14,7 @@
 #include "rms_norm.ops.h"
 #include "weights.ops.h"
 
+#include <ATen/SequenceNumber.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 
@@ -257,13 +258,25 @@ CATCH_TEST_CASE("no grad_fn with grad mode off or no input requiring grad", "[ro
   CATCH_CHECK(weights::op(x, cfg).grad_fn() != nullptr);
   {
     at::NoGradGuard no_grad;
+    const uint64_t nodes_before = at::sequence_number::peek();
     const at::Tensor y = weights::op(x, cfg);
     CATCH_CHECK(y.grad_fn() == nullptr);
     CATCH_CHECK_FALSE(y.requires_grad());
+    CATCH_CHECK(at::sequence_number::peek() == nodes_before);  // no graph node was even built
   }
+  const uint64_t nodes_before = at::sequence_number::peek();
   const at::Tensor y = weights::op(x, weights::WeightCfg{{x, x}});
   CATCH_CHECK(y.grad_fn() == nullptr);
   CATCH_CHECK_FALSE(y.requires_grad());
+  CATCH_CHECK(at::sequence_number::peek() == nodes_before);
+}
+
+CATCH_TEST_CASE("saved tensors are freed after backward, as with autograd::Function", "[row14]") {
+  const at::Tensor x = leaf({2, 3});
+  const at::Tensor w = leaf({2, 3});
+  const at::Tensor loss = weights::op(x, weights::WeightCfg{{w, w}}).sum();
+  loss.backward();  // op_setup_context saved x and cfg.inner.w
+  CATCH_CHECK_THAT(error_of([&] { loss.backward(); }), Catch::Contains("second time"));
 }
 
 // ---------------------------------------------------------------------------
