@@ -124,10 +124,8 @@ std::string CppTypes::flat_type(const model::Type& t) const {
 
 std::string CppTypes::param_type(const model::Type& t) const {
   if (t.is_record()) return "const " + record_name(t.decl) + "&";
-  if (t.is_enum()) return enum_name(t.decl);
-  if (t.is_optional() && t.inner().is_enum() && t.inner().suffixes.empty()) {
-    return fmt::format("c10::optional<{}>", enum_name(t.decl));
-  }
+  // An enum is `E` or `E?` (the resolver rejects other suffixes).
+  if (t.is_enum()) return t.is_optional() ? fmt::format("c10::optional<{}>", enum_name(t.decl)) : enum_name(t.decl);
   return flat_type(t);
 }
 
@@ -146,9 +144,9 @@ std::string CppTypes::return_type(const std::vector<model::Type>& outputs) const
 }
 
 std::string CppTypes::flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const {
-  if (t.is_enum()) return fmt::format("structop::parse_enum<{}>({}, {})", enum_name(t.decl), expr, path);
-  if (t.is_optional() && t.inner().is_enum()) {
-    return fmt::format("structop::parse_optional_enum<{}>({}, {})", enum_name(t.inner().decl), expr, path);
+  if (t.is_enum()) {
+    return fmt::format("structop::parse_{}enum<{}>({}, {})", t.is_optional() ? "optional_" : "", enum_name(t.decl),
+                       expr, path);
   }
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
@@ -156,8 +154,7 @@ std::string CppTypes::flat_to_value(const model::Type& t, const std::string& exp
 }
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
-  if (t.is_enum()) return fmt::format("structop::enum_name({})", expr);
-  if (t.is_optional() && t.inner().is_enum()) return fmt::format("structop::optional_enum_name({})", expr);
+  if (t.is_enum()) return fmt::format("structop::{}enum_name({})", t.is_optional() ? "optional_" : "", expr);
   if (same_as_flat(t)) return expr;
   return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
 }

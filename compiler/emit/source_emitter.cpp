@@ -93,7 +93,7 @@ class SourceEmitter {
   /// parse error names the path) is inside it.
   bool needs_path(int decl) const {
     for (const auto& f : record(decl).fields) {
-      if (f.type.is_record() ? needs_path(f.type.decl) : (f.type.is_enum() || (f.type.is_optional() && f.type.inner().is_enum()))) {
+      if (f.type.is_record() ? needs_path(f.type.decl) : f.type.is_enum()) {
         return true;
       }
     }
@@ -219,7 +219,7 @@ class SourceEmitter {
         std::string decl = fmt::format("const {} {} = ", types_.record_name(p.type.decl), name);
         locals += decl + unflatten_call(p.type.decl, path, p.name + "__", indented(2, decl)) + ";\n";
         args.push_back(name);
-      } else if (p.type.is_enum() || (p.type.is_optional() && p.type.inner().is_enum())) {
+      } else if (p.type.is_enum()) {
         args.push_back(types_.flat_to_value(p.type, name, path));
       } else {
         args.push_back(name);
@@ -268,7 +268,7 @@ class SourceEmitter {
       const lower::Slot& s = lo.slots[i];
       Strings notes;
       if (s.kwarg_only) notes.push_back("kwarg-only");
-      if (s.type.is_enum() || (s.type.is_optional() && s.type.inner().is_enum())) {
+      if (s.type.is_enum()) {
         notes.push_back(describe_type(s.type, m_));
       }
       if (s.default_value && !s.schema_default) notes.push_back("default " + describe_default(*s.default_value) + " applied by the APIs");
@@ -461,15 +461,7 @@ class SourceEmitter {
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
         std::string access = op.slot_access(s);
-        if (s.from_record()) {
-          args.push_back(types_.value_to_flat(s.type, access));
-        } else if (p.type.is_enum()) {
-          args.push_back(fmt::format("structop::enum_name({})", access));
-        } else if (p.type.is_optional() && p.type.inner().is_enum()) {
-          args.push_back(fmt::format("structop::optional_enum_name({})", access));
-        } else {
-          args.push_back(access);
-        }
+        args.push_back(s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }
       p_.line();
       p_.emit({{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},

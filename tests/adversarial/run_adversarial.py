@@ -207,10 +207,10 @@ def run_case(structopc, workdir, case, timeout, memory_mb):
             name = signal.Signals(-code).name
             problems.append(f"killed by signal {name}" +
                             (f" (over {timeout:g} s of CPU time)" if name == "SIGXCPU" else ""))
-    elif cpu > timeout:
-        problems.append(f"took {cpu:.1f} s of CPU time (limit {timeout:g} s)")
     else:
         code = os.WEXITSTATUS(status)
+        if cpu > timeout:  # finished, but within the grace second RLIMIT_CPU allows
+            problems.append(f"took {cpu:.1f} s of CPU time (limit {timeout:g} s)")
     proc.returncode = code  # reaped by wait4; Popen must not wait again
     with open(stderr_path, "rb") as f:
         stderr = f.read()

@@ -33,7 +33,8 @@ Opts unflatten_Opts(
     at::ScalarType dtype,
     at::Device device,
     int64_t window__size,
-    c10::string_view window__act) {
+    c10::string_view window__act,
+    c10::optional<c10::string_view> fallback) {
   return Opts{
       structop::to_value<std::vector<int64_t>>(sizes),
       structop::to_value<std::vector<double>>(weights),
@@ -42,7 +43,8 @@ Opts unflatten_Opts(
       structop::to_value<c10::optional<std::string>>(label),
       dtype,
       device,
-      unflatten_Window(structop::ArgPath(path, "window"), window__size, window__act)};
+      unflatten_Window(structop::ArgPath(path, "window"), window__size, window__act),
+      structop::parse_optional_enum<::golden_shared::Act>(fallback, structop::ArgPath(path, "fallback"))};
 }
 
 // ===========================================================================
@@ -59,6 +61,7 @@ Opts unflatten_Opts(
 //   8     opts.device       opts__device        Device      "cpu"
 //   9     opts.window.size  opts__window__size  int         3
 //   10    opts.window.act   opts__window__act   str         "relu"   (Act)
+//   11    opts.fallback     opts__fallback      str?        None     (Act?)
 // ===========================================================================
 
 using pick_signature = std::vector<at::Tensor>(
@@ -72,7 +75,8 @@ using pick_signature = std::vector<at::Tensor>(
     at::ScalarType,
     at::Device,
     int64_t,
-    c10::string_view);
+    c10::string_view,
+    c10::optional<c10::string_view>);
 
 const c10::TypedOperatorHandle<pick_signature>& pick_handle() {
   static const auto handle = structop::find_op<pick_signature>("golden_features::pick");
@@ -90,7 +94,8 @@ std::vector<at::Tensor> pick_forward(
     at::ScalarType opts__dtype,
     at::Device opts__device,
     int64_t opts__window__size,
-    c10::string_view opts__window__act) {
+    c10::string_view opts__window__act,
+    c10::optional<c10::string_view> opts__fallback) {
   const Opts opts = unflatten_Opts(
       structop::ArgPath("golden_features::pick", "opts"),
       opts__sizes,
@@ -101,7 +106,8 @@ std::vector<at::Tensor> pick_forward(
       opts__dtype,
       opts__device,
       opts__window__size,
-      opts__window__act);
+      opts__window__act,
+      opts__fallback);
   return kernels::pick(from_, to, opts);
 }
 
@@ -116,7 +122,8 @@ std::vector<at::Tensor> pick_meta(
     at::ScalarType opts__dtype,
     at::Device opts__device,
     int64_t opts__window__size,
-    c10::string_view opts__window__act) {
+    c10::string_view opts__window__act,
+    c10::optional<c10::string_view> opts__fallback) {
   const Opts opts = unflatten_Opts(
       structop::ArgPath("golden_features::pick", "opts"),
       opts__sizes,
@@ -127,7 +134,8 @@ std::vector<at::Tensor> pick_meta(
       opts__dtype,
       opts__device,
       opts__window__size,
-      opts__window__act);
+      opts__window__act,
+      opts__fallback);
   return kernels::pick_meta(from_, to, opts);
 }
 
@@ -159,7 +167,8 @@ std::vector<at::Tensor> pick_autograd(
     at::ScalarType opts__dtype,
     at::Device opts__device,
     int64_t opts__window__size,
-    c10::string_view opts__window__act) {
+    c10::string_view opts__window__act,
+    c10::optional<c10::string_view> opts__fallback) {
   // Null when grad mode is off or no tensor slot requires grad: then no
   // autograd state is created at all.
   auto grad_fn = structop::make_grad_fn<pick_backward_adapter>(from_, to, opts__mask);
@@ -176,7 +185,8 @@ std::vector<at::Tensor> pick_autograd(
       opts__dtype,
       opts__device,
       opts__window__size,
-      opts__window__act);
+      opts__window__act,
+      opts__fallback);
   if (grad_fn) {
     const Opts opts = unflatten_Opts(
         structop::ArgPath("golden_features::pick", "opts"),
@@ -188,7 +198,8 @@ std::vector<at::Tensor> pick_autograd(
         opts__dtype,
         opts__device,
         opts__window__size,
-        opts__window__act);
+        opts__window__act,
+        opts__fallback);
     grad_fn->run_setup_context(kernels::pick_setup_context, from_, to, opts, output);
     grad_fn->record_outputs(output);
   }
@@ -196,13 +207,17 @@ std::vector<at::Tensor> pick_autograd(
 }
 
 // ===========================================================================
-// pick.scalar(Tensor from, float value=0.5) -> Tensor
+// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor
 //   slot  original path  lowered name  type    default
 //   0     from           from          Tensor
 //   1     value          value         float   0.5
+//   2     act            act           str?    None     (Act?)
 // ===========================================================================
 
-using pick_scalar_signature = at::Tensor(const at::Tensor&, double);
+using pick_scalar_signature = at::Tensor(
+    const at::Tensor&,
+    double,
+    c10::optional<c10::string_view>);
 
 const c10::TypedOperatorHandle<pick_scalar_signature>& pick_scalar_handle() {
   static const auto handle = structop::find_op<pick_scalar_signature>(
@@ -211,15 +226,30 @@ const c10::TypedOperatorHandle<pick_scalar_signature>& pick_scalar_handle() {
   return handle;
 }
 
-at::Tensor pick_scalar_forward_cpu(const at::Tensor& from_, double value) {
-  return kernels::pick_scalar_cpu(from_, value);
+at::Tensor pick_scalar_forward_cpu(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<c10::string_view> act) {
+  return kernels::pick_scalar_cpu(
+      from_,
+      value,
+      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")));
 }
 
-at::Tensor pick_scalar_forward_cuda(const at::Tensor& from_, double value) {
-  return kernels::pick_scalar_cuda(from_, value);
+at::Tensor pick_scalar_forward_cuda(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<c10::string_view> act) {
+  return kernels::pick_scalar_cuda(
+      from_,
+      value,
+      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")));
 }
 
-at::Tensor pick_scalar_meta(const at::Tensor& from_, double /*value*/) {
+at::Tensor pick_scalar_meta(
+    const at::Tensor& from_,
+    double /*value*/,
+    c10::optional<c10::string_view> /*act*/) {
   return structop::meta_like(from_);
 }
 
@@ -244,11 +274,15 @@ std::vector<at::Tensor> pick(
       opts.dtype,
       opts.device,
       opts.window.size,
-      structop::enum_name(opts.window.act));
+      structop::enum_name(opts.window.act),
+      structop::optional_enum_name(opts.fallback));
 }
 
-at::Tensor pick_scalar(const at::Tensor& from_, double value) {
-  return pick_scalar_handle().call(from_, value);
+at::Tensor pick_scalar(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<::golden_shared::Act> act) {
+  return pick_scalar_handle().call(from_, value, structop::optional_enum_name(act));
 }
 
 }  // namespace golden::features
@@ -258,8 +292,8 @@ at::Tensor pick_scalar(const at::Tensor& from_, double value) {
 // ===========================================================================
 
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
-  m.def(R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu") -> Tensor[])");
-  m.def(R"(pick.scalar(Tensor from, float value=0.5) -> Tensor)");
+  m.def(R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[])");
+  m.def(R"(pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {

@@ -67,6 +67,7 @@ struct Opts {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::Device("cpu");
   ::golden_shared::Window window = {};
+  c10::optional<::golden_shared::Act> fallback = c10::nullopt;
 };
 #endif
 
@@ -97,15 +98,18 @@ struct pick_grad_slot {
 // (Autograd, Meta and device dispatch apply).
 
 /// pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
-/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu") -> Tensor[]
+/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[]
 std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts);
 
-/// pick.scalar(Tensor from, float value=0.5) -> Tensor
-/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5) -> Tensor
-at::Tensor pick_scalar(const at::Tensor& from_, double value = 0.5);
+/// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor
+/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor
+at::Tensor pick_scalar(
+    const at::Tensor& from_,
+    double value = 0.5,
+    c10::optional<::golden_shared::Act> act = c10::nullopt);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -133,9 +137,15 @@ pick_grads pick_backward(
     const std::vector<at::Tensor>& grad_output);
 
 /// golden_features::pick.scalar forward on CPU.
-at::Tensor pick_scalar_cpu(const at::Tensor& from_, double value);
+at::Tensor pick_scalar_cpu(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<::golden_shared::Act> act);
 /// golden_features::pick.scalar forward on CUDA.
-at::Tensor pick_scalar_cuda(const at::Tensor& from_, double value);
+at::Tensor pick_scalar_cuda(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<::golden_shared::Act> act);
 
 }  // namespace kernels
 

@@ -67,20 +67,28 @@ pick_grads kernels::pick_backward(
       grad_output);
 }
 
-// pick.scalar(Tensor from, float value=0.5) -> Tensor (CPU)
-at::Tensor kernels::pick_scalar_cpu(const at::Tensor& from_, double value) {
+// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor (CPU)
+at::Tensor kernels::pick_scalar_cpu(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<::golden_shared::Act> act) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cpu (features.ops.stubs.cpp)",
       from_,
-      value);
+      value,
+      act);
 }
 
-// pick.scalar(Tensor from, float value=0.5) -> Tensor (CUDA)
-at::Tensor kernels::pick_scalar_cuda(const at::Tensor& from_, double value) {
+// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor (CUDA)
+at::Tensor kernels::pick_scalar_cuda(
+    const at::Tensor& from_,
+    double value,
+    c10::optional<::golden_shared::Act> act) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cuda (features.ops.stubs.cpp)",
       from_,
-      value);
+      value,
+      act);
 }
 
 }  // namespace golden::features

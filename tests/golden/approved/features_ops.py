@@ -147,9 +147,10 @@ class Opts:
     dtype: torch.dtype = torch.float32
     device: typing.Union[torch.device, str] = torch.device("cpu")
     window: Window = dataclasses.field(default_factory=Window)
+    fallback: typing.Optional[Act] = None
 
 
-Opts._structop_fields = (("sizes", _list(_INT)), ("weights", _list(_FLOAT)), ("mask", _optional(_TENSOR)), ("k", _optional(_INT)), ("label", _optional(_STR)), ("dtype", _DTYPE), ("device", _DEVICE), ("window", _record(Window)))
+Opts._structop_fields = (("sizes", _list(_INT)), ("weights", _list(_FLOAT)), ("mask", _optional(_TENSOR)), ("k", _optional(_INT)), ("label", _optional(_STR)), ("dtype", _DTYPE), ("device", _DEVICE), ("window", _record(Window)), ("fallback", _optional(_enum(Act))))
 _register_pytree(Opts)
 
 
@@ -158,9 +159,9 @@ _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
-    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu") -> Tensor[])."""
+    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[])."""
     try:
-        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act)
+        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback)
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_op is None and _bind():
             return pick(from_, to, opts)
@@ -180,30 +181,32 @@ pick.slot_map = {
     "opts.device": "opts__device",
     "opts.window.size": "opts__window__size",
     "opts.window.act": "opts__window__act",
+    "opts.fallback": "opts__fallback",
 }
-pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\") -> Tensor[]"
+pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None) -> Tensor[]"
 
 
-_pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT))
+_pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT), ("act", _optional(_enum(Act))))
 _pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
 
 
-def pick_scalar(from_: torch.Tensor, value: float = 0.5) -> torch.Tensor:
-    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5) -> Tensor)."""
+def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None) -> torch.Tensor:
+    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor)."""
     try:
-        return _pick_scalar_op(from_, value)
+        return _pick_scalar_op(from_, value, act)
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_scalar_op is None and _bind():
-            return pick_scalar(from_, value)
-        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value), error, _pick_scalar_op is not None)
+            return pick_scalar(from_, value, act)
+        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act), error, _pick_scalar_op is not None)
         raise
 
 
 pick_scalar.slot_map = {
     "from": "from",
     "value": "value",
+    "act": "act",
 }
-pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5) -> Tensor"
+pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor"
 
 
 def _bind():
