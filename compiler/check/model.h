@@ -38,6 +38,10 @@ struct Type {
   bool is_plain_tensor() const { return is_builtin(Builtin::Tensor) && suffixes.empty(); }
   /// Contains a Tensor anywhere (`Tensor`, `Tensor?`, `Tensor[]`, `Tensor?[]`).
   bool holds_tensor() const { return is_builtin(Builtin::Tensor); }
+  /// `Tensor` or `Tensor?`: a leaf that receives a gradient (lists do not).
+  bool takes_grad() const {
+    return is_builtin(Builtin::Tensor) && (suffixes.empty() || (suffixes.size() == 1 && is_optional()));
+  }
   /// The same type without its last suffix (element of a list, payload of an optional).
   Type inner() const {
     Type t = *this;
@@ -123,6 +127,8 @@ struct Op {
 
   /// `name.overload`, or `name`.
   std::string qualified_name() const { return overload.empty() ? name : name + "." + overload; }
+  /// `name_overload`, or `name`: the C++ and Python identifier.
+  std::string cpp_name() const { return overload.empty() ? name : name + "_" + overload; }
 };
 
 /// Everything one compilation knows, in declaration order; records are in

@@ -646,7 +646,7 @@ class Resolver {
     cpp.reserve(ops.size());
     for (const auto& op : ops) {
       qualified.push_back(op.qualified_name());
-      cpp.push_back(op.overload.empty() ? op.name : op.name + "_" + op.overload);
+      cpp.push_back(op.cpp_name());
     }
     std::vector<bool> repeated(ops.size(), false);
     for (auto [first, later] : find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -51,42 +52,53 @@ bool write_file(const std::string& path, const std::string& content, std::string
   return true;
 }
 
-/// Moves the temporary file `tmp` to `path`. With `never_overwrite`, fails
-/// when `path` has appeared meanwhile (link(2) does not replace a file).
-bool commit_file(const std::string& tmp, const std::string& path, bool never_overwrite, std::string* error) {
-  if (never_overwrite) {
-    if (::link(tmp.c_str(), path.c_str()) != 0) {
-      *error = std::strerror(errno);
-      return false;
-    }
-    std::remove(tmp.c_str());
-    return true;
-  }
+/// Moves the temporary file `tmp` to `r->path` and marks the report Written;
+/// on failure removes `tmp` and sets the error. With `never_overwrite`, fails
+/// when the file has appeared meanwhile (link(2) does not replace a file).
+void commit(const std::string& tmp, bool never_overwrite, WriteReport* r) {
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *error = ec.message();
-    return false;
+  if (never_overwrite) {
+    if (::link(tmp.c_str(), r->path.c_str()) != 0) ec.assign(errno, std::generic_category());
+    std::remove(tmp.c_str());
+  } else {
+    fs::rename(tmp, r->path, ec);
+    if (ec) std::remove(tmp.c_str());
   }
-  return true;
+  if (ec) {
+    r->error = ec.message();
+  } else {
+    r->status = WriteStatus::Written;
+  }
+}
+
+/// The first phase for one output: decides Unchanged / KeptExisting, or
+/// writes `content` to a temporary file beside `r->path` and returns its name
+/// (nullopt and an error on failure).
+std::optional<std::string> stage(const std::string& content, bool never_overwrite, WriteReport* r) {
+  std::error_code ec;
+  if (fs::is_directory(r->path, ec)) {
+    r->error = "a folder of that name is in the way";
+    return std::nullopt;
+  }
+  if (never_overwrite && fs::exists(r->path, ec)) {
+    r->status = WriteStatus::KeptExisting;
+    return std::nullopt;
+  }
+  std::string existing;
+  if (read_all(r->path, &existing) && existing == content) {
+    r->status = WriteStatus::Unchanged;
+    return std::nullopt;
+  }
+  std::string tmp = r->path + ".tmp." + std::to_string(::getpid());
+  if (!write_file(tmp, content, &r->error)) return std::nullopt;
+  return tmp;
 }
 
 }  // namespace
 
 WriteReport write_if_changed(const std::string& path, const std::string& content) {
   WriteReport r{path, WriteStatus::Failed, {}};
-  std::string existing;
-  if (read_all(path, &existing) && existing == content) {
-    r.status = WriteStatus::Unchanged;
-    return r;
-  }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  if (!write_file(tmp, content, &r.error)) return r;
-  if (!commit_file(tmp, path, /*never_overwrite=*/false, &r.error)) {
-    std::remove(tmp.c_str());
-    return r;
-  }
-  r.status = WriteStatus::Written;
+  if (auto tmp = stage(content, /*never_overwrite=*/false, &r)) commit(*tmp, false, &r);
   return r;
 }
 
@@ -96,47 +108,23 @@ WriteReport write_if_changed(const std::string& path, const std::string& content
 // (A rename within one folder does not fail for lack of space, so a failure
 // after that point would need another process to interfere.)
 std::vector<WriteReport> write_outputs(const std::vector<OutputFile>& files, const std::string& out_dir) {
-  std::vector<WriteReport> reports;
-  std::vector<std::string> staged(files.size());  // temp file per output, or empty
   std::error_code ec;
   if (!out_dir.empty()) fs::create_directories(out_dir, ec);
-  bool failed = false;
-  for (size_t i = 0; i < files.size(); ++i) {
-    const OutputFile& f = files[i];
-    std::string path = (fs::path(out_dir.empty() ? "." : out_dir) / f.name).string();
-    reports.push_back({path, WriteStatus::Failed, {}});
-    WriteReport& r = reports.back();
-    if (fs::is_directory(path, ec)) {
-      r.error = "a folder of that name is in the way";
-      failed = true;
-      continue;
-    }
-    if (f.never_overwrite && fs::exists(path, ec)) {
-      r.status = WriteStatus::KeptExisting;
-      continue;
-    }
-    std::string existing;
-    if (read_all(path, &existing) && existing == f.content) {
-      r.status = WriteStatus::Unchanged;
-      continue;
-    }
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    if (!write_file(tmp, f.content, &r.error)) {
-      failed = true;
-      continue;
-    }
-    staged[i] = tmp;
+  std::vector<WriteReport> reports;
+  std::vector<std::optional<std::string>> staged;  // temp file per output
+  for (const auto& f : files) {
+    reports.push_back({(fs::path(out_dir.empty() ? "." : out_dir) / f.name).string(), WriteStatus::Failed, {}});
+    staged.push_back(stage(f.content, f.never_overwrite, &reports.back()));
   }
+  bool failed = false;  // an output that was neither staged nor left alone
+  for (size_t i = 0; i < files.size(); ++i) failed |= !staged[i] && reports[i].status == WriteStatus::Failed;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (staged[i].empty()) continue;
-    WriteReport& r = reports[i];
+    if (!staged[i]) continue;
     if (failed) {
-      std::remove(staged[i].c_str());
-      r.status = WriteStatus::NotWritten;
-    } else if (!commit_file(staged[i], r.path, files[i].never_overwrite, &r.error)) {
-      std::remove(staged[i].c_str());
+      std::remove(staged[i]->c_str());
+      reports[i].status = WriteStatus::NotWritten;
     } else {
-      r.status = WriteStatus::Written;
+      commit(*staged[i], files[i].never_overwrite, &reports[i]);
     }
   }
   return reports;

@@ -37,7 +37,7 @@ CppOp::CppOp(const model::Module& module, const lower::LoweredOp& lowered, const
     }
   }
   for (size_t i = 0; i < lo_.slots.size(); ++i) {
-    if (CppTypes::differentiable(lo_.slots[i].type)) grad_slots_.push_back(i);
+    if (lo_.slots[i].differentiable) grad_slots_.push_back(i);
   }
 }
 

@@ -33,13 +33,9 @@ std::string CppTypes::grad_record_name(int decl) const {
   return qualify(r.cpp_namespace, r.name + "Grad");
 }
 
-bool CppTypes::differentiable(const model::Type& t) {
-  return is(t, Builtin::Tensor) && (t.suffixes.empty() || (t.suffixes.size() == 1 && t.is_optional()));
-}
-
 bool CppTypes::has_grad(int record_decl) const {
   for (const auto& f : m_.records[static_cast<size_t>(record_decl)].fields) {
-    if (f.type.is_record() ? has_grad(f.type.decl) : differentiable(f.type)) return true;
+    if (f.type.is_record() ? has_grad(f.type.decl) : f.type.takes_grad()) return true;
   }
   return false;
 }

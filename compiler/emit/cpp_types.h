@@ -61,8 +61,6 @@ class CppTypes {
   /// True if the record holds a Tensor or Tensor? leaf (at any depth), i.e.
   /// it has a grad record.
   bool has_grad(int record_decl) const;
-  /// True for a leaf type that receives gradients: Tensor or Tensor?.
-  static bool differentiable(const model::Type& t);
 
  private:
   std::string scalar_default(const model::Type& t, const syntax::Literal& lit, const std::string& constant) const;

@@ -201,7 +201,7 @@ class HeaderEmitter {
       for (const auto& f : r.fields) {
         if (f.type.is_record() && types_.has_grad(f.type.decl)) {
           fields += fmt::format("{} {};\n", types_.grad_record_name(f.type.decl), api_name(f.name));
-        } else if (!f.type.is_record() && CppTypes::differentiable(f.type)) {
+        } else if (f.type.takes_grad()) {
           fields += fmt::format("structop::Grad {};\n", api_name(f.name));
         }
       }

@@ -77,7 +77,7 @@ class StubsEmitter {
     for (const auto& f : m_.records[static_cast<size_t>(decl)].fields) {
       if (f.type.is_record() && types_.has_grad(f.type.decl)) {
         parts.push_back(fmt::format("/*{}=*/{}", api_name(f.name), record_skeleton(f.type.decl)));
-      } else if (!f.type.is_record() && CppTypes::differentiable(f.type)) {
+      } else if (f.type.takes_grad()) {
         parts.push_back(fmt::format("/*{}=*/at::Tensor()", api_name(f.name)));
       }
     }

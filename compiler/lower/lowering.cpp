@@ -15,6 +15,12 @@ namespace {
 
 using model::Builtin;
 
+/// The base of a type in the schema: enums lower to `str` (rule 3); records
+/// never reach a schema.
+std::string_view schema_base(const model::Type& type) {
+  return type.is_enum() ? "str" : model::schema_name(type.builtin);
+}
+
 /// "1 name", "2 names".
 std::string count(size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
@@ -29,7 +35,7 @@ class OpLowering {
       : module_(module), op_(module.ops[op_index]), diags_(diags) {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
-    out_.cpp_name = op_.overload.empty() ? op_.name : op_.name + "_" + op_.overload;
+    out_.cpp_name = op_.cpp_name();
   }
 
   lower::LoweredOp run() {
@@ -96,8 +102,7 @@ class OpLowering {
   }
 
   void add_slot(lower::Slot s) {
-    s.differentiable = s.type.is_builtin(Builtin::Tensor) &&
-                       (s.type.suffixes.empty() || (s.type.suffixes.size() == 1 && s.type.is_optional()));
+    s.differentiable = s.type.takes_grad();
     out_.slots.push_back(std::move(s));
   }
 
@@ -117,7 +122,12 @@ class OpLowering {
                     fmt::format("`{}` comes from parameter `{}`", first.path, op_.params[first.param].name));
       }
     }
-    // Keyword names get a trailing `_` in C++ and Python; that must stay unique too.
+    // Keyword names get a trailing `_` in C++ and Python; that must stay unique
+    // too. (Without a keyword the names are the parameters', already unique.)
+    if (std::none_of(op_.params.begin(), op_.params.end(),
+                     [](const model::Param& p) { return model::is_reserved_word(p.name); })) {
+      return;
+    }
     std::vector<std::string> spelled;
     spelled.reserve(op_.params.size());
     for (const auto& p : op_.params) spelled.push_back(model::is_reserved_word(p.name) ? p.name + "_" : p.name);
@@ -322,7 +332,7 @@ class OpLowering {
     params.reserve(out_.slots.size() * 24);
     bool star = false;
     for (auto& s : out_.slots) {
-      std::string_view base = s.type.is_enum() ? "str" : model::schema_name(s.type.builtin);
+      const std::string_view base = schema_base(s.type);
       s.schema_type.clear();
       if (s.mutated) {
         syntax::AliasAnnotation a;
@@ -396,10 +406,8 @@ class OpLowering {
 }  // namespace
 
 std::string schema_type(const model::Type& type) {
-  // Enums lower to `str` (rule 3); records never reach a schema.
   std::string out;
-  syntax::append_schema_type(out, type.is_enum() ? "str" : model::schema_name(type.builtin), type.alias,
-                             type.suffixes);
+  syntax::append_schema_type(out, schema_base(type), type.alias, type.suffixes);
   return out;
 }
 
