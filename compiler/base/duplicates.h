@@ -3,7 +3,7 @@
 #pragma once
 
 #include <algorithm>
-#include <numeric>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -11,14 +11,17 @@
 namespace structop {
 
 /// For each key equal to an earlier one: (index of its first occurrence,
-/// index of the repeat), repeats in increasing order.
-inline std::vector<std::pair<size_t, size_t>> find_duplicates(const std::vector<std::string_view>& keys) {
+/// index of the repeat), repeats in increasing order. `key_of(i)` gives the
+/// key of entry i, or nullopt for an entry that takes no part.
+template <class KeyOf>
+std::vector<std::pair<size_t, size_t>> find_duplicates(size_t n, KeyOf&& key_of) {
   std::vector<std::pair<size_t, size_t>> out;
-  const size_t n = keys.size();
-  if (n <= 32) {  // small: compare with every earlier key
+  if (n <= 32) {  // small: compare with every earlier key, no allocation
     for (size_t i = 1; i < n; ++i) {
+      const std::optional<std::string_view> key = key_of(i);
+      if (!key) continue;
       for (size_t j = 0; j < i; ++j) {
-        if (keys[j] == keys[i]) {
+        if (key_of(j) == key) {
           out.emplace_back(j, i);
           break;
         }
@@ -26,16 +29,25 @@ inline std::vector<std::pair<size_t, size_t>> find_duplicates(const std::vector<
     }
     return out;
   }
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
-  for (size_t i = 1; i < n; ++i) {
-    size_t first = i - 1;
-    while (first > 0 && keys[order[first - 1]] == keys[order[i]]) --first;
-    if (keys[order[first]] == keys[order[i]]) out.emplace_back(order[first], order[i]);
+  std::vector<std::pair<std::string_view, size_t>> keys;  // stable-sorted by key
+  keys.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (const std::optional<std::string_view> key = key_of(i)) keys.emplace_back(*key, i);
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1, first = 0; i < keys.size(); ++i) {
+    if (keys[i].first != keys[first].first) {
+      first = i;
+    } else {
+      out.emplace_back(keys[first].second, keys[i].second);
+    }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   return out;
+}
+
+inline std::vector<std::pair<size_t, size_t>> find_duplicates(const std::vector<std::string_view>& keys) {
+  return find_duplicates(keys.size(), [&](size_t i) { return std::optional<std::string_view>(keys[i]); });
 }
 
 }  // namespace structop

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "base/duplicates.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -34,13 +35,18 @@ class MappingWalker {
   template <class Visit>
   bool walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
             Visit&& visit) {
-    // Small mappings (almost all of them) look back linearly; big ones hash.
-    const bool small = map.entry_count() <= 32;
-    std::unordered_map<std::string_view, size_t> seen;
+    const auto dups = find_duplicates(map.entry_count(), [&](size_t i) -> std::optional<std::string_view> {
+      const YamlNode& key = doc_.key(map, i);
+      if (!key.is_scalar()) return std::nullopt;
+      return key.value;
+    });
+    auto dup = dups.begin();  // repeats come in entry order
     bool clean = true;
     for (size_t i = 0; i < map.entry_count(); ++i) {
       const YamlNode& key = doc_.key(map, i);
       const YamlNode& value = doc_.value(map, i);
+      const bool repeat = dup != dups.end() && dup->second == i;
+      const size_t first = repeat ? (dup++)->first : 0;
       if (key.alias || value.alias) {  // already reported
         clean = false;
         continue;
@@ -50,19 +56,10 @@ class MappingWalker {
         clean = false;
         continue;
       }
-      const YamlNode* first = nullptr;
-      if (small) {
-        for (size_t j = 0; j < i && !first; ++j) {
-          const YamlNode& earlier = doc_.key(map, j);
-          if (earlier.is_scalar() && earlier.value == key.value) first = &earlier;
-        }
-      } else if (auto [it, fresh] = seen.emplace(key.value, i); !fresh) {
-        first = &doc_.key(map, it->second);
-      }
-      if (first) {
+      if (repeat) {
         diags_.error(key.span, fmt::format("duplicate key `{}` in {}", key.value, where),
                      "remove or rename one of them; YAML keys must be unique");
-        diags_.note(first->span, fmt::format("`{}` first appears here", key.value));
+        diags_.note(doc_.key(map, first).span, fmt::format("`{}` first appears here", key.value));
         continue;
       }
       if (!allowed.empty() &&

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/duplicates.h"
 #include "driver/compile.h"
 #include "driver/output_writer.h"
 #include "test_support.h"
@@ -387,6 +388,25 @@ TEST_CASE("write_outputs updates all changed outputs or none", "[driver][writer]
   CHECK(fixed[0].status == WriteStatus::Written);
   CHECK(fixed[1].status == WriteStatus::Written);
   CHECK(slurp(out + "/x.ops.h") == "h v2\n");
+}
+
+TEST_CASE("find_duplicates pairs each repeat with the first occurrence", "[base]") {
+  using Pairs = std::vector<std::pair<size_t, size_t>>;
+  CHECK(find_duplicates(std::vector<std::string_view>{}).empty());
+  CHECK(find_duplicates({"a", "b", "a", "c", "a", "b"}) == Pairs{{0, 2}, {0, 4}, {1, 5}});
+  // Entries without a key take no part.
+  std::vector<std::optional<std::string_view>> keyed = {std::nullopt, "x", std::nullopt, "x"};
+  CHECK(find_duplicates(keyed.size(), [&](size_t i) { return keyed[i]; }) == Pairs{{1, 3}});
+  // Over 32 keys the search sorts; the answer is the same.
+  std::vector<std::string> names;
+  for (int i = 0; i < 50; ++i) names.push_back("k" + std::to_string(i % 40));
+  names[45] = "";
+  std::vector<std::string_view> views(names.begin(), names.end());
+  Pairs expected;
+  for (size_t i = 40; i < 50; ++i) {
+    if (i != 45) expected.emplace_back(i - 40, i);
+  }
+  CHECK(find_duplicates(views) == expected);
 }
 
 TEST_CASE("make_depfile writes Make syntax with escapes", "[driver][writer]") {

@@ -330,6 +330,20 @@ TEST_CASE("duplicate keys are errors with a note at the first", "[reader]") {
   CHECK(syntax::to_schema(r.file.records[0].fields[0].type) == "int");
 }
 
+TEST_CASE("duplicate keys in a big mapping are found as in a small one", "[reader]") {
+  // Over 32 entries the duplicate search sorts instead of looking back.
+  std::string fields;
+  for (int i = 0; i < 40; ++i) fields += "      f" + std::to_string(i) + ": int\n";
+  fields += "      f7: float\n      f39: float\n";
+  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n" + fields);
+  CHECK(contains(r.errors, "t.ops.yaml:45:7: error: duplicate key `f7` in fields of record `R`\n"));
+  CHECK(contains(r.errors, "t.ops.yaml:12:7: note: `f7` first appears here\n"));
+  CHECK(contains(r.errors, "t.ops.yaml:46:7: error: duplicate key `f39` in fields of record `R`\n"));
+  CHECK(contains(r.errors, "t.ops.yaml:44:7: note: `f39` first appears here\n"));
+  REQUIRE(r.file.records[0].fields.size() == 40);
+  CHECK(syntax::to_schema(r.file.records[0].fields[7].type) == "int");
+}
+
 TEST_CASE("namespace checks", "[reader]") {
   SECTION("missing") {
     auto r = read("ops: []\n");
