@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 import time
 
+from bench_stats import median_ratio
+
 IDL_HEAD = """namespace: compile_bench
 enums:
   Mode: [fast, exact, safe]
@@ -103,8 +105,8 @@ def main():
         med = {name: statistics.median(t) for name, t in times.items()}
         lines = sum(1 for _ in open(sources["generated compile_bench.ops.cpp"]))
 
-    def ratio(pair):  # median over rounds of the per-round ratio
-        return statistics.median(x / y for x, y in zip(times[pair[0]], times[pair[1]]))
+    def ratio(pair):
+        return median_ratio(times[pair[0]], times[pair[1]])
 
     print(f"{'translation unit':<36}{'median s':>9}{'rounds':>8}")
     for name, t in med.items():

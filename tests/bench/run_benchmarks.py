@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import sys
 
+from bench_stats import median_ratio, rounds
+
 # (label, benchmark, baseline, target): benchmark / baseline should be <= target.
 RATIOS = [
     ("C++ call, 8-leaf record vs hand-written flat op",
@@ -62,17 +64,6 @@ def run(exe, repetitions, min_time):
     return json.loads(out)
 
 
-def rounds(report):
-    """benchmark name -> CPU time in ns of each repetition, in round order."""
-    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-    result = {}
-    for b in report["benchmarks"]:
-        if b.get("run_type") == "iteration":
-            times = result.setdefault(b["run_name"], {})
-            times[b.get("repetition_index", 0)] = b["cpu_time"] * scale[b["time_unit"]]
-    return {name: [t[i] for i in sorted(t)] for name, t in result.items()}
-
-
 def main():
     args = parse_args()
     exe = args.exe or build(args.build_dir)
@@ -95,7 +86,7 @@ def main():
     print(f"  {'ratio (median over rounds)':75s} {'value':>6s} {'target':>7s}")
     missed = 0
     for label, bench, base, target in RATIOS:
-        ratio = statistics.median(b / a for b, a in zip(per_round[bench], per_round[base]))
+        ratio = median_ratio(per_round[bench], per_round[base])
         verdict = ""
         if target is not None:
             ok = ratio <= target

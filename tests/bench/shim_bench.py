@@ -18,6 +18,8 @@ import timeit
 
 import torch
 
+from bench_stats import median_ratio
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -54,7 +56,7 @@ def main():
             times[name].append(timeit.timeit(calls[name], number=a.calls) / a.calls)
 
     def ratio(name, base):
-        return statistics.median(t / b for t, b in zip(times[name], times[base]))
+        return median_ratio(times[name], times[base])
 
     print(f"{'call':<16}{'median us':>10}")
     for name in calls:

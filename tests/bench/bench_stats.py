@@ -1,0 +1,25 @@
+"""Statistics the benchmarks share.
+
+The machines are shared and noisy: absolute times drift between rounds, but
+within one round every case runs under the same conditions. So each
+benchmark interleaves its cases round by round, and a ratio is the median
+over rounds of the per-round ratio, which cancels the drift.
+"""
+import statistics
+
+
+def median_ratio(times, baseline):
+    """Median over rounds of times[i] / baseline[i] (lists in round order)."""
+    return statistics.median(t / b for t, b in zip(times, baseline))
+
+
+def rounds(report, field="cpu_time"):
+    """A Google Benchmark JSON report -> {benchmark name: `field` in ns of
+    each repetition, in round order}."""
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    result = {}
+    for b in report["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            times = result.setdefault(b["run_name"], {})
+            times[b.get("repetition_index", 0)] = b[field] * scale[b["time_unit"]]
+    return {name: [t[i] for i in sorted(t)] for name, t in result.items()}
