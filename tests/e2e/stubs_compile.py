@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from syntax_check import compile_together  # noqa: E402
+
 
 def main(argv):
     if len(argv) < 4 or "--cxx" not in argv or "--" not in argv:
@@ -31,13 +34,9 @@ def main(argv):
                 print(f"FAIL structopc {idl}:\n{run.stderr}")
                 return 1
             stubs.append(os.path.basename(idl)[: -len(".yaml")] + ".stubs.cpp")
-        unity = os.path.join(out, "all_stubs.cpp")
-        with open(unity, "w", encoding="utf-8") as f:
-            f.writelines(f'#include "{s}"\n' for s in stubs)
-        cmd = cxx + flags + ["-I", out, "-fsyntax-only", unity]
-        run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0 or run.stderr.strip():
-        print(f"FAIL: {' '.join(cmd)}\n{run.stderr}")
+        ok, report = compile_together(cxx, flags, [os.path.join(out, s) for s in stubs], out)
+    if not ok:
+        print(f"FAIL:\n{report}")
         return 1
     print(f"ok   {len(stubs)} stub files compile without warnings: {', '.join(stubs)}")
     return 0

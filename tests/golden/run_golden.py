@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from syntax_check import compile_together  # noqa: E402
+
 OUTPUTS = ["{stem}.ops.h", "{stem}.ops.cpp", "{stem}.ops.stubs.cpp", "{stem}_ops.py", "{stem}.ops.json"]
 
 
@@ -87,14 +90,10 @@ def compile_approved(golden_dir, cxx, flags):
     approved_dir = os.path.join(golden_dir, "approved")
     sources = sorted(glob.glob(os.path.join(approved_dir, "*.ops.cpp")) +
                      glob.glob(os.path.join(approved_dir, "*.ops.stubs.cpp")))
-    with tempfile.TemporaryDirectory() as scratch:
-        unity = os.path.join(scratch, "golden_unity.cpp")
-        write(unity, "".join(f'#include "{os.path.abspath(s)}"\n' for s in sources))
-        cmd = cxx + flags + ["-I", approved_dir, "-fsyntax-only", unity]
-        run = subprocess.run(cmd, capture_output=True, text=True)
+    ok, report = compile_together(cxx, flags, sources, approved_dir)
     names = ", ".join(os.path.basename(s) for s in sources)
-    if run.returncode != 0 or run.stderr.strip():
-        print(f"FAIL compiling {names}:\n  command: {' '.join(cmd)}\n{run.stderr}")
+    if not ok:
+        print(f"FAIL compiling {names}:\n{report}")
         return 1
     print(f"ok   {names} compile without warnings")
     return 0
