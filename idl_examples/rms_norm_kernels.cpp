@@ -25,15 +25,15 @@ at::Tensor normalize(const at::Tensor& x, const RmsNormCfg& cfg) {
   return cfg.weight ? y * *cfg.weight : y;
 }
 
-/// Gradients of normalize(x, {weight, eps}) given gy; weight may be undefined.
+/// Gradients of normalize(x, {weight, eps}) given gy and r = inv_rms(x, eps);
+/// weight may be undefined.
 struct NormGrads {
   at::Tensor x;
   at::Tensor weight;
 };
 
-NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& weight, double eps,
+NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& r, const at::Tensor& weight,
                              const at::Tensor& gy, bool need_x, bool need_weight) {
-  const at::Tensor r = inv_rms(x, eps);
   NormGrads grads;
   if (need_x) {
     const at::Tensor gn = weight.defined() ? gy * weight : gy;
@@ -41,14 +41,6 @@ NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& weight, doub
   }
   if (need_weight && weight.defined()) grads.weight = (gy * x * r).sum_to_size(weight.sizes());
   return grads;
-}
-
-/// The record setup_context saw, rebuilt from what it saved.
-RmsNormCfg saved_cfg(const at::Tensor& weight, double eps) {
-  RmsNormCfg cfg;
-  if (weight.defined()) cfg.weight = weight;
-  cfg.eps = eps;
-  return cfg;
 }
 
 void save_inputs(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
@@ -84,7 +76,8 @@ void kernels::rms_norm_setup_context(torch::autograd::AutogradContext* ctx, cons
 rms_norm_grads kernels::rms_norm_backward(torch::autograd::AutogradContext* ctx,
                                           const at::Tensor& grad_output) {
   const auto saved = ctx->get_saved_variables();
-  NormGrads g = normalize_backward(saved[0], saved[1], ctx->saved_data["eps"].toDouble(),
+  const at::Tensor& x = saved[0];
+  NormGrads g = normalize_backward(x, inv_rms(x, ctx->saved_data["eps"].toDouble()), saved[1],
                                    grad_output, ctx->needs_input_grad(rms_norm_grad_slot::x),
                                    ctx->needs_input_grad(rms_norm_grad_slot::cfg__weight));
   return {/*x=*/std::move(g.x), /*cfg=*/{/*weight=*/std::move(g.weight)}};
@@ -111,14 +104,14 @@ rms_norm_gated_grads kernels::rms_norm_gated_backward(torch::autograd::AutogradC
   const at::Tensor& x = saved[0];
   const at::Tensor& weight = saved[1];
   const at::Tensor& gate = saved[2];
-  const double eps = ctx->saved_data["eps"].toDouble();
+  const at::Tensor r = inv_rms(x, ctx->saved_data["eps"].toDouble());
   NormGrads g = normalize_backward(
-      x, weight, eps, grad_output * at::silu(gate),
+      x, r, weight, grad_output * at::silu(gate),
       ctx->needs_input_grad(rms_norm_gated_grad_slot::x),
       ctx->needs_input_grad(rms_norm_gated_grad_slot::cfg__weight));
   at::Tensor grad_gate;
   if (ctx->needs_input_grad(rms_norm_gated_grad_slot::gate)) {
-    const at::Tensor n = normalize(x, saved_cfg(weight, eps));
+    const at::Tensor n = weight.defined() ? x * r * weight : x * r;  // normalize(x, cfg)
     grad_gate = at::silu_backward(grad_output * n, gate);
   }
   return {/*x=*/std::move(g.x), /*cfg=*/{/*weight=*/std::move(g.weight)},
