@@ -2,10 +2,16 @@
 # The main job: compiles an example IDL (idl_examples/weights.ops.yaml) with
 # structopc, builds it with its kernels into an extension, and runs the op
 # from C++ and from Python, printing the results. Installs what is missing.
+#
+# Runs on Debian 13 with Debian's torch 2.6; on a machine that is not Debian 13,
+# in the Debian 13 chroot of scripts/debian13.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+if [ -z "${STRUCTOP_IN_DEBIAN13:-}" ]; then
+  bash scripts/setup.sh
+  exec bash scripts/debian13.sh bash scripts/main-job.sh "$@"
+fi
 if [ -f build/build.ninja ]; then
   meson configure build -Dpython=/usr/bin/python3 -Dtorch=enabled >/dev/null
 else

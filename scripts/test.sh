@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what is missing, builds, runs every
-# test in the normal build (compiler, runtime, examples, Python) and the
-# compiler's tests again under ASan + UBSan, then prints one summary line
-# "N passed, N failed" (tools/test_summary.py). Exit status is non-zero on any
-# failure or if no test ran.
+# Runs the whole test suite on Debian 13 with both torch versions structop
+# supports, then prints one summary line "N passed, N failed"
+# (tools/test_summary.py). Exit status is non-zero on any failure or if no
+# test ran. Installs what is missing first (scripts/setup.sh,
+# scripts/pip-torch.sh); on a machine that is not Debian 13 the builds and
+# tests run in the Debian 13 chroot of scripts/debian13.sh.
+#
+#   leg a  build/       Debian's torch 2.6 (/usr/bin/python3): every test,
+#          build-asan/  and the compiler's tests again under ASan + UBSan
+#   leg b  build-pip/   pip's torch 2.13.0 (.venv-torch): everything that
+#                       uses torch (suite `torch`), built against the wheel
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+if [ -z "${STRUCTOP_IN_DEBIAN13:-}" ]; then
+  bash scripts/setup.sh
+  bash scripts/pip-torch.sh
+  exec bash scripts/debian13.sh bash scripts/test.sh "$@"
+fi
 
 configure() {  # configure BUILD_DIR [meson options...]; re-uses an existing build dir
   local dir=$1; shift
@@ -18,12 +28,30 @@ configure() {  # configure BUILD_DIR [meson options...]; re-uses an existing bui
   fi
 }
 
-configure build -Dpython=/usr/bin/python3 -Dtorch=enabled
-configure build-asan -Dtorch=disabled -Db_sanitize=address,undefined -Db_lundef=false
-
 status=0
-meson test -C build --print-errorlogs --num-processes 2 || status=1
-meson test -C build-asan --suite compiler --print-errorlogs --num-processes 2 || status=1
+leg() {  # leg NAME COMMAND...: runs one leg, records failure, reports its wall time
+  local name=$1 start=$SECONDS; shift
+  echo "== $name" >&2
+  "$@" || status=1
+  echo "== $name: $((SECONDS - start)) s" >&2
+}
 
-/usr/bin/python3 tools/test_summary.py build build-asan || status=1
+leg_a() {
+  configure build -Dpython=/usr/bin/python3 -Dtorch=enabled
+  configure build-asan -Dtorch=disabled -Db_sanitize=address,undefined -Db_lundef=false
+  local ok=0
+  meson test -C build --print-errorlogs --num-processes 2 || ok=1
+  meson test -C build-asan --suite compiler --print-errorlogs --num-processes 2 || ok=1
+  return $ok
+}
+
+leg_b() {
+  configure build-pip -Dpython="$PWD/.venv-torch/bin/python" -Dtorch=enabled
+  meson test -C build-pip --suite torch --print-errorlogs --num-processes 2
+}
+
+leg "leg a: Debian torch 2.6" leg_a
+leg "leg b: pip torch 2.13.0" leg_b
+
+python3 tools/test_summary.py build build-asan build-pip || status=1
 exit $status

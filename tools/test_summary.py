@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Prints "N passed, N failed" over the meson test logs of the given build dirs.
 
+The counts of each build dir go to stderr first; the last line on stdout is the
+total.
+
 A skipped, timed-out or errored test counts as failed: CI must not pass a
 run in which a test did not really run. Exits 1 if anything failed, if no
 test ran, or if a build dir has no test log.
@@ -21,6 +24,7 @@ def main(build_dirs):
         if not os.path.exists(log):
             missing.append(log)
             continue
+        here_passed = here_failed = 0
         with open(log, encoding="utf-8") as f:
             for line in f:
                 line = line.strip()
@@ -28,9 +32,12 @@ def main(build_dirs):
                     continue
                 result = json.loads(line).get("result")
                 if result in PASSED:
-                    passed += 1
+                    here_passed += 1
                 else:
-                    failed += 1
+                    here_failed += 1
+        print(f"{d}: {here_passed} passed, {here_failed} failed", file=sys.stderr)
+        passed += here_passed
+        failed += here_failed
     for log in missing:
         print(f"no test log: {log}", file=sys.stderr)
     print(f"{passed} passed, {failed} failed")

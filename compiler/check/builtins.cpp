@@ -13,7 +13,7 @@ struct BuiltinEntry {
   bool in_record;
 };
 
-constexpr std::array<BuiltinEntry, 16> kBuiltins = {{
+constexpr std::array<BuiltinEntry, 18> kBuiltins = {{
     {Builtin::Tensor, "Tensor", true},
     {Builtin::Int, "int", true},
     {Builtin::SymInt, "SymInt", true},
@@ -30,6 +30,8 @@ constexpr std::array<BuiltinEntry, 16> kBuiltins = {{
     {Builtin::Stream, "Stream", false},
     {Builtin::Storage, "Storage", false},
     {Builtin::QScheme, "QScheme", false},
+    {Builtin::DeviceIndex, "DeviceIndex", true},  // torch 2.x: a device ordinal (int8)
+    {Builtin::SymBool, "SymBool", false},         // torch 2.x: a symbolic bool (returns)
 }};
 
 // Codes are c10::ScalarType values; `torch_ident` is what torch's schema

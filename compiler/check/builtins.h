@@ -15,7 +15,7 @@ namespace structop::model {
 /// The schema's own types.
 enum class Builtin {
   Tensor, Int, SymInt, Float, Bool, Str, Scalar, ScalarType, Device, Layout, MemoryFormat,
-  Generator, Dimname, Stream, Storage, QScheme,
+  Generator, Dimname, Stream, Storage, QScheme, DeviceIndex, SymBool,
 };
 
 /// Schema spelling: `Tensor`, `int`, `ScalarType` ...

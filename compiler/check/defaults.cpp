@@ -67,6 +67,9 @@ class DefaultChecker {
         // `Mean` is torch's own spelling of at::Reduction::Mean (native_functions.yaml).
         if (lit.kind == K::Int || (lit.kind == K::Identifier && lit.string_value == "Mean")) return true;
         return fail(lit, type, "write an integer, e.g. `1` or `-2`");
+      case Builtin::DeviceIndex:
+        if (lit.kind == K::Int && lit.int_value >= -1 && lit.int_value <= 127) return true;
+        return fail(lit, type, "write a device index from -1 to 127");
       case Builtin::Float:
         if (lit.kind == K::Int || lit.kind == K::Float) return true;
         return fail(lit, type, "write a number, e.g. `1.0` or `1e-5`");

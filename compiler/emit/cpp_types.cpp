@@ -67,6 +67,8 @@ std::string CppTypes::value_type(const model::Type& t) const {
     case Builtin::Stream: return "c10::Stream";
     case Builtin::Storage: return "at::Storage";
     case Builtin::QScheme: return "at::QScheme";
+    case Builtin::DeviceIndex: return "c10::DeviceIndex";
+    case Builtin::SymBool: return "c10::SymBool";
   }
   return "void";
 }

@@ -47,9 +47,11 @@ class PythonEmitter {
     switch (b) {
       case Builtin::Tensor: return "torch.Tensor";
       case Builtin::Int:
+      case Builtin::DeviceIndex:
       case Builtin::SymInt: return "int";
       case Builtin::Float: return "float";
-      case Builtin::Bool: return "bool";
+      case Builtin::Bool:
+      case Builtin::SymBool: return "bool";
       case Builtin::Str: return "str";
       case Builtin::Scalar: return "typing.Union[int, float, bool]";
       case Builtin::ScalarType: return "torch.dtype";
@@ -92,9 +94,11 @@ class PythonEmitter {
         switch (t.builtin) {
           case Builtin::Tensor: return "_TENSOR";
           case Builtin::Int:
+          case Builtin::DeviceIndex:
           case Builtin::SymInt: return "_INT";
           case Builtin::Float: return "_FLOAT";
-          case Builtin::Bool: return "_BOOL";
+          case Builtin::Bool:
+          case Builtin::SymBool: return "_BOOL";
           case Builtin::Str: return "_STR";
           case Builtin::Scalar: return "_SCALAR";
           case Builtin::ScalarType: return "_DTYPE";

@@ -1,7 +1,8 @@
 // Unit tests of driver/: compile() as a library on in-memory files (JSON shape,
 // --explain, determinism, all-or-nothing), and the output writer on a
 // temporary folder (write-if-changed, stubs never overwritten, depfiles).
-#include <catch2/catch.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -374,7 +375,7 @@ TEST_CASE("write_outputs updates all changed outputs or none", "[driver][writer]
   REQUIRE(reports.size() == 2);
   CHECK(reports[0].status == WriteStatus::NotWritten);
   CHECK(reports[1].status == WriteStatus::Failed);
-  CHECK_THAT(reports[1].error, Catch::Contains("folder"));
+  CHECK_THAT(reports[1].error, Catch::Matchers::ContainsSubstring("folder"));
   CHECK(slurp(out + "/x.ops.h") == "h v1\n");
   size_t entries = 0;  // and no temporary file is left behind
   for (const auto& entry : fs::directory_iterator(out)) {

@@ -1,6 +1,6 @@
 // Unit tests of load/idl_loader: the main file and its includes, read through
 // an in-memory FileReader.
-#include <catch2/catch.hpp>
+#include <catch2/catch_test_macros.hpp>
 
 #include "test_support.h"
 

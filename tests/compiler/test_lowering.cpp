@@ -1,6 +1,6 @@
 // Unit tests of lower/: the rules of SPEC §3, mutates / meta names, default
 // conversion and the printed schema.
-#include <catch2/catch.hpp>
+#include <catch2/catch_test_macros.hpp>
 
 #include <set>
 
@@ -54,6 +54,9 @@ std::vector<std::string> names(const lower::LoweredOp& op) {
 TEST_CASE("rule 1: primitive parameters lower as they are", "[lowering]") {
   CHECK(schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
         "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
+  // Types torch 2.x added to the schema language.
+  CHECK(schema_of("  - func: op(Tensor x, DeviceIndex d=-1) -> SymBool\n    meta: custom\n") ==
+        "op(Tensor x, DeviceIndex d=-1) -> SymBool");
   FrontEnd fe =
       lower_ops("  - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)\n    meta: [x, x]\n");
   REQUIRE(fe.ok());

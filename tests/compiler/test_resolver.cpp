@@ -1,9 +1,12 @@
 // Unit tests of check/: name resolution, types by use, defaults, record order
 // and cycles, op checks. Run through load + resolve on in-memory files.
-#include <catch2/catch.hpp>
+#include <catch2/catch_test_macros.hpp>
 
 #include "check/describe.h"
 #include "test_support.h"
+
+#include <string>
+#include <string_view>
 
 using namespace structop;
 using structop::testing::contains;
@@ -16,18 +19,18 @@ std::string errors_of(const std::string& body) {
   return run_front_end("namespace: d\n" + body).errors;
 }
 
-const model::Record& record(const model::Module& m, const std::string& name) {
+const model::Record& record(const model::Module& m, std::string_view name) {
   for (const auto& r : m.records) {
     if (r.name == name) return r;
   }
-  throw std::runtime_error("no record " + name);
+  throw std::runtime_error("no record " + std::string(name));
 }
 
-const model::Op& op(const model::Module& m, const std::string& name) {
+const model::Op& op(const model::Module& m, std::string_view name) {
   for (const auto& o : m.ops) {
     if (o.qualified_name() == name) return o;
   }
-  throw std::runtime_error("no op " + name);
+  throw std::runtime_error("no op " + std::string(name));
 }
 
 }  // namespace
@@ -157,6 +160,8 @@ TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[
        "device index `x` is not a non-negative integer"},
       {"a: Scalar = \"s\"", "default `\"s\"` does not fit field `R.a` of type `Scalar`",
        "write a number or `True`/`False`"},
+      {"a: DeviceIndex = 128", "default `128` does not fit field `R.a` of type `DeviceIndex`",
+       "write a device index from -1 to 127"},
   };
   for (const Case& c : cases) {
     std::string errors =

@@ -1,5 +1,6 @@
 // Unit tests of the schema grammar (syntax/schema_parser).
-#include <catch2/catch.hpp>
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
 
 #include "base/diagnostics.h"
 #include "syntax/schema_parser.h"
@@ -74,7 +75,7 @@ TEST_CASE("func with overload, kwarg-only params, defaults and named returns") {
   CHECK_FALSE(sig.params[1].kwarg_only);
   CHECK(sig.params[2].kwarg_only);
   CHECK(sig.params[2].default_value->kind == syntax::Literal::Kind::Float);
-  CHECK(sig.params[2].default_value->float_value == Approx(1e-5));
+  CHECK(sig.params[2].default_value->float_value == Catch::Approx(1e-5));
   CHECK(sig.params[2].default_value->text == "1e-5");
   CHECK(syntax::to_schema(sig.params[3].type) == "int[2]");
   REQUIRE(sig.returns.size() == 2);
@@ -161,10 +162,10 @@ TEST_CASE("literals of every kind", "[syntax]") {
   CHECK(literal("int", "-2").int_value == -2);
   CHECK(literal("int", "0").kind == K::Int);
   CHECK(literal("int", "9223372036854775807").int_value == INT64_MAX);
-  CHECK(literal("float", "1e-5").float_value == Approx(1e-5));
-  CHECK(literal("float", "1E+3").float_value == Approx(1000));
-  CHECK(literal("float", ".5").float_value == Approx(0.5));
-  CHECK(literal("float", "-.5").float_value == Approx(-0.5));
+  CHECK(literal("float", "1e-5").float_value == Catch::Approx(1e-5));
+  CHECK(literal("float", "1E+3").float_value == Catch::Approx(1000));
+  CHECK(literal("float", ".5").float_value == Catch::Approx(0.5));
+  CHECK(literal("float", "-.5").float_value == Catch::Approx(-0.5));
   CHECK(literal("float", "-1.5").kind == K::Float);
   CHECK(literal("float", "2.").kind == K::Float);
   CHECK(literal("str", "\"a,b\"").string_value == "a,b");

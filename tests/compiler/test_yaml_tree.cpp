@@ -1,7 +1,10 @@
 // Unit tests of load/yaml_tree: YAML text -> nodes with spans.
-#include <catch2/catch.hpp>
+#include <catch2/catch_test_macros.hpp>
 
 #include "test_support.h"
+
+#include <string>
+#include <string_view>
 
 using namespace structop;
 using structop::testing::contains;
@@ -10,11 +13,11 @@ using structop::testing::run_yaml;
 namespace {
 
 /// The value node under `key` of mapping `map` (first occurrence).
-const YamlNode& get(const YamlDocument& doc, const YamlNode& map, const std::string& key) {
+const YamlNode& get(const YamlDocument& doc, const YamlNode& map, std::string_view key) {
   for (size_t i = 0; i < map.entry_count(); ++i) {
     if (doc.key(map, i).value == key) return doc.value(map, i);
   }
-  throw std::runtime_error("no key " + key);
+  throw std::runtime_error("no key " + std::string(key));
 }
 
 }  // namespace

@@ -276,7 +276,7 @@ CATCH_TEST_CASE("saved tensors are freed after backward, as with autograd::Funct
   const at::Tensor w = leaf({2, 3});
   const at::Tensor loss = weights::op(x, weights::WeightCfg{{w, w}}).sum();
   loss.backward();  // op_setup_context saved x and cfg.inner.w
-  CATCH_CHECK_THAT(error_of([&] { loss.backward(); }), Catch::Contains("second time"));
+  CATCH_CHECK_THAT(error_of([&] { loss.backward(); }), Catch::Matchers::ContainsSubstring("second time"));
 }
 
 // ---------------------------------------------------------------------------
@@ -288,7 +288,7 @@ CATCH_TEST_CASE("row 22: a gradient of the wrong shape is reported as cfg.inner.
   const at::Tensor w = leaf({2, 3});
   const at::Tensor y = e2e_fixtures::wrong_shape(x, {{w, w.detach()}});
   const std::string message = error_of([&] { grads(y.sum(), {x, w}); });
-  CATCH_CHECK_THAT(message, Catch::Contains("e2e_fixtures::wrong_shape: gradient for cfg.inner.w "
+  CATCH_CHECK_THAT(message, Catch::Matchers::ContainsSubstring("e2e_fixtures::wrong_shape: gradient for cfg.inner.w "
                                             "has shape [3] but the input has shape [2, 3]"));
 }
 
@@ -297,7 +297,7 @@ CATCH_TEST_CASE("row 22: a gradient of the wrong dtype is reported as cfg.inner.
   const at::Tensor w = leaf({2, 3});
   const at::Tensor y = e2e_fixtures::wrong_dtype(x, {{w, w.detach()}});
   CATCH_CHECK_THAT(error_of([&] { grads(y.sum(), {x, w}); }),
-                   Catch::Contains("e2e_fixtures::wrong_dtype: gradient for cfg.inner.w has dtype "
+                   Catch::Matchers::ContainsSubstring("e2e_fixtures::wrong_dtype: gradient for cfg.inner.w has dtype "
                                    "Float but the input has dtype Double"));
   // Not required: a wrong gradient for an input that needs none is dropped unchecked.
   const at::Tensor y2 = e2e_fixtures::wrong_dtype(x, {{w.detach(), w.detach()}});

@@ -4,7 +4,6 @@
 // SCENARIOS.md row each test covers is in its name and tag.
 //
 // Gradients are in test_autograd.cpp; Python callers in test_examples.py.
-#define CATCH_CONFIG_MAIN
 #include "e2e_support.h"
 
 #include "attention.ops.h"
@@ -338,7 +337,7 @@ CATCH_TEST_CASE("row 6: optional fields all None, then all set", "[row6][row11]"
   cfg.greedy = c10::nullopt;
   cfg.output = "logits";
   CATCH_CHECK_THAT(error_of([&] { sampling::process_logits(logits, mask, cfg); }),
-                   Catch::Contains("cfg.output must be \"probs\", \"log_probs\" or None"));
+                   Catch::Matchers::ContainsSubstring("cfg.output must be \"probs\", \"log_probs\" or None"));
 }
 
 // ---------------------------------------------------------------------------
@@ -370,7 +369,7 @@ CATCH_TEST_CASE("row 7: Tensor[], float[], bool[], Tensor?[] fields and empty li
   cfg.tensors = {t0};
   cfg.weights = {1.0, 2.0};
   CATCH_CHECK_THAT(error_of([&] { multi::mix(x, cfg); }),
-                   Catch::Contains("cfg.weights has 2 entries for 1 tensors"));
+                   Catch::Matchers::ContainsSubstring("cfg.weights has 2 entries for 1 tensors"));
 }
 
 // ---------------------------------------------------------------------------
@@ -393,9 +392,9 @@ CATCH_TEST_CASE("row 9: ScalarType and Device fields with defaults, round-trippe
   // A keyword parameter (`from`, spelled from_ in C++).
   CATCH_CHECK(dtypes::cast_checked(y, /*from_=*/at::kFloat, at::kDouble).scalar_type() == at::kDouble);
   CATCH_CHECK_THAT(error_of([&] { dtypes::cast_checked(y, at::kFloat, at::kInt); }),
-                   Catch::Contains("Float cannot be cast to Int"));
+                   Catch::Matchers::ContainsSubstring("Float cannot be cast to Int"));
   CATCH_CHECK_THAT(error_of([&] { dtypes::cast_checked(y, at::kDouble, at::kDouble); }),
-                   Catch::Contains("x has dtype Float but `from` is Double"));
+                   Catch::Matchers::ContainsSubstring("x has dtype Float but `from` is Double"));
 }
 
 // ---------------------------------------------------------------------------
@@ -417,7 +416,7 @@ CATCH_TEST_CASE("row 10: an invalid enum string through the flat op lists the va
   CATCH_CHECK(close(std::get<0>(call("none")),
                     std::get<0>(attention::attention(q, q, q, {c10::nullopt, attention::MaskMode::none}))));
   const std::string message = error_of([&] { call("diagonal"); });
-  CATCH_CHECK_THAT(message, Catch::Contains("attention::attention: cfg.mask: invalid value \"diagonal\" "
+  CATCH_CHECK_THAT(message, Catch::Matchers::ContainsSubstring("attention::attention: cfg.mask: invalid value \"diagonal\" "
                                             "for MaskMode; expected one of: none, causal, sliding_window"));
 
   // Enum spellings round-trip through to_string / parse_enum.

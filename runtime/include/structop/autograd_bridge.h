@@ -18,19 +18,22 @@
 // std::function of _wrap_outputs; and when no input needs
 // a gradient it creates nothing at all (make_grad_fn returns null).
 //
-// libtorch versions: everything used here is public API present in 1.13 and 2.x
-// (CppNode<T> members ctx_ / set_ctx_grad_fn / save_variables_to_ctx /
+// libtorch versions: everything used here is API of torch 2.x (tested: 2.6 and
+// 2.13): CppNode<T> members ctx_ / set_ctx_grad_fn / save_variables_to_ctx /
 // release_variables, Node::next_edge / input_metadata, collect_next_edges,
 // compute_requires_grad, set_history, InputMetadata::is_same_shape /
-// shape_as_dim_vector / zeros_like). Differences: 2.x CppNode<T> overrides
-// compiled_args / apply_with_saved and reads T::is_traceable (defined below);
-// _wrap_outputs changed signature in 2.x, which is one reason not to use it.
+// zeros_like; CppNode<T> reads T::is_traceable (defined below). The one
+// difference between the versions is how graph nodes are owned: by
+// std::shared_ptr (torch 2.6) or c10::intrusive_ptr (later releases);
+// `NodeHandle` below follows whichever the headers use. (_wrap_outputs changed
+// signature between releases, which is one reason not to use it.)
 #pragma once
 
 #include <structop/runtime.h>
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/util/SmallVector.h>
+#include <c10/util/intrusive_ptr.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
@@ -38,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -52,9 +56,41 @@ using torch::autograd::variable_list;
 
 namespace detail {
 
-/// The input's shape as text ("[2, 3]"), on the error path only.
-/// InputMetadata::shape_as_dim_vector() is private in libtorch 1.13 (public in
-/// 2.x), so take it from the engine's own message, the one public accessor.
+/// The owning pointer to a graph node that this torch uses (the type of
+/// Edge::function): std::shared_ptr<Node> or c10::intrusive_ptr<Node>.
+using NodePtr = decltype(torch::autograd::Edge::function);
+inline constexpr bool kIntrusiveNodes =
+    !std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>;
+
+/// An owning pointer to a node of type T, of the kind NodePtr is.
+template <class T>
+using NodeHandle = std::conditional_t<kIntrusiveNodes, c10::intrusive_ptr<T>, std::shared_ptr<T>>;
+
+/// A new node of type T. With std::shared_ptr, torch's deleteNode (found by
+/// argument-dependent lookup, so it is only looked up where it exists) frees
+/// long chains of nodes without deep recursion.
+template <class T>
+NodeHandle<T> new_node() {
+  if constexpr (kIntrusiveNodes) {
+    return c10::make_intrusive<T>();
+  } else {
+    return NodeHandle<T>(new T(), [](T* node) { deleteNode(node); });
+  }
+}
+
+/// Another owning pointer to `node`, which is owned already. (`Ptr` is a
+/// parameter so that the branch not taken is not looked into.)
+template <class T, class Ptr = NodePtr>
+Ptr node_ptr(T* node) {
+  if constexpr (kIntrusiveNodes) {
+    return Ptr::reclaim_copy(static_cast<torch::autograd::Node*>(node));
+  } else {
+    return node->shared_from_this();
+  }
+}
+
+/// The input's shape as text ("[2, 3]"), on the error path only, taken from
+/// the engine's own message (InputMetadata's shape accessor is not public API).
 inline std::string input_shape_text(const torch::autograd::InputMetadata& input,
                                     const at::Tensor& grad) {
   const std::string message = input.incompatible_shape_error_message(0, grad).str();
@@ -163,7 +199,7 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
   /// outputs it marked non-differentiable get no gradient edge.
   template <class... Outputs>
   void record_outputs(Outputs&... outputs) {
-    const std::shared_ptr<torch::autograd::Node> self = this->shared_from_this();
+    const detail::NodePtr self = detail::node_ptr(this);
     const auto& non_differentiable = this->ctx_.get_non_differentiable();
     (record_output(self, outputs, non_differentiable), ...);
     this->save_variables_to_ctx();
@@ -191,7 +227,7 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
   std::string name() const override { return std::string(Def::op_name) + "_backward"; }
 
  private:
-  void record_output(const std::shared_ptr<torch::autograd::Node>& self, at::Tensor& output,
+  void record_output(const detail::NodePtr& self, at::Tensor& output,
                      const std::unordered_set<at::TensorImpl*>& non_differentiable) {
     output_defined_.push_back(output.defined());
     if (!output.defined()) {
@@ -215,8 +251,7 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
 
   /// A `Tensor[]` output: each element is one output of the node, in order
   /// (the op's backward receives their gradients as one vector).
-  void record_output(const std::shared_ptr<torch::autograd::Node>& self,
-                     std::vector<at::Tensor>& outputs,
+  void record_output(const detail::NodePtr& self, std::vector<at::Tensor>& outputs,
                      const std::unordered_set<at::TensorImpl*>& non_differentiable) {
     for (at::Tensor& output : outputs) record_output(self, output, non_differentiable);
   }
@@ -230,12 +265,9 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
 /// null when grad mode is off or no input requires grad, in which case the
 /// caller must create no autograd state at all.
 template <class Def, class... Tensors>
-std::shared_ptr<BackwardNode<Def>> make_grad_fn(const Tensors&... inputs) {
-  if (!torch::autograd::compute_requires_grad(inputs...)) return nullptr;
-  // `new T()` value-initialises: libtorch 1.13's AutogradContext constructor
-  // leaves has_freed_buffers_ uninitialised (Function<T>::apply relies on the
-  // same zero-initialisation).
-  std::shared_ptr<BackwardNode<Def>> node(new BackwardNode<Def>(), torch::autograd::deleteNode);
+detail::NodeHandle<BackwardNode<Def>> make_grad_fn(const Tensors&... inputs) {
+  if (!torch::autograd::compute_requires_grad(inputs...)) return {};
+  auto node = detail::new_node<BackwardNode<Def>>();
   node->set_ctx_grad_fn(node);
   node->set_next_edges(torch::autograd::collect_next_edges(inputs...));
   return node;

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Runs a command in Debian 13 (trixie), the platform structop builds and tests
+# on: directly when this machine is Debian 13, otherwise inside a Debian 13
+# chroot that this script creates with debootstrap on first use.
+#
+#   bash scripts/debian13.sh COMMAND [ARGS...]
+#
+# The chroot (about 2 GB with structop's packages; 2-3 minutes to create) lives
+# in $STRUCTOP_DEBIAN13_ROOT (default /srv/chroot/structop-trixie) and is
+# reused. Each call enters it in a private mount namespace, so nothing stays
+# mounted afterwards and concurrent calls do not interfere. Inside, at the same
+# paths as outside:
+#   - this repository (read-write), the working directory;
+#   - the base installation of the Python that made .venv-torch, if any
+#     (read-only), so that the pip-torch virtual environment works inside.
+# The environment is reset to a plain root shell's, except CI, TERM and the
+# STRUCTOP_* variables. Needs root (mount namespaces, chroot).
+set -euo pipefail
+
+if (($# == 0)); then
+  echo "usage: bash scripts/debian13.sh COMMAND [ARGS...]" >&2
+  exit 2
+fi
+
+is_debian13() {
+  [ -r /etc/os-release ] && (. /etc/os-release && [ "${ID:-}" = debian ] && [ "${VERSION_ID:-}" = 13 ])
+}
+
+if [ -n "${STRUCTOP_IN_DEBIAN13:-}" ] || is_debian13; then
+  export STRUCTOP_IN_DEBIAN13=1
+  exec "$@"
+fi
+
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+root=${STRUCTOP_DEBIAN13_ROOT:-/srv/chroot/structop-trixie}
+mirror=${STRUCTOP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "structop: this machine is not Debian 13; entering the Debian 13 chroot needs root" >&2
+  exit 1
+fi
+
+# --- create the chroot once ---------------------------------------------------
+if [ ! -x "$root/usr/bin/apt-get" ] || [ ! -e "$root/.structop-ready" ]; then
+  if ! command -v debootstrap >/dev/null; then
+    echo "structop: installing debootstrap (to make a Debian 13 chroot)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      debootstrap >/dev/null
+  fi
+  echo "structop: this machine is not Debian 13; creating a Debian 13 chroot in $root" >&2
+  rm -rf "$root"
+  mkdir -p "$root"
+  # Interrupted runs leave an incomplete tree; the marker file says it is whole.
+  debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
+    tail -n 20 "$root.debootstrap.log" >&2
+    echo "structop: debootstrap failed (log: $root.debootstrap.log)" >&2
+    exit 1
+  }
+  rm -f "$root.debootstrap.log"
+  touch "$root/.structop-ready"
+fi
+cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+
+# --- what to bind inside --------------------------------------------------------
+binds=("$repo")
+venv_python="$repo/.venv-torch/bin/python"
+if [ -x "$venv_python" ]; then
+  base=$("$venv_python" -c 'import sys; print(sys.base_prefix)')
+  case "$base" in
+    /usr | /usr/local) ;;  # the chroot's own; a host system Python cannot be shared
+    *) binds+=("ro:$base") ;;
+  esac
+fi
+
+mount_script='set -e
+root=$1; shift
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+mount --rbind /sys "$root/sys"
+while [ "$1" != -- ]; do
+  path=${1#ro:}
+  mkdir -p "$root$path"
+  if [ "$path" = "$1" ]; then mount --bind "$path" "$root$path"
+  else mount --bind -o ro "$path" "$root$path"; fi
+  shift
+done
+shift
+exec chroot "$root" "$@"'
+
+keep=(HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+      STRUCTOP_IN_DEBIAN13=1)
+for var in CI TERM $(compgen -e | grep '^STRUCTOP_' || true); do
+  [ -n "${!var+x}" ] && keep+=("$var=${!var}")
+done
+
+cwd=$(pwd -P)
+case "$cwd" in "$repo"*) ;; *) cwd=$repo ;; esac
+
+exec unshare --mount --propagation private -- bash -c "$mount_script" bash "$root" \
+  "${binds[@]}" -- /usr/bin/env -i "${keep[@]}" /bin/sh -c 'cd "$1" && shift && exec "$@"' sh \
+  "$cwd" "$@"

@@ -1,3 +1,0 @@
-// The Catch2 main for the compiler's unit tests.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
