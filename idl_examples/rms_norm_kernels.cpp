@@ -4,10 +4,10 @@
 //   dy/dx: gx = r * (gn - x * r^2 * mean(gn * x, -1)),  gn = gy * weight
 //   gweight = sum over the leading dims of gy * x * r
 //
-// Demonstrates: one kernel per dispatch key (rms_norm_cpu, rms_norm_cuda),
-// an optional tensor field (cfg.weight) that gets a gradient only when it is
-// set, and an overload (rms_norm.gated -> C++ rms_norm_gated) whose grads
-// record has x, cfg and gate in declaration order.
+// Demonstrates: one kernel per dispatch key (rms_norm_cpu here, rms_norm_cuda
+// in rms_norm_kernels.cu), an optional tensor field (cfg.weight) that gets a
+// gradient only when it is set, and an overload (rms_norm.gated -> C++
+// rms_norm_gated) whose grads record has x, cfg and gate in declaration order.
 #include "rms_norm.ops.h"
 
 #include <ATen/ATen.h>
@@ -59,14 +59,17 @@ at::Tensor kernels::rms_norm_cpu(const at::Tensor& x, const RmsNormCfg& cfg) {
   return normalize(x, cfg);
 }
 
-// Written with ATen ops, so it runs on CUDA tensors as it is; a real CUDA
-// kernel launch would go here. Reduced precision inputs accumulate in float32.
+// The CUDA kernel is rms_norm_kernels.cu, compiled by nvcc. Where the build
+// found no nvcc, this version with ATen ops serves the CUDA key instead (it
+// runs on CUDA tensors as it is; reduced precision accumulates in float32).
+#if !STRUCTOP_EXAMPLES_CUDA_KERNELS
 at::Tensor kernels::rms_norm_cuda(const at::Tensor& x, const RmsNormCfg& cfg) {
   if (x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16) {
     return normalize(x.to(at::kFloat), cfg).to(x.scalar_type());
   }
   return normalize(x, cfg);
 }
+#endif
 
 void kernels::rms_norm_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                                      const RmsNormCfg& cfg, const at::Tensor& /*output*/) {

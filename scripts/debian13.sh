@@ -12,7 +12,9 @@
 # paths as outside:
 #   - this repository (read-write), the working directory;
 #   - the base installation of the Python that made .venv-torch, if any
-#     (read-only), so that the pip-torch virtual environment works inside.
+#     (read-only), so that the pip-torch virtual environment works inside;
+#   - the CUDA toolkit of $CUDA_HOME (default /usr/local/cuda), if there is
+#     one (read-only), as /usr/local/cuda with its bin/ on PATH: nvcc.
 # The environment is reset to a plain root shell's, except CI, TERM and the
 # STRUCTOP_* variables. Needs root (mount namespaces, chroot).
 set -euo pipefail
@@ -73,6 +75,13 @@ if [ -x "$venv_python" ]; then
   esac
 fi
 
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ -x "$cuda_home/bin/nvcc" ]; then
+  cuda_real=$(readlink -f "$cuda_home")
+  binds+=("ro:$cuda_real")
+  [ "$cuda_real" = /usr/local/cuda ] || ln -sfn "$cuda_real" "$root/usr/local/cuda"
+fi
+
 mount_script='set -e
 root=$1; shift
 mount -t proc proc "$root/proc"
@@ -88,7 +97,8 @@ done
 shift
 exec chroot "$root" "$@"'
 
-keep=(HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+keep=(HOME=/root LANG=C.UTF-8
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/cuda/bin
       STRUCTOP_IN_DEBIAN13=1)
 for var in CI TERM $(compgen -e | grep '^STRUCTOP_' || true); do
   [ -n "${!var+x}" ] && keep+=("$var=${!var}")

@@ -47,7 +47,7 @@ leg_a() {
 
 leg_b() {
   configure build-pip -Dpython="$PWD/.venv-torch/bin/python" -Dtorch=enabled
-  meson test -C build-pip --suite torch --print-errorlogs --num-processes 2
+  meson test -C build-pip --suite torch --suite integration --print-errorlogs --num-processes 2
 }
 
 leg "leg a: Debian torch 2.6" leg_a

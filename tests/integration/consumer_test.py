@@ -3,6 +3,9 @@
 
 1. As a Meson subproject: configure and build the consumer from scratch in a
    temporary folder with subprojects/structop -> this source tree, run its test.
+   The subproject defines structopc and the runtime only: none of structop's
+   tests, benchmarks or examples, even with its `tests` and `benchmarks`
+   options turned on from the parent.
 2. Rebuilds are exact: right after a build ninja has no work; touching the IDL
    without changing it regenerates but recompiles nothing; editing the
    included IDL regenerates and rebuilds.
@@ -12,6 +15,7 @@
 Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH
 """
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -83,6 +87,22 @@ def check_rebuilds(project, build):
         fail(f"editing the included IDL did not recompile:\n{out}")
 
 
+def check_subproject_defines_only_the_compiler(build):
+    targets = json.loads(run(["meson", "introspect", "--targets", build]).stdout)
+    sub = os.sep + os.path.join("subprojects", "structop") + os.sep
+    compiler = sub + os.path.join("compiler", "meson.build")
+    from_structop = [t for t in targets if sub in t["defined_in"]]
+    others = sorted(t["name"] for t in from_structop if not t["defined_in"].endswith(compiler))
+    if not any(t["name"] == "structopc" and t["type"] == "executable" for t in from_structop):
+        fail("the structop subproject does not define structopc")
+    if others:
+        fail(f"the structop subproject defines more than structopc: {others}")
+    tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
+    names = sorted(t["name"] for t in tests)
+    if names != ["consumer"]:
+        fail(f"the consumer build registers tests other than its own: {names}")
+
+
 def main():
     source_root, work, python = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(work, exist_ok=True)
@@ -94,7 +114,9 @@ def main():
     os.makedirs(os.path.join(project, "subprojects"))
     os.symlink(source_root, os.path.join(project, "subprojects", "structop"))
     build = os.path.join(project, "build")
-    run(["meson", "setup", build, project, f"-Dstructop:python={python}"], env=env)
+    run(["meson", "setup", build, project, f"-Dstructop:python={python}",
+         "-Dstructop:tests=true", "-Dstructop:benchmarks=enabled"], env=env)
+    check_subproject_defines_only_the_compiler(build)
     run(["ninja", "-C", build])
     run(["meson", "test", "-C", build, "--print-errorlogs"])
     check_rebuilds(project, build)
