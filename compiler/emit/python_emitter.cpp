@@ -204,13 +204,6 @@ class PythonEmitter {
           _bind()
 
 
-      def _fast(overload):
-          """The callable for an OpOverload. Its __call__ only forwards to the C++
-          function in `_op`; calling that directly saves a Python frame per call.
-          A torch without `_op` gets the overload itself."""
-          return getattr(overload, "_op", overload)
-
-
       # Checks used only to explain a call that failed: (predicate, description).
       _TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
       _INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
@@ -293,7 +286,7 @@ class PythonEmitter {
       const model::Op& op = m_.ops[lo.op];
       std::string name = api_name(lo.cpp_name);
       globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
-      binds += fmt::format("_{}_op = _fast(ops.{}.{})\n", name, op.name, op.overload.empty() ? "default" : op.overload);
+      binds += fmt::format("_{}_op = ops.{}.{}\n", name, op.name, op.overload.empty() ? "default" : op.overload);
     }
     if (binds.empty()) {
       p_.emit(R"py(
@@ -311,7 +304,8 @@ class PythonEmitter {
 
 
       def _bind():
-          """Binds each function to its torch.ops overload; False while the
+          """Binds each function to its torch.ops OpOverload (itself, so that
+          torch.compile and torch.export see one op call); False while the
           extension is not loaded (see load_library)."""
           global $globals$
           try:

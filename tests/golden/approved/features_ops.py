@@ -31,13 +31,6 @@ def load_library(path: str) -> None:
     _bind()
 
 
-def _fast(overload):
-    """The callable for an OpOverload. Its __call__ only forwards to the C++
-    function in `_op`; calling that directly saves a Python frame per call.
-    A torch without `_op` gets the overload itself."""
-    return getattr(overload, "_op", overload)
-
-
 # Checks used only to explain a call that failed: (predicate, description).
 _TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
 _INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
@@ -210,13 +203,14 @@ pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5,
 
 
 def _bind():
-    """Binds each function to its torch.ops overload; False while the
+    """Binds each function to its torch.ops OpOverload (itself, so that
+    torch.compile and torch.export see one op call); False while the
     extension is not loaded (see load_library)."""
     global _pick_op, _pick_scalar_op
     try:
         ops = torch.ops.golden_features
-        _pick_op = _fast(ops.pick.default)
-        _pick_scalar_op = _fast(ops.pick.scalar)
+        _pick_op = ops.pick.default
+        _pick_scalar_op = ops.pick.scalar
     except (AttributeError, RuntimeError):
         return False
     return True

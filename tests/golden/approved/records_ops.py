@@ -34,13 +34,6 @@ def load_library(path: str) -> None:
     _bind()
 
 
-def _fast(overload):
-    """The callable for an OpOverload. Its __call__ only forwards to the C++
-    function in `_op`; calling that directly saves a Python frame per call.
-    A torch without `_op` gets the overload itself."""
-    return getattr(overload, "_op", overload)
-
-
 # Checks used only to explain a call that failed: (predicate, description).
 _TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
 _INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
@@ -234,14 +227,15 @@ scale_.schema = "golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg_
 
 
 def _bind():
-    """Binds each function to its torch.ops overload; False while the
+    """Binds each function to its torch.ops OpOverload (itself, so that
+    torch.compile and torch.export see one op call); False while the
     extension is not loaded (see load_library)."""
     global _affine_op, _split_op, _scale__op
     try:
         ops = torch.ops.golden
-        _affine_op = _fast(ops.affine.default)
-        _split_op = _fast(ops.split.default)
-        _scale__op = _fast(ops.scale_.default)
+        _affine_op = ops.affine.default
+        _split_op = ops.split.default
+        _scale__op = ops.scale_.default
     except (AttributeError, RuntimeError):
         return False
     return True
