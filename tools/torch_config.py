@@ -4,7 +4,7 @@
 Used by runtime/meson.build (run with the interpreter given by the `python`
 option). Output, one `key=value` per line:
 
-    version=1.13.0a0
+    version=2.6.0
     include=DIR           one line per include directory, in search order
     libdir=DIR            where libtorch.so, libtorch_cpu.so and libc10.so are
     cxx11_abi=0|1         the value of _GLIBCXX_USE_CXX11_ABI torch was built with

@@ -2,7 +2,7 @@
 // the emitters share: built-in types, dtype / layout / memory-format names,
 // device types, dispatch keys. The compiler does not link libtorch, so the
 // few enum codes torch's schema parser needs are tabled here (they are stable
-// across libtorch 1.13 and 2.x).
+// across torch releases).
 #pragma once
 
 #include <optional>

@@ -372,9 +372,9 @@ class OpLowering {
   }
 
   // The compiler never hands torch a schema it has not validated: torch's
-  // parser rejects, or in libtorch 1.13 crashes on, a positional parameter
-  // without default after one with a default, and duplicate names. Names
-  // were checked by check_collisions(); check the defaults here, on the slots
+  // parser rejects a positional parameter without default after one with a
+  // default, and duplicate names. Names were checked by check_collisions();
+  // check the defaults here, on the slots
   // the text was printed from. (The text itself is printed from checked
   // parts only; tests/corpus re-parses every printed schema with torch's own
   // parser, over all of native_functions.yaml and every example.)
