@@ -96,9 +96,11 @@ std::tuple<at::Tensor, at::Tensor> kernels::attention_meta(const at::Tensor& q,
                                                            const at::Tensor& v,
                                                            const AttnCfg& /*cfg*/,
                                                            const c10::optional<at::Tensor>& /*bias*/) {
-  std::vector<int64_t> out_sizes = q.sizes().vec();
-  out_sizes.back() = v.size(-1);
-  return {at::empty(out_sizes, q.options()), at::empty(q.sizes().slice(0, 3), q.options())};
+  // Symbolic sizes, so that the meta kernel also serves torch.compile(dynamic=True).
+  std::vector<c10::SymInt> out_sizes = q.sym_sizes().vec();
+  out_sizes.back() = v.sym_size(-1);
+  return {at::empty_symint(out_sizes, q.options()),
+          at::empty_symint(q.sym_sizes().slice(0, 3), q.options())};
 }
 
 void kernels::attention_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& q,

@@ -20,13 +20,14 @@ at::Tensor kernels::cast_meta(const at::Tensor& x, const CastCfg& cfg) {
 }
 
 at::Tensor kernels::full(const FillCfg& cfg) {
-  return at::full(cfg.sizes, cfg.value, at::TensorOptions().dtype(cfg.dtype).device(cfg.device));
+  return at::full_symint(cfg.sizes, cfg.value,
+                         at::TensorOptions().dtype(cfg.dtype).device(cfg.device));
 }
 
 // Reached only when the Meta key is selected explicitly (an op without
 // tensor arguments dispatches on none), e.g. by a tracer.
 at::Tensor kernels::full_meta(const FillCfg& cfg) {
-  return at::empty(cfg.sizes, at::TensorOptions().dtype(cfg.dtype).device(at::kMeta));
+  return at::empty_symint(cfg.sizes, at::TensorOptions().dtype(cfg.dtype).device(at::kMeta));
 }
 
 at::Tensor kernels::cast_checked(const at::Tensor& x, at::ScalarType from_, at::ScalarType to) {

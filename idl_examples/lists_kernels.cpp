@@ -38,7 +38,7 @@ at::Tensor kernels::mix(const at::Tensor& x, const MixCfg& cfg) {
 // ---------------------------------------------------------------------------
 
 std::vector<at::Tensor> kernels::chunk(const at::Tensor& x, const ChunkCfg& cfg) {
-  std::vector<at::Tensor> pieces = at::split_with_sizes(x, cfg.sizes, cfg.dim);
+  std::vector<at::Tensor> pieces = at::split_with_sizes_symint(x, cfg.sizes, cfg.dim);
   // The schema promises new tensors (no alias annotation), so no views of x.
   for (at::Tensor& piece : pieces) piece = piece.clone();
   return pieces;
@@ -46,7 +46,7 @@ std::vector<at::Tensor> kernels::chunk(const at::Tensor& x, const ChunkCfg& cfg)
 
 std::vector<at::Tensor> kernels::chunk_meta(const at::Tensor& x, const ChunkCfg& cfg) {
   std::vector<at::Tensor> pieces;
-  for (const at::Tensor& view : at::split_with_sizes(x, cfg.sizes, cfg.dim)) {
+  for (const at::Tensor& view : at::split_with_sizes_symint(x, cfg.sizes, cfg.dim)) {
     pieces.push_back(at::empty_like(view));
   }
   return pieces;
@@ -68,18 +68,20 @@ chunk_grads kernels::chunk_backward(torch::autograd::AutogradContext* ctx,
 // ---------------------------------------------------------------------------
 
 at::Tensor kernels::pad(const at::Tensor& x, const PadCfg& cfg) {
-  return at::constant_pad_nd(x, cfg.pad, cfg.value);
+  return at::constant_pad_nd_symint(x, cfg.pad, cfg.value);
 }
 
 at::Tensor kernels::pad_meta(const at::Tensor& x, const PadCfg& cfg) {
   TORCH_CHECK(cfg.pad.size() % 2 == 0 && cfg.pad.size() / 2 <= static_cast<size_t>(x.dim()),
               "multi::pad: cfg.pad must hold (before, after) pairs for at most ", x.dim(),
               " dimensions, got ", cfg.pad.size(), " values");
-  std::vector<int64_t> sizes = x.sizes().vec();
+  // Symbolic sizes (sym_sizes, empty_symint): under torch.compile(dynamic=True)
+  // both x's sizes and cfg.pad may be symbols.
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();
   for (size_t i = 0; i < cfg.pad.size() / 2; ++i) {
     sizes[sizes.size() - 1 - i] += cfg.pad[2 * i] + cfg.pad[2 * i + 1];
   }
-  return at::empty(sizes, x.options());
+  return at::empty_symint(sizes, x.options());
 }
 
 }  // namespace multi

@@ -102,9 +102,9 @@ at::Tensor kernels::linear(const at::Tensor& x, const Linear& layer) {
 }
 
 at::Tensor kernels::linear_meta(const at::Tensor& x, const Linear& layer) {
-  std::vector<int64_t> sizes = x.sizes().vec();
-  sizes.back() = layer.weight.size(0);
-  return at::empty(sizes, x.options());
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();  // symbolic under dynamic shapes
+  sizes.back() = layer.weight.sym_size(0);
+  return at::empty_symint(sizes, x.options());
 }
 
 void kernels::linear_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& x,

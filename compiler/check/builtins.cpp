@@ -160,6 +160,52 @@ const std::vector<std::string>& dispatch_keys() {
 }
 
 namespace {
+struct TagEntry {
+  const char* name;
+  bool in_torch_2_6;
+};
+// From torch's tags.yaml (torch.Tag.__members__), sorted.
+constexpr TagEntry kTags[] = {
+    {"core", true},
+    {"cudagraph_unsafe", false},
+    {"data_dependent_output", true},
+    {"dynamic_output_shape", true},
+    {"flexible_layout", true},
+    {"generated", true},
+    {"inplace", false},
+    {"inplace_view", true},
+    {"maybe_aliasing_or_mutating", true},
+    {"needs_contiguous_strides", false},
+    {"needs_exact_strides", false},
+    {"needs_fixed_stride_order", true},
+    {"nondeterministic_bitwise", true},
+    {"nondeterministic_seeded", true},
+    {"out", false},
+    {"out_variant", false},
+    {"pointwise", true},
+    {"pt2_compliant_tag", true},
+    {"reduction", false},
+    {"view_copy", true},
+};
+}  // namespace
+
+const std::vector<std::string>& torch_tags() {
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> out;
+    for (const auto& t : kTags) out.emplace_back(t.name);
+    return out;
+  }();
+  return tags;
+}
+
+bool tag_in_torch_2_6(std::string_view tag) {
+  for (const auto& t : kTags) {
+    if (tag == t.name) return t.in_torch_2_6;
+  }
+  return false;
+}
+
+namespace {
 constexpr bool strictly_sorted(const std::string_view* begin, const std::string_view* end) {
   for (const std::string_view* p = begin; p + 1 < end; ++p) {
     if (!(*p < *(p + 1))) return false;

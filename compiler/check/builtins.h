@@ -52,6 +52,14 @@ std::string check_device(std::string_view device);
 /// Backend dispatch keys an op may list under `dispatch:`.
 const std::vector<std::string>& dispatch_keys();
 
+/// The operator tags torch defines (at::Tag, torch.Tag): those of torch 2.6
+/// and those added up to torch 2.13. tests/corpus/tags_test.py checks the
+/// list against the torch it runs with.
+const std::vector<std::string>& torch_tags();
+/// Whether torch 2.6 already defines `tag` (generated code using a newer one
+/// needs a newer torch to compile).
+bool tag_in_torch_2_6(std::string_view tag);
+
 /// True if `name` is a C++ or Python keyword (or a name the generated APIs
 /// cannot use as is); such names get a trailing `_` in generated APIs.
 bool is_reserved_word(std::string_view name);

@@ -62,8 +62,15 @@ class DefaultChecker {
     switch (type.builtin) {
       case Builtin::Tensor:
         return fail(lit, type, "a tensor's only default is `None`, on a `Tensor?`");
-      case Builtin::Int:
       case Builtin::SymInt:
+        // c10::SymInt keeps the integers below -2^62 for symbolic values.
+        if (lit.kind == K::Int && lit.int_value < -(int64_t{1} << 62)) {
+          return fail(lit, type,
+                      "a SymInt holds integers from -2^62 (-4611686018427387904) up; use `int` for smaller "
+                      "ones");
+        }
+        [[fallthrough]];
+      case Builtin::Int:
         // `Mean` is torch's own spelling of at::Reduction::Mean (native_functions.yaml).
         if (lit.kind == K::Int || (lit.kind == K::Identifier && lit.string_value == "Mean")) return true;
         return fail(lit, type, "write an integer, e.g. `1` or `-2`");

@@ -121,6 +121,7 @@ struct Op {
   std::vector<syntax::Name> mutates;     // resolved by lowering
   bool backward = false;
   std::vector<std::string> dispatch;
+  std::vector<std::string> tags;  // torch operator tags (at::Tag), in IDL order
   std::string doc;
   Span span;       // the `func:` value
   Span name_span;  // the op name inside it

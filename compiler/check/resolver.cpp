@@ -540,6 +540,7 @@ class Resolver {
       op.returns.push_back({r.name.text, std::move(*type), r.type.span});
     }
     check_dispatch(decl, op);
+    check_tags(decl, op);
     if (!ok) return;
     check_backward(decl, op);
     ops_spans_.push_back(sig.name.span);
@@ -601,6 +602,25 @@ class Resolver {
         continue;
       }
       op.dispatch.push_back(key.text);
+    }
+  }
+
+  void check_tags(const syntax::OpDecl& decl, model::Op& op) {
+    const auto& tags = model::torch_tags();
+    for (const auto& tag : decl.tags) {
+      if (std::find(tags.begin(), tags.end(), tag.text) == tags.end()) {
+        std::string guess = closest_match(tag.text, tags);
+        diags_.error(tag.span, fmt::format("op `{}`: unknown tag `{}`", op.qualified_name(), tag.text),
+                     guess.empty() ? fmt::format("torch's operator tags are {}", quoted_list(tags))
+                                   : fmt::format("did you mean `{}`?", guess));
+        continue;
+      }
+      if (std::find(op.tags.begin(), op.tags.end(), tag.text) != op.tags.end()) {
+        diags_.error(tag.span, fmt::format("op `{}` lists tag `{}` twice", op.qualified_name(), tag.text),
+                     "remove the duplicate");
+        continue;
+      }
+      op.tags.push_back(tag.text);
     }
   }
 

@@ -52,8 +52,8 @@ std::string CppTypes::value_type(const model::Type& t) const {
   }
   switch (t.builtin) {
     case Builtin::Tensor: return "at::Tensor";
-    case Builtin::Int:
-    case Builtin::SymInt: return "int64_t";
+    case Builtin::Int: return "int64_t";
+    case Builtin::SymInt: return "c10::SymInt";
     case Builtin::Float: return "double";
     case Builtin::Bool: return "bool";
     case Builtin::Str: return "std::string";

@@ -85,6 +85,8 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   for (size_t i : lo.meta_sources) meta_sources.push(lo.slots[i].name);
   Json dispatch = Json::array();
   for (const auto& k : op.dispatch) dispatch.push(k);
+  Json tags = Json::array();
+  for (const auto& t : op.tags) tags.push(t);
   return Json::object()
       .set("name", lo.qualified_name)
       .set("cpp_name", lo.cpp_name)
@@ -94,6 +96,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
       .set("meta", meta_name(op.meta))
       .set("meta_sources", std::move(meta_sources))
       .set("dispatch", std::move(dispatch))
+      .set("tags", std::move(tags))
       .set("slots", std::move(slots))
       .set("returns", std::move(outputs))
       .set("doc", op.doc);

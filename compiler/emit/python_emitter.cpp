@@ -176,6 +176,7 @@ class PythonEmitter {
              {"doc", doc},
              {"version", python_string_literal(in_.version)},
              {"ns_literal", python_string_literal(m_.namespace_)},
+             {"stem_literal", python_string_literal(m_.stem)},
              {"all", all_list}},
             R"py(
       # $notice$
@@ -196,6 +197,7 @@ class PythonEmitter {
 
       NAMESPACE = $ns_literal$
       STRUCTOPC_VERSION = $version$
+      _IDL_STEM = $stem_literal$
 
 
       def load_library(path: str) -> None:
@@ -264,19 +266,55 @@ class PythonEmitter {
                                  "compiled extension first") from error
 
 
-      def _register_pytree(cls):
-          """Lets torch.utils._pytree flatten and rebuild records (where torch has it)."""
-          try:
-              from torch.utils import _pytree
-          except ImportError:
+      def _to_json(value):
+          """A record's static field value as JSON data (torch.export saves it)."""
+          if isinstance(value, enum.Enum):
+              return value.value
+          if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
+              return {"torch": str(value).split(".", 1)[1]}
+          if isinstance(value, torch.device):
+              return {"device": str(value)}
+          if isinstance(value, (list, tuple)):
+              return [_to_json(v) for v in value]
+          return value
+
+
+      def _from_json(value):
+          if isinstance(value, dict):
+              return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
+          if isinstance(value, list):
+              return [_from_json(v) for v in value]
+          return value
+
+
+      def _register_pytree(cls, children, static):
+          """Registers a record with torch.utils._pytree, as torch.compile and
+          torch.export take inputs apart: the fields in `children` (tensors and
+          records) are its children; the others are static values, kept in the
+          context (a record input to an exported program is specialized on
+          them). The serialized type name is stable (structop.<namespace>.<IDL
+          stem>.<record>); a second import of this module registers its new
+          classes under the same name, which then refers to the newest."""
+          from torch.utils import _pytree
+          if cls in _pytree.SUPPORTED_NODES:
               return
-          register = getattr(_pytree, "register_pytree_node", None) or getattr(_pytree, "_register_pytree_node", None)
-          if register is None:
-              return
-          names = tuple(f.name for f in dataclasses.fields(cls))
-          register(cls,
-                   lambda obj: ([getattr(obj, n) for n in names], names),
-                   lambda values, context: cls(**dict(zip(context, values))))
+
+          def flatten(obj):
+              return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
+
+          def flatten_with_keys(obj):
+              values, context = flatten(obj)
+              return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+
+          def unflatten(values, context):
+              return cls(**dict(zip(children, values)), **dict(zip(static, context)))
+
+          _pytree.register_pytree_node(
+              cls, flatten, unflatten,
+              serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
+              to_dumpable_context=lambda context: [_to_json(v) for v in context],
+              from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
+              flatten_with_keys_fn=flatten_with_keys)
     )py");
   }
 
@@ -348,7 +386,7 @@ class PythonEmitter {
     // A field without default after one with a default needs keyword-only
     // construction (Python 3.10+); otherwise records keep positional order.
     bool seen_default = false, kw_only = false;
-    std::vector<std::string> specs;
+    std::vector<std::string> specs, children, statics;
     std::string fields, doc = r.doc.empty() ? "Record `" + r.name + "`." : r.doc;
     std::string attrs;
     for (const auto& f : r.fields) {
@@ -365,6 +403,7 @@ class PythonEmitter {
       else if (seen_default) kw_only = true;
       fields += fmt::format("{}: {}{}\n", name, hint(f.type, false), value);
       specs.push_back(fmt::format("({}, {})", python_string_literal(name), check_spec(f.type)));
+      (f.type.is_record() || f.type.holds_tensor() ? children : statics).push_back(python_string_literal(name));
       if (!f.doc.empty()) attrs += fmt::format("    {}: {}\n", name, f.doc);
     }
     if (!attrs.empty()) doc += "\n\nAttributes:\n" + attrs;
@@ -375,7 +414,9 @@ class PythonEmitter {
              {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
              {"doc", docstring(doc)},
              {"fields", fields},
-             {"specs", py_tuple(specs)}},
+             {"specs", py_tuple(specs)},
+             {"children", py_tuple(children)},
+             {"statics", py_tuple(statics)}},
             R"py(
       @dataclasses.dataclass($frozen$)
       class $name$:
@@ -385,7 +426,7 @@ class PythonEmitter {
 
 
       $name$._structop_fields = $specs$
-      _register_pytree($name$)
+      _register_pytree($name$, $children$, $statics$)
     )py");
   }
 

@@ -478,7 +478,13 @@ class SourceEmitter {
     const std::string& ns = m_.namespace_;
     const std::string& cpp = m_.cpp_namespace;
     Strings defs;
-    for (const auto& op : ops_) defs.push_back(fmt::format("m.def({});", raw_string_literal(op.lowered().schema)));
+    for (const auto& op : ops_) {
+      Strings tags;
+      for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
+      defs.push_back(tags.empty() ? fmt::format("m.def({});", raw_string_literal(op.lowered().schema))
+                                  : fmt::format("m.def({}, {{{}}});", raw_string_literal(op.lowered().schema),
+                                                join(tags, ", ")));
+    }
     p_.line();
     p_.emit({{"ns", ns}, {"defs", join(defs, "\n")}},
             R"cc(
@@ -502,18 +508,33 @@ class SourceEmitter {
             fmt::format("m.impl({}, TORCH_FN({}::{}));", cpp_string_literal(op.lowered().qualified_name), cpp, adapter));
       }
     }
-    Strings meta, autograd;
+    // Autograd: the bridge for `backward: true`; otherwise PyTorch's
+    // not-implemented fallback, so that a backward through the op raises an
+    // error naming it (eagerly and under torch.compile alike), and, for ops
+    // that write to inputs, its ADInplaceOrView kernel, which bumps their
+    // version counters.
+    Strings meta, autograd, inplace_or_view;
     for (const auto& op : ops_) {
       std::string name = cpp_string_literal(op.lowered().qualified_name);
       meta.push_back(fmt::format("m.impl({}, TORCH_FN({}::{}_meta));", name, cpp, op.name()));
-      autograd.push_back(op.op().backward
-                             ? fmt::format("m.impl({}, TORCH_FN({}::{}_autograd));", name, cpp, op.name())
-                             : fmt::format("m.impl({}, torch::CppFunction::makeFallthrough());  // backward: false", name));
+      autograd.push_back(
+          op.op().backward
+              ? fmt::format("m.impl({}, TORCH_FN({}::{}_autograd));", name, cpp, op.name())
+              : fmt::format("m.impl({}, torch::autograd::autogradNotImplementedFallback());  // backward: false",
+                            name));
+      if (!op.op().backward && op.lowered().writes_inputs) {
+        inplace_or_view.push_back(
+            fmt::format("m.impl({}, torch::autograd::autogradNotImplementedInplaceOrViewFallback());", name));
+      }
     }
     keys.push_back("Meta");
     by_key["Meta"] = meta;
     keys.push_back("Autograd");
     by_key["Autograd"] = autograd;
+    if (!inplace_or_view.empty()) {
+      keys.push_back("ADInplaceOrView");
+      by_key["ADInplaceOrView"] = inplace_or_view;
+    }
     for (const auto& key : keys) {
       p_.line();
       p_.emit({{"ns", ns}, {"key", key}, {"impls", join(by_key[key], "\n")}},

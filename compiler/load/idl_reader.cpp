@@ -20,7 +20,7 @@ const std::vector<std::string> kFileKeys = {"namespace", "cpp_namespace", "inclu
 const std::vector<std::string> kEnumKeys = {"values", "doc"};
 const std::vector<std::string> kRecordKeys = {"fields", "doc"};
 const std::vector<std::string> kFieldKeys = {"type", "default", "doc"};
-const std::vector<std::string> kOpKeys = {"func", "mutates", "backward", "meta", "dispatch", "doc"};
+const std::vector<std::string> kOpKeys = {"func", "mutates", "backward", "meta", "dispatch", "tags", "doc"};
 const std::vector<std::string> kAnyKey = {};
 
 /// Walks one mapping: rejects non-scalar and duplicate keys, and keys not in
@@ -478,6 +478,8 @@ class IdlReader {
                        read_meta(v, &op.meta);
                      } else if (key.text == "dispatch") {
                        read_name_list(v, "dispatch", &op.dispatch);
+                     } else if (key.text == "tags") {
+                       read_name_list(v, "tags", &op.tags);
                      } else {
                        read_doc(v, &op.doc);
                      }

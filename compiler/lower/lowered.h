@@ -46,6 +46,9 @@ struct LoweredOp {
   std::vector<Output> outputs;
   /// For identity / listed meta: per output, the slot whose metadata it copies.
   std::vector<size_t> meta_sources;
+  /// Whether the op writes to an input (`mutates:`, or `Tensor(a!)` in the
+  /// func line): autograd must then bump the version counters of those inputs.
+  bool writes_inputs = false;
   /// The lowered schema without namespace: `op(Tensor x, Tensor cfg__w) -> Tensor`.
   std::string schema;
 };

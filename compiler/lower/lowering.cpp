@@ -48,6 +48,9 @@ class OpLowering {
     // Names are only looked up for `mutates:` and listed `meta:`.
     if (!op_.mutates.empty() || op_.meta == model::MetaKind::Names) build_names();
     resolve_mutates();
+    out_.writes_inputs = std::any_of(out_.slots.begin(), out_.slots.end(), [](const lower::Slot& s) {
+      return s.mutated || (s.type.alias && s.type.alias->is_write);
+    });
     out_.outputs.reserve(op_.returns.size());
     for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type)});
     resolve_meta();

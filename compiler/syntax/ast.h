@@ -130,6 +130,7 @@ struct OpDecl {
   MetaDecl meta;
   bool backward = false;
   std::vector<Name> dispatch;
+  std::vector<Name> tags;
   std::string doc;
 };
 

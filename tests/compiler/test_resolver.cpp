@@ -160,6 +160,9 @@ TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[
        "device index `x` is not a non-negative integer"},
       {"a: Scalar = \"s\"", "default `\"s\"` does not fit field `R.a` of type `Scalar`",
        "write a number or `True`/`False`"},
+      {"a: SymInt = -4611686018427387905",
+       "default `-4611686018427387905` does not fit field `R.a` of type `SymInt`",
+       "a SymInt holds integers from -2^62 (-4611686018427387904) up; use `int` for smaller ones"},
       {"a: DeviceIndex = 128", "default `128` does not fit field `R.a` of type `DeviceIndex`",
        "write a device index from -1 to 127"},
   };
@@ -443,6 +446,22 @@ TEST_CASE("dispatch keys", "[resolver]") {
   CHECK(contains(errors, "hint: did you mean `CUDA`?\n"));
   CHECK(contains(errors, "error: op `op`: unknown dispatch key `Xyz`\n"));
   CHECK(contains(errors, "hint: valid keys are `CPU`, `CUDA`, "));
+}
+
+TEST_CASE("tags: torch's operator tags, in IDL order", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n"
+      "    tags: [pt2_compliant_tag, needs_fixed_stride_order]\n");
+  REQUIRE(fe.ok());
+  CHECK(fe.module.ops[0].tags ==
+        std::vector<std::string>{"pt2_compliant_tag", "needs_fixed_stride_order"});
+  std::string errors = errors_of(
+      "ops:\n  - func: op(Tensor x) -> Tensor\n    tags: [pt2_compliant, core, core, qqqqqqqqqqqq]\n");
+  CHECK(contains(errors, "main.ops.yaml:4:12: error: op `op`: unknown tag `pt2_compliant`\n"));
+  CHECK(contains(errors, "hint: did you mean `pt2_compliant_tag`?\n"));
+  CHECK(contains(errors, "error: op `op` lists tag `core` twice\n"));
+  CHECK(contains(errors, "error: op `op`: unknown tag `qqqqqqqqqqqq`\n"));
+  CHECK(contains(errors, "hint: torch's operator tags are `core`, `cudagraph_unsafe`, "));
 }
 
 TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation", "[resolver]") {

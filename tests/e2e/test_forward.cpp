@@ -203,7 +203,7 @@ CATCH_TEST_CASE("row 3 and 4: a record-only op's custom meta kernel", "[row3][ro
   // No tensor argument selects Meta; a tracer selects it explicitly.
   const auto full = c10::Dispatcher::singleton()
                         .findSchemaOrThrow("dtypes::full", "")
-                        .typed<at::Tensor(at::IntArrayRef, double, at::ScalarType, at::Device)>();
+                        .typed<at::Tensor(c10::SymIntArrayRef, double, at::ScalarType, at::Device)>();
   const at::Tensor meta = full.redispatch(c10::DispatchKeySet(c10::DispatchKey::Meta), cfg.sizes,
                                           cfg.value, cfg.dtype, cfg.device);
   CATCH_CHECK(meta.is_meta());
@@ -289,7 +289,7 @@ CATCH_TEST_CASE("row 8: defaults used when omitted, and overridable", "[row8]") 
   CATCH_CHECK(close(weights::op(x, cfg), (x * w + b) * 3.0));
 
   // A list default ([1, 1]) and its override.
-  CATCH_CHECK(multi::PadCfg{}.pad == std::vector<int64_t>{1, 1});
+  CATCH_CHECK(multi::PadCfg{}.pad == std::vector<c10::SymInt>{1, 1});  // SymInt[]: c10::SymInt
   CATCH_CHECK(multi::pad(x).sizes() == at::IntArrayRef{2, 5});
   CATCH_CHECK(close(multi::pad(x, {{0, 0, 2, 1}, -1.0}),
                     at::constant_pad_nd(x, {0, 0, 2, 1}, -1.0)));

@@ -6,9 +6,11 @@
 //   structop::to_value<std::vector<int64_t>>(cfg__sizes)      // flat -> field
 //   structop::to_flat<at::IntArrayRef>(cfg.sizes)              // field -> flat
 //
-// to_flat may return an owning temporary (a c10::List, a std::vector of
-// SymInt) that converts to the flat type at the call; it lives until the end
-// of the full expression, i.e. the dispatcher call.
+// to_flat may return an owning temporary (a c10::List) that converts to the
+// flat type at the call; it lives until the end of the full expression, i.e.
+// the dispatcher call. SymInt fields are c10::SymInt (SymInt[]: a vector of
+// them), as the dispatcher passes them, so symbolic sizes under torch.compile
+// reach kernels unchanged.
 #pragma once
 
 #include <structop/runtime.h>
@@ -45,23 +47,9 @@ inline std::string value_of(tag<std::string>, c10::string_view s, rank<1>) {
   return std::string(s.data(), s.size());
 }
 
-// Exactly a SymInt: an int64_t must take the identity overload above (the
-// implicit int64_t -> SymInt conversion would make the two ambiguous).
-template <class S, std::enable_if_t<std::is_same<S, c10::SymInt>::value, int> = 0>
-int64_t value_of(tag<int64_t>, const S& s, rank<1>) {
-  return s.expect_int();
-}
-
 template <class T>
 std::vector<T> value_of(tag<std::vector<T>>, c10::ArrayRef<T> list, rank<1>) {
   return list.vec();
-}
-
-inline std::vector<int64_t> value_of(tag<std::vector<int64_t>>, c10::SymIntArrayRef list, rank<2>) {
-  std::vector<int64_t> out;
-  out.reserve(list.size());
-  for (const c10::SymInt& s : list) out.push_back(s.expect_int());
-  return out;
 }
 
 template <class T, class E>
@@ -90,13 +78,6 @@ c10::optional<std::vector<T>> value_of(tag<c10::optional<std::vector<T>>>,
   return flat->vec();
 }
 
-inline c10::optional<std::vector<int64_t>> value_of(tag<c10::optional<std::vector<int64_t>>>,
-                                                    const c10::OptionalArrayRef<c10::SymInt>& flat,
-                                                    rank<2>) {
-  if (!flat.has_value()) return c10::nullopt;
-  return value_of(tag<std::vector<int64_t>>{}, *flat, rank<2>{});
-}
-
 // ---- field value -> flat argument ------------------------------------------
 
 template <class F, class V>
@@ -105,13 +86,6 @@ const V& flat_of(tag<F>, const V& value, rank<0>) {
 }
 
 inline c10::string_view flat_of(tag<c10::string_view>, const std::string& s, rank<1>) { return s; }
-
-inline c10::SymInt flat_of(tag<c10::SymInt>, int64_t v, rank<1>) { return c10::SymInt(v); }
-
-inline std::vector<c10::SymInt> flat_of(tag<c10::SymIntArrayRef>, const std::vector<int64_t>& v,
-                                        rank<1>) {
-  return std::vector<c10::SymInt>(v.begin(), v.end());
-}
 
 template <class E, class V>
 c10::List<E> flat_of(tag<c10::List<E>>, const std::vector<V>& v, rank<1>) {

@@ -34,7 +34,9 @@ Opts unflatten_Opts(
     at::Device device,
     int64_t window__size,
     c10::string_view window__act,
-    c10::optional<c10::string_view> fallback) {
+    c10::optional<c10::string_view> fallback,
+    c10::SymInt steps,
+    c10::SymIntArrayRef shape) {
   return Opts{
       structop::to_value<std::vector<int64_t>>(sizes),
       structop::to_value<std::vector<double>>(weights),
@@ -44,7 +46,9 @@ Opts unflatten_Opts(
       dtype,
       device,
       unflatten_Window(structop::ArgPath(path, "window"), window__size, window__act),
-      structop::parse_optional_enum<::golden_shared::Act>(fallback, structop::ArgPath(path, "fallback"))};
+      structop::parse_optional_enum<::golden_shared::Act>(fallback, structop::ArgPath(path, "fallback")),
+      steps,
+      structop::to_value<std::vector<c10::SymInt>>(shape)};
 }
 
 // ===========================================================================
@@ -62,6 +66,8 @@ Opts unflatten_Opts(
 //   9     opts.window.size  opts__window__size  int         3
 //   10    opts.window.act   opts__window__act   str         "relu"   (Act)
 //   11    opts.fallback     opts__fallback      str?        None     (Act?)
+//   12    opts.steps        opts__steps         SymInt      4
+//   13    opts.shape        opts__shape         SymInt[]    [2, 3]
 // ===========================================================================
 
 using pick_signature = std::vector<at::Tensor>(
@@ -76,7 +82,9 @@ using pick_signature = std::vector<at::Tensor>(
     at::Device,
     int64_t,
     c10::string_view,
-    c10::optional<c10::string_view>);
+    c10::optional<c10::string_view>,
+    c10::SymInt,
+    c10::SymIntArrayRef);
 
 const c10::TypedOperatorHandle<pick_signature>& pick_handle() {
   static const auto handle = structop::find_op<pick_signature>("golden_features::pick");
@@ -95,7 +103,9 @@ std::vector<at::Tensor> pick_forward(
     at::Device opts__device,
     int64_t opts__window__size,
     c10::string_view opts__window__act,
-    c10::optional<c10::string_view> opts__fallback) {
+    c10::optional<c10::string_view> opts__fallback,
+    c10::SymInt opts__steps,
+    c10::SymIntArrayRef opts__shape) {
   const Opts opts = unflatten_Opts(
       structop::ArgPath("golden_features::pick", "opts"),
       opts__sizes,
@@ -107,7 +117,9 @@ std::vector<at::Tensor> pick_forward(
       opts__device,
       opts__window__size,
       opts__window__act,
-      opts__fallback);
+      opts__fallback,
+      opts__steps,
+      opts__shape);
   return kernels::pick(from_, to, opts);
 }
 
@@ -123,7 +135,9 @@ std::vector<at::Tensor> pick_meta(
     at::Device opts__device,
     int64_t opts__window__size,
     c10::string_view opts__window__act,
-    c10::optional<c10::string_view> opts__fallback) {
+    c10::optional<c10::string_view> opts__fallback,
+    c10::SymInt opts__steps,
+    c10::SymIntArrayRef opts__shape) {
   const Opts opts = unflatten_Opts(
       structop::ArgPath("golden_features::pick", "opts"),
       opts__sizes,
@@ -135,7 +149,9 @@ std::vector<at::Tensor> pick_meta(
       opts__device,
       opts__window__size,
       opts__window__act,
-      opts__fallback);
+      opts__fallback,
+      opts__steps,
+      opts__shape);
   return kernels::pick_meta(from_, to, opts);
 }
 
@@ -168,7 +184,9 @@ std::vector<at::Tensor> pick_autograd(
     at::Device opts__device,
     int64_t opts__window__size,
     c10::string_view opts__window__act,
-    c10::optional<c10::string_view> opts__fallback) {
+    c10::optional<c10::string_view> opts__fallback,
+    c10::SymInt opts__steps,
+    c10::SymIntArrayRef opts__shape) {
   // Null when grad mode is off or no tensor slot requires grad: then no
   // autograd state is created at all.
   auto grad_fn = structop::make_grad_fn<pick_backward_adapter>(from_, to, opts__mask);
@@ -186,7 +204,9 @@ std::vector<at::Tensor> pick_autograd(
       opts__device,
       opts__window__size,
       opts__window__act,
-      opts__fallback);
+      opts__fallback,
+      opts__steps,
+      opts__shape);
   if (grad_fn) {
     const Opts opts = unflatten_Opts(
         structop::ArgPath("golden_features::pick", "opts"),
@@ -199,7 +219,9 @@ std::vector<at::Tensor> pick_autograd(
         opts__device,
         opts__window__size,
         opts__window__act,
-        opts__fallback);
+        opts__fallback,
+        opts__steps,
+        opts__shape);
     grad_fn->run_setup_context(kernels::pick_setup_context, from_, to, opts, output);
     grad_fn->record_outputs(output);
   }
@@ -207,17 +229,19 @@ std::vector<at::Tensor> pick_autograd(
 }
 
 // ===========================================================================
-// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor
 //   slot  original path  lowered name  type    default
 //   0     from           from          Tensor
 //   1     value          value         float   0.5
 //   2     act            act           str?    None     (Act?)
+//   3     n              n             SymInt  1
 // ===========================================================================
 
 using pick_scalar_signature = at::Tensor(
     const at::Tensor&,
     double,
-    c10::optional<c10::string_view>);
+    c10::optional<c10::string_view>,
+    c10::SymInt);
 
 const c10::TypedOperatorHandle<pick_scalar_signature>& pick_scalar_handle() {
   static const auto handle = structop::find_op<pick_scalar_signature>(
@@ -229,27 +253,32 @@ const c10::TypedOperatorHandle<pick_scalar_signature>& pick_scalar_handle() {
 at::Tensor pick_scalar_forward_cpu(
     const at::Tensor& from_,
     double value,
-    c10::optional<c10::string_view> act) {
+    c10::optional<c10::string_view> act,
+    c10::SymInt n) {
   return kernels::pick_scalar_cpu(
       from_,
       value,
-      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")));
+      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")),
+      n);
 }
 
 at::Tensor pick_scalar_forward_cuda(
     const at::Tensor& from_,
     double value,
-    c10::optional<c10::string_view> act) {
+    c10::optional<c10::string_view> act,
+    c10::SymInt n) {
   return kernels::pick_scalar_cuda(
       from_,
       value,
-      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")));
+      structop::parse_optional_enum<::golden_shared::Act>(act, structop::ArgPath("golden_features::pick.scalar", "act")),
+      n);
 }
 
 at::Tensor pick_scalar_meta(
     const at::Tensor& from_,
     double /*value*/,
-    c10::optional<c10::string_view> /*act*/) {
+    c10::optional<c10::string_view> /*act*/,
+    c10::SymInt /*n*/) {
   return structop::meta_like(from_);
 }
 
@@ -275,14 +304,17 @@ std::vector<at::Tensor> pick(
       opts.device,
       opts.window.size,
       structop::enum_name(opts.window.act),
-      structop::optional_enum_name(opts.fallback));
+      structop::optional_enum_name(opts.fallback),
+      opts.steps,
+      structop::to_flat<c10::SymIntArrayRef>(opts.shape));
 }
 
 at::Tensor pick_scalar(
     const at::Tensor& from_,
     double value,
-    c10::optional<::golden_shared::Act> act) {
-  return pick_scalar_handle().call(from_, value, structop::optional_enum_name(act));
+    c10::optional<::golden_shared::Act> act,
+    c10::SymInt n) {
+  return pick_scalar_handle().call(from_, value, structop::optional_enum_name(act), n);
 }
 
 }  // namespace golden::features
@@ -292,8 +324,8 @@ at::Tensor pick_scalar(
 // ===========================================================================
 
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
-  m.def(R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[])");
-  m.def(R"(pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor)");
+  m.def(R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
+  m.def(R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)", {at::Tag::pt2_compliant_tag, at::Tag::needs_fixed_stride_order});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
@@ -315,5 +347,5 @@ TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {
   m.impl("pick", TORCH_FN(golden::features::pick_autograd));
-  m.impl("pick.scalar", torch::CppFunction::makeFallthrough());  // backward: false
+  m.impl("pick.scalar", torch::autograd::autogradNotImplementedFallback());  // backward: false
 }

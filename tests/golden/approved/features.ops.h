@@ -68,6 +68,8 @@ struct Opts {
   at::Device device = at::Device("cpu");
   ::golden_shared::Window window = {};
   c10::optional<::golden_shared::Act> fallback = c10::nullopt;
+  c10::SymInt steps = 4;
+  std::vector<c10::SymInt> shape = {2, 3};
 };
 #endif
 
@@ -98,18 +100,19 @@ struct pick_grad_slot {
 // (Autograd, Meta and device dispatch apply).
 
 /// pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
-/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[]
+/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]
 std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts);
 
-/// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor
-/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor
+/// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor
+/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor
 at::Tensor pick_scalar(
     const at::Tensor& from_,
     double value = 0.5,
-    c10::optional<::golden_shared::Act> act = c10::nullopt);
+    c10::optional<::golden_shared::Act> act = c10::nullopt,
+    c10::SymInt n = 1);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -140,12 +143,14 @@ pick_grads pick_backward(
 at::Tensor pick_scalar_cpu(
     const at::Tensor& from_,
     double value,
-    c10::optional<::golden_shared::Act> act);
+    c10::optional<::golden_shared::Act> act,
+    c10::SymInt n);
 /// golden_features::pick.scalar forward on CUDA.
 at::Tensor pick_scalar_cuda(
     const at::Tensor& from_,
     double value,
-    c10::optional<::golden_shared::Act> act);
+    c10::optional<::golden_shared::Act> act,
+    c10::SymInt n);
 
 }  // namespace kernels
 

@@ -67,28 +67,32 @@ pick_grads kernels::pick_backward(
       grad_output);
 }
 
-// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor (CPU)
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor (CPU)
 at::Tensor kernels::pick_scalar_cpu(
     const at::Tensor& from_,
     double value,
-    c10::optional<::golden_shared::Act> act) {
+    c10::optional<::golden_shared::Act> act,
+    c10::SymInt n) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cpu (features.ops.stubs.cpp)",
       from_,
       value,
-      act);
+      act,
+      n);
 }
 
-// pick.scalar(Tensor from, float value=0.5, Act? act=None) -> Tensor (CUDA)
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor (CUDA)
 at::Tensor kernels::pick_scalar_cuda(
     const at::Tensor& from_,
     double value,
-    c10::optional<::golden_shared::Act> act) {
+    c10::optional<::golden_shared::Act> act,
+    c10::SymInt n) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cuda (features.ops.stubs.cpp)",
       from_,
       value,
-      act);
+      act,
+      n);
 }
 
 }  // namespace golden::features

@@ -23,6 +23,7 @@ __all__ = [
 
 NAMESPACE = "golden_features"
 STRUCTOPC_VERSION = "0.1.0"
+_IDL_STEM = "features"
 
 
 def load_library(path: str) -> None:
@@ -91,19 +92,55 @@ def _explain_failure(op, params, values, error, bound):
                            "compiled extension first") from error
 
 
-def _register_pytree(cls):
-    """Lets torch.utils._pytree flatten and rebuild records (where torch has it)."""
-    try:
-        from torch.utils import _pytree
-    except ImportError:
+def _to_json(value):
+    """A record's static field value as JSON data (torch.export saves it)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
+        return {"torch": str(value).split(".", 1)[1]}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
+
+
+def _register_pytree(cls, children, static):
+    """Registers a record with torch.utils._pytree, as torch.compile and
+    torch.export take inputs apart: the fields in `children` (tensors and
+    records) are its children; the others are static values, kept in the
+    context (a record input to an exported program is specialized on
+    them). The serialized type name is stable (structop.<namespace>.<IDL
+    stem>.<record>); a second import of this module registers its new
+    classes under the same name, which then refers to the newest."""
+    from torch.utils import _pytree
+    if cls in _pytree.SUPPORTED_NODES:
         return
-    register = getattr(_pytree, "register_pytree_node", None) or getattr(_pytree, "_register_pytree_node", None)
-    if register is None:
-        return
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    register(cls,
-             lambda obj: ([getattr(obj, n) for n in names], names),
-             lambda values, context: cls(**dict(zip(context, values))))
+
+    def flatten(obj):
+        return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
+
+    def flatten_with_keys(obj):
+        values, context = flatten(obj)
+        return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+
+    def unflatten(values, context):
+        return cls(**dict(zip(children, values)), **dict(zip(static, context)))
+
+    _pytree.register_pytree_node(
+        cls, flatten, unflatten,
+        serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
+        to_dumpable_context=lambda context: [_to_json(v) for v in context],
+        from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
+        flatten_with_keys_fn=flatten_with_keys)
 
 
 class Act(str, enum.Enum):
@@ -125,7 +162,7 @@ class Window:
 
 
 Window._structop_fields = (("size", _INT), ("act", _enum(Act)))
-_register_pytree(Window)
+_register_pytree(Window, (), ("size", "act"))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -141,10 +178,12 @@ class Opts:
     device: typing.Union[torch.device, str] = torch.device("cpu")
     window: Window = dataclasses.field(default_factory=Window)
     fallback: typing.Optional[Act] = None
+    steps: int = 4
+    shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
 
-Opts._structop_fields = (("sizes", _list(_INT)), ("weights", _list(_FLOAT)), ("mask", _optional(_TENSOR)), ("k", _optional(_INT)), ("label", _optional(_STR)), ("dtype", _DTYPE), ("device", _DEVICE), ("window", _record(Window)), ("fallback", _optional(_enum(Act))))
-_register_pytree(Opts)
+Opts._structop_fields = (("sizes", _list(_INT)), ("weights", _list(_FLOAT)), ("mask", _optional(_TENSOR)), ("k", _optional(_INT)), ("label", _optional(_STR)), ("dtype", _DTYPE), ("device", _DEVICE), ("window", _record(Window)), ("fallback", _optional(_enum(Act))), ("steps", _INT), ("shape", _list(_INT)))
+_register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "k", "label", "dtype", "device", "fallback", "steps", "shape"))
 
 
 _pick_params = (("from", _TENSOR), ("to", _optional(_TENSOR)), ("opts", _record(Opts)))
@@ -152,9 +191,9 @@ _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
-    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None) -> Tensor[])."""
+    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
     try:
-        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback)
+        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_op is None and _bind():
             return pick(from_, to, opts)
@@ -175,22 +214,24 @@ pick.slot_map = {
     "opts.window.size": "opts__window__size",
     "opts.window.act": "opts__window__act",
     "opts.fallback": "opts__fallback",
+    "opts.steps": "opts__steps",
+    "opts.shape": "opts__shape",
 }
-pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None) -> Tensor[]"
+pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
 
 
-_pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT), ("act", _optional(_enum(Act))))
+_pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT), ("act", _optional(_enum(Act))), ("n", _INT))
 _pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
 
 
-def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None) -> torch.Tensor:
-    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor)."""
+def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1) -> torch.Tensor:
+    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)."""
     try:
-        return _pick_scalar_op(from_, value, act)
+        return _pick_scalar_op(from_, value, act, n)
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_scalar_op is None and _bind():
-            return pick_scalar(from_, value, act)
-        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act), error, _pick_scalar_op is not None)
+            return pick_scalar(from_, value, act, n)
+        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
         raise
 
 
@@ -198,8 +239,9 @@ pick_scalar.slot_map = {
     "from": "from",
     "value": "value",
     "act": "act",
+    "n": "n",
 }
-pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None) -> Tensor"
+pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor"
 
 
 def _bind():

@@ -311,5 +311,9 @@ TORCH_LIBRARY_IMPL(golden, Meta, m) {
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   m.impl("affine", TORCH_FN(golden::affine_autograd));
   m.impl("split", TORCH_FN(golden::split_autograd));
-  m.impl("scale_", torch::CppFunction::makeFallthrough());  // backward: false
+  m.impl("scale_", torch::autograd::autogradNotImplementedFallback());  // backward: false
+}
+
+TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {
+  m.impl("scale_", torch::autograd::autogradNotImplementedInplaceOrViewFallback());
 }

@@ -26,6 +26,7 @@ __all__ = [
 
 NAMESPACE = "golden"
 STRUCTOPC_VERSION = "0.1.0"
+_IDL_STEM = "records"
 
 
 def load_library(path: str) -> None:
@@ -94,19 +95,55 @@ def _explain_failure(op, params, values, error, bound):
                            "compiled extension first") from error
 
 
-def _register_pytree(cls):
-    """Lets torch.utils._pytree flatten and rebuild records (where torch has it)."""
-    try:
-        from torch.utils import _pytree
-    except ImportError:
+def _to_json(value):
+    """A record's static field value as JSON data (torch.export saves it)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
+        return {"torch": str(value).split(".", 1)[1]}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
+
+
+def _register_pytree(cls, children, static):
+    """Registers a record with torch.utils._pytree, as torch.compile and
+    torch.export take inputs apart: the fields in `children` (tensors and
+    records) are its children; the others are static values, kept in the
+    context (a record input to an exported program is specialized on
+    them). The serialized type name is stable (structop.<namespace>.<IDL
+    stem>.<record>); a second import of this module registers its new
+    classes under the same name, which then refers to the newest."""
+    from torch.utils import _pytree
+    if cls in _pytree.SUPPORTED_NODES:
         return
-    register = getattr(_pytree, "register_pytree_node", None) or getattr(_pytree, "_register_pytree_node", None)
-    if register is None:
-        return
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    register(cls,
-             lambda obj: ([getattr(obj, n) for n in names], names),
-             lambda values, context: cls(**dict(zip(context, values))))
+
+    def flatten(obj):
+        return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
+
+    def flatten_with_keys(obj):
+        values, context = flatten(obj)
+        return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+
+    def unflatten(values, context):
+        return cls(**dict(zip(children, values)), **dict(zip(static, context)))
+
+    _pytree.register_pytree_node(
+        cls, flatten, unflatten,
+        serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
+        to_dumpable_context=lambda context: [_to_json(v) for v in context],
+        from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
+        flatten_with_keys_fn=flatten_with_keys)
 
 
 class Mode(str, enum.Enum):
@@ -132,7 +169,7 @@ class Inner:
 
 
 Inner._structop_fields = (("w", _TENSOR), ("b", _optional(_TENSOR)))
-_register_pytree(Inner)
+_register_pytree(Inner, ("w", "b"), ())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +182,7 @@ class Cfg:
 
 
 Cfg._structop_fields = (("inner", _record(Inner)), ("scale", _FLOAT), ("mode", _enum(Mode)))
-_register_pytree(Cfg)
+_register_pytree(Cfg, ("inner",), ("scale", "mode"))
 
 
 _affine_params = (("x", _TENSOR), ("cfg", _record(Cfg)))
