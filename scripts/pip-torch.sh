@@ -39,8 +39,10 @@ fi
 echo "structop: creating $venv with torch==$torch_version ($real)" >&2
 rm -rf "$venv"
 "$real" -m venv "$venv"
+# (This machine's pip configuration names package folders that may not exist;
+# pip warns about each, which says nothing about the install.)
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$torch_version" \
-  "numpy==$numpy_version"
+  "numpy==$numpy_version" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 have_version || {
   echo "structop: $venv does not import torch $torch_version and numpy $numpy_version" >&2
   exit 1
