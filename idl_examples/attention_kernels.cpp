@@ -29,13 +29,19 @@ namespace attention {
 namespace {
 
 double resolved_scale(const AttnCfg& cfg, const at::Tensor& q) {
-  return cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  if (cfg.scale) return *cfg.scale;
+  // setup_context also runs while torch.compile traces with symbolic shapes:
+  // guard on the head dimension only (size() would specialize every dimension).
+  return 1.0 / std::sqrt(static_cast<double>(q.sym_size(-1).guard_int(__FILE__, __LINE__)));
 }
 
 /// |query position - key position| as [Lq, Lk]; query i sits at i + Lk - Lq.
-at::Tensor distance(int64_t lq, int64_t lk, const at::TensorOptions& options) {
-  const at::Tensor qpos = at::arange(lq, options).unsqueeze(1) + static_cast<double>(lk - lq);
-  const at::Tensor kpos = at::arange(lk, options).unsqueeze(0);
+/// Lengths are SymInts: the backward also runs while torch.compile traces it
+/// with symbolic shapes, where size() would specialize them.
+at::Tensor distance(const c10::SymInt& lq, const c10::SymInt& lk,
+                    const at::TensorOptions& options) {
+  const at::Tensor qpos = at::arange(c10::Scalar(lq), options).unsqueeze(1) + c10::Scalar(lk - lq);
+  const at::Tensor kpos = at::arange(c10::Scalar(lk), options).unsqueeze(0);
   return qpos - kpos;  // signed: > 0 for keys before the query
 }
 
@@ -65,7 +71,7 @@ Logits compute_logits(const at::Tensor& q, const at::Tensor& k, const AttnCfg& c
     s = l.tanh * *cfg.softcap;
   }
   if (bias) s = s + *bias;
-  const at::Tensor d = distance(q.size(-2), k.size(-2), q.options());
+  const at::Tensor d = distance(q.sym_size(-2), k.sym_size(-2), q.options());
   l.distance = d.abs();
   if (cfg.alibi_slopes) s = s - cfg.alibi_slopes->view({-1, 1, 1}) * l.distance;
   l.logits = s.masked_fill(hidden(d, cfg), -std::numeric_limits<double>::infinity());
@@ -148,7 +154,7 @@ attention_grads kernels::attention_backward(torch::autograd::AutogradContext* ct
       /*k=*/at::matmul(gs.transpose(-2, -1), q) * scale,
       /*v=*/at::matmul(p.transpose(-2, -1), grad_out),
       /*cfg=*/{/*alibi_slopes=*/slopes.defined() ? -(gl * l.distance).sum({0, 2, 3}) : at::Tensor()},
-      /*bias=*/bias.defined() ? gl.sum_to_size(bias.sizes()) : at::Tensor(),
+      /*bias=*/bias.defined() ? gl.sum_to_size_symint(bias.sym_sizes()) : at::Tensor(),
   };
   return grads;
 }

@@ -39,8 +39,9 @@ at::Tensor linear_forward(const at::Tensor& x, const Linear& l) {
 /// The gradients of linear_forward(x, l) given gy (a vector-Jacobian product): for x and for l's tensors.
 std::pair<at::Tensor, LinearGrad> linear_vjp(const at::Tensor& x, const Linear& l,
                                                   const at::Tensor& gy) {
-  const at::Tensor x2 = x.reshape({-1, x.size(-1)});
-  const at::Tensor gy2 = gy.reshape({-1, gy.size(-1)});
+  // Symbolic sizes: the backward also runs under torch.compile(dynamic=True).
+  const at::Tensor x2 = x.reshape_symint({-1, x.sym_size(-1)});
+  const at::Tensor gy2 = gy.reshape_symint({-1, gy.sym_size(-1)});
   at::Tensor gx = at::matmul(gy, l.weight);
   at::Tensor ga, gb;
   if (l.lora.a) {

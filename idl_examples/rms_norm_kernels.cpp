@@ -39,7 +39,10 @@ NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& r, const at:
     const at::Tensor gn = weight.defined() ? gy * weight : gy;
     grads.x = r * (gn - x * r.pow(2) * (gn * x).mean(-1, /*keepdim=*/true));
   }
-  if (need_weight && weight.defined()) grads.weight = (gy * x * r).sum_to_size(weight.sizes());
+  // sym_sizes: the backward also runs under torch.compile's symbolic shapes.
+  if (need_weight && weight.defined()) {
+    grads.weight = (gy * x * r).sum_to_size_symint(weight.sym_sizes());
+  }
   return grads;
 }
 
