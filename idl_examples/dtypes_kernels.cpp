@@ -19,14 +19,14 @@ at::Tensor kernels::cast_meta(const at::Tensor& x, const CastCfg& cfg) {
   return at::empty_like(x, x.options().dtype(cfg.dtype));
 }
 
-at::Tensor kernels::full(const FillCfg& cfg) {
-  return at::full_symint(cfg.sizes, cfg.value,
-                         at::TensorOptions().dtype(cfg.dtype).device(cfg.device));
+// With no tensor argument the op dispatches to this kernel whatever `device`
+// is; FakeTensorMode (torch.compile) calls it with device=meta.
+at::Tensor kernels::full(const FillCfg& cfg, at::Device device) {
+  return at::full_symint(cfg.sizes, cfg.value, at::TensorOptions().dtype(cfg.dtype).device(device));
 }
 
-// Reached only when the Meta key is selected explicitly (an op without
-// tensor arguments dispatches on none), e.g. by a tracer.
-at::Tensor kernels::full_meta(const FillCfg& cfg) {
+// Reached only when the Meta key is selected explicitly, e.g. by a tracer.
+at::Tensor kernels::full_meta(const FillCfg& cfg, at::Device /*device*/) {
   return at::empty_symint(cfg.sizes, at::TensorOptions().dtype(cfg.dtype).device(at::kMeta));
 }
 

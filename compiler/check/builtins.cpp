@@ -214,6 +214,16 @@ constexpr bool strictly_sorted(const std::string_view* begin, const std::string_
 }
 }  // namespace
 
+bool is_python_keyword(std::string_view name) {
+  static constexpr std::string_view kWords[] = {
+      "False", "None",   "True",    "and",      "as",     "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",      "elif",   "else",   "except", "finally",  "for",
+      "from",  "global", "if",      "import",   "in",     "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",   "raise",   "return",   "try",    "while",  "with",   "yield"};
+  static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
+  return std::binary_search(std::begin(kWords), std::end(kWords), name);
+}
+
 bool is_reserved_word(std::string_view name) {
   // C++ keywords and alternative tokens, Python keywords and soft keywords
   // that cannot be parameter names. Sorted (ASCII order) for binary search:

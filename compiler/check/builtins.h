@@ -63,5 +63,8 @@ bool tag_in_torch_2_6(std::string_view tag);
 /// True if `name` is a C++ or Python keyword (or a name the generated APIs
 /// cannot use as is); such names get a trailing `_` in generated APIs.
 bool is_reserved_word(std::string_view name);
+/// True if `name` is a Python keyword (keyword.kwlist): not a valid name for
+/// a Python parameter, e.g. in torch.fx's signature of a custom op.
+bool is_python_keyword(std::string_view name);
 
 }  // namespace structop::model

@@ -541,6 +541,7 @@ class Resolver {
     }
     check_dispatch(decl, op);
     check_tags(decl, op);
+    check_pt2_compliant(decl, op);
     if (!ok) return;
     check_backward(decl, op);
     ops_spans_.push_back(sig.name.span);
@@ -621,6 +622,43 @@ class Resolver {
         continue;
       }
       op.tags.push_back(tag.text);
+    }
+  }
+
+  /// `pt2_compliant_tag` promises that torch.compile and torch.export handle
+  /// the op; two schemas cannot keep that promise whatever the kernels do.
+  void check_pt2_compliant(const syntax::OpDecl& decl, const model::Op& op) {
+    auto tag = std::find_if(decl.tags.begin(), decl.tags.end(),
+                            [](const syntax::Name& t) { return t.text == "pt2_compliant_tag"; });
+    if (tag == decl.tags.end()) return;
+    // torch.fx binds a custom op's arguments by name, with inspect.Signature,
+    // which refuses Python keywords (aten's own `from` is special-cased).
+    for (const auto& p : op.params) {
+      if (model::is_python_keyword(p.name)) {
+        diags_.error(tag->span,
+                     fmt::format("op `{}` has a parameter named `{}`, a Python keyword, so it cannot be "
+                                 "`pt2_compliant_tag`: torch.compile binds custom-op arguments by name",
+                                 op.qualified_name(), p.name),
+                     fmt::format("rename the parameter (e.g. `{}_` or a synonym), or drop the tag", p.name));
+      }
+    }
+    // FakeTensorMode (and so torch.compile and opcheck) treats an op with no
+    // tensor argument that returns one Tensor as a tensor constructor: it
+    // runs it with `device=meta`.
+    bool tensor_argument = false, device_parameter = false;
+    for (const auto& p : op.params) {
+      tensor_argument |= p.type.holds_tensor() ||
+                         (p.type.is_record() && module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf);
+      device_parameter |= p.name == "device" && p.type.is_builtin(Builtin::Device) && p.type.suffixes.size() <= 1;
+    }
+    const bool returns_one_tensor = op.returns.size() == 1 && op.returns[0].type.is_plain_tensor();
+    if (!tensor_argument && returns_one_tensor && !device_parameter) {
+      diags_.error(tag->span,
+                   fmt::format("op `{}` takes no tensor and returns one, so torch.compile treats it as a tensor "
+                               "constructor and passes it `device=`; it has no `device` parameter",
+                               op.qualified_name()),
+                   "add a parameter `Device device` (or `Device? device=None`), as torch's constructors have, "
+                   "and create the result on it");
     }
   }
 

@@ -302,9 +302,11 @@ class PythonEmitter {
           def flatten(obj):
               return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
 
+          # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
+          # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
           def flatten_with_keys(obj):
               values, context = flatten(obj)
-              return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+              return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
 
           def unflatten(values, context):
               return cls(**dict(zip(children, values)), **dict(zip(static, context)))
@@ -315,10 +317,23 @@ class PythonEmitter {
               to_dumpable_context=lambda context: [_to_json(v) for v in context],
               from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
               flatten_with_keys_fn=flatten_with_keys)
+          # torch.export of torch 2.6 flattens inputs through torch.fx's own
+          # registry too.
+          from torch.fx import _pytree as _fx_pytree
+          _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
     )py");
   }
 
   void epilogue() {
+    // torch.export.load (weights_only unpickling) accepts only allowed classes.
+    std::vector<std::string> classes;
+    for (const auto& e : m_.enums) classes.push_back(api_name(e.name));
+    for (const auto& r : m_.records) classes.push_back(api_name(r.name));
+    if (!classes.empty()) {
+      p_.line();
+      p_.line();
+      p_.line(fmt::format("torch.serialization.add_safe_globals([{}])", fmt::join(classes, ", ")));
+    }
     std::string globals, binds;
     for (const auto& lo : in_.lowered.ops) {
       const model::Op& op = m_.ops[lo.op];
@@ -397,7 +412,9 @@ class PythonEmitter {
                     ? fmt::format(" = dataclasses.field(default_factory=lambda: {})", literal(f.type, *f.default_value, true))
                     : " = " + literal(f.type, *f.default_value, false);
       } else if (f.type.is_record() && record(f.type).all_defaulted) {
-        value = fmt::format(" = dataclasses.field(default_factory={})", api_name(record(f.type).name));
+        // A lambda, not the class itself: torch.compile (2.13) cannot trace a
+        // dataclass default_factory that is a class.
+        value = fmt::format(" = dataclasses.field(default_factory=lambda: {}())", api_name(record(f.type).name));
       }
       if (!value.empty()) seen_default = true;
       else if (seen_default) kw_only = true;

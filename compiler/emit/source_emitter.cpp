@@ -508,11 +508,11 @@ class SourceEmitter {
             fmt::format("m.impl({}, TORCH_FN({}::{}));", cpp_string_literal(op.lowered().qualified_name), cpp, adapter));
       }
     }
-    // Autograd: the bridge for `backward: true`; otherwise PyTorch's
-    // not-implemented fallback, so that a backward through the op raises an
-    // error naming it (eagerly and under torch.compile alike), and, for ops
-    // that write to inputs, its ADInplaceOrView kernel, which bumps their
-    // version counters.
+    // Autograd: the bridge for `backward: true`; otherwise the runtime's
+    // no_backward_autograd, so that a backward through what the op returned
+    // or wrote raises an error naming it (eagerly and under torch.compile
+    // alike), and, for ops that write to inputs, bump_written_versions for
+    // ADInplaceOrView (structop/no_backward.h).
     Strings meta, autograd, inplace_or_view;
     for (const auto& op : ops_) {
       std::string name = cpp_string_literal(op.lowered().qualified_name);
@@ -520,11 +520,10 @@ class SourceEmitter {
       autograd.push_back(
           op.op().backward
               ? fmt::format("m.impl({}, TORCH_FN({}::{}_autograd));", name, cpp, op.name())
-              : fmt::format("m.impl({}, torch::autograd::autogradNotImplementedFallback());  // backward: false",
-                            name));
+              : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
       if (!op.op().backward && op.lowered().writes_inputs) {
         inplace_or_view.push_back(
-            fmt::format("m.impl({}, torch::autograd::autogradNotImplementedInplaceOrViewFallback());", name));
+            fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
       }
     }
     keys.push_back("Meta");

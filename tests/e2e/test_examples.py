@@ -189,7 +189,7 @@ class Forward(unittest.TestCase):
         self.assertEqual((y.dtype, y.device.type), (torch.bfloat16, "meta"))
         y = ops.dtypes.cast(x, torch.int32, "cpu")
         self.assertEqual(y.dtype, torch.int32)
-        m = ops.dtypes.full([3], 0.0, torch.float16, "meta")
+        m = ops.dtypes.full([3], 0.0, torch.float16, device="meta")
         self.assertEqual((m.dtype, m.device.type), (torch.float16, "meta"))
         # `from`, a Python keyword, keeps its name in the schema.
         self.assertEqual(ops.dtypes.cast_checked(y, **{"from": torch.int32, "to": torch.int64}).dtype,

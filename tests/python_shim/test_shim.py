@@ -167,8 +167,8 @@ class Forward(unittest.TestCase):
         self.assertEqual(dtypes.cast(x).dtype, torch.float32)
         y = dtypes.cast(x, dtypes.CastCfg(dtype=torch.float64, device="cpu"))
         self.assertEqual((y.dtype, y.device.type), (torch.float64, "cpu"))
-        f = dtypes.full(dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16,
-                                       device=torch.device("cpu")))
+        f = dtypes.full(dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16),
+                        device=torch.device("cpu"))
         self.assertEqual((f.shape, f.dtype), (torch.Size([2, 3]), torch.float16))
         torch.testing.assert_close(f, torch.full((2, 3), 1.5, dtype=torch.float16))
 

@@ -66,15 +66,15 @@ inline constexpr bool kIntrusiveNodes =
 template <class T>
 using NodeHandle = std::conditional_t<kIntrusiveNodes, c10::intrusive_ptr<T>, std::shared_ptr<T>>;
 
-/// A new node of type T. With std::shared_ptr, torch's deleteNode (found by
+/// A new node of type T, constructed from `args`. With std::shared_ptr, torch's deleteNode (found by
 /// argument-dependent lookup, so it is only looked up where it exists) frees
 /// long chains of nodes without deep recursion.
-template <class T>
-NodeHandle<T> new_node() {
+template <class T, class... Args>
+NodeHandle<T> new_node(Args&&... args) {
   if constexpr (kIntrusiveNodes) {
-    return c10::make_intrusive<T>();
+    return c10::make_intrusive<T>(std::forward<Args>(args)...);
   } else {
-    return NodeHandle<T>(new T(), [](T* node) { deleteNode(node); });
+    return NodeHandle<T>(new T(std::forward<Args>(args)...), [](T* node) { deleteNode(node); });
   }
 }
 

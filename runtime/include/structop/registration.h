@@ -4,13 +4,13 @@
 #pragma once
 
 #include <structop/autograd_bridge.h>
+#include <structop/no_backward.h>
 #include <structop/runtime.h>
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/DispatchKeySet.h>
-#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <utility>

@@ -325,7 +325,7 @@ at::Tensor pick_scalar(
 
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
   m.def(R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
-  m.def(R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)", {at::Tag::pt2_compliant_tag, at::Tag::needs_fixed_stride_order});
+  m.def(R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)", {at::Tag::nondeterministic_seeded, at::Tag::needs_fixed_stride_order});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
@@ -347,5 +347,5 @@ TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {
   m.impl("pick", TORCH_FN(golden::features::pick_autograd));
-  m.impl("pick.scalar", torch::autograd::autogradNotImplementedFallback());  // backward: false
+  m.impl("pick.scalar", structop::no_backward_kernel());
 }

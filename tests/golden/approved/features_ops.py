@@ -128,9 +128,11 @@ def _register_pytree(cls, children, static):
     def flatten(obj):
         return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
 
+    # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
+    # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
     def flatten_with_keys(obj):
         values, context = flatten(obj)
-        return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+        return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
 
     def unflatten(values, context):
         return cls(**dict(zip(children, values)), **dict(zip(static, context)))
@@ -141,6 +143,10 @@ def _register_pytree(cls, children, static):
         to_dumpable_context=lambda context: [_to_json(v) for v in context],
         from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
         flatten_with_keys_fn=flatten_with_keys)
+    # torch.export of torch 2.6 flattens inputs through torch.fx's own
+    # registry too.
+    from torch.fx import _pytree as _fx_pytree
+    _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
 
 
 class Act(str, enum.Enum):
@@ -176,7 +182,7 @@ class Opts:
     label: typing.Optional[str] = None
     dtype: torch.dtype = torch.float32
     device: typing.Union[torch.device, str] = torch.device("cpu")
-    window: Window = dataclasses.field(default_factory=Window)
+    window: Window = dataclasses.field(default_factory=lambda: Window())
     fallback: typing.Optional[Act] = None
     steps: int = 4
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
@@ -242,6 +248,9 @@ pick_scalar.slot_map = {
     "n": "n",
 }
 pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor"
+
+
+torch.serialization.add_safe_globals([Act, Window, Opts])
 
 
 def _bind():

@@ -311,9 +311,9 @@ TORCH_LIBRARY_IMPL(golden, Meta, m) {
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   m.impl("affine", TORCH_FN(golden::affine_autograd));
   m.impl("split", TORCH_FN(golden::split_autograd));
-  m.impl("scale_", torch::autograd::autogradNotImplementedFallback());  // backward: false
+  m.impl("scale_", structop::no_backward_kernel());
 }
 
 TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {
-  m.impl("scale_", torch::autograd::autogradNotImplementedInplaceOrViewFallback());
+  m.impl("scale_", structop::bump_written_versions_kernel());
 }

@@ -131,9 +131,11 @@ def _register_pytree(cls, children, static):
     def flatten(obj):
         return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
 
+    # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
+    # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
     def flatten_with_keys(obj):
         values, context = flatten(obj)
-        return [(_pytree.GetAttrKey(n), v) for n, v in zip(children, values)], context
+        return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
 
     def unflatten(values, context):
         return cls(**dict(zip(children, values)), **dict(zip(static, context)))
@@ -144,6 +146,10 @@ def _register_pytree(cls, children, static):
         to_dumpable_context=lambda context: [_to_json(v) for v in context],
         from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
         flatten_with_keys_fn=flatten_with_keys)
+    # torch.export of torch 2.6 flattens inputs through torch.fx's own
+    # registry too.
+    from torch.fx import _pytree as _fx_pytree
+    _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
 
 
 class Mode(str, enum.Enum):
@@ -261,6 +267,9 @@ scale_.slot_map = {
     "cfg.mode": "cfg__mode",
 }
 scale_.schema = "golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> ()"
+
+
+torch.serialization.add_safe_globals([Mode, Inner, Cfg])
 
 
 def _bind():
