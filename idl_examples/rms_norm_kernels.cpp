@@ -85,7 +85,7 @@ rms_norm_grads kernels::rms_norm_backward(torch::autograd::AutogradContext* ctx,
   const at::Tensor& x = saved[0];
   NormGrads g = normalize_backward(x, inv_rms(x, ctx->saved_data["eps"].toDouble()), saved[1],
                                    grad_output, ctx->needs_input_grad(rms_norm_grad_slot::x),
-                                   ctx->needs_input_grad(rms_norm_grad_slot::cfg__weight));
+                                   ctx->needs_input_grad(rms_norm_grad_slot::cfg_weight));
   return {/*x=*/std::move(g.x), /*cfg=*/{/*weight=*/std::move(g.weight)}};
 }
 
@@ -114,7 +114,7 @@ rms_norm_gated_grads kernels::rms_norm_gated_backward(torch::autograd::AutogradC
   NormGrads g = normalize_backward(
       x, r, weight, grad_output * at::silu(gate),
       ctx->needs_input_grad(rms_norm_gated_grad_slot::x),
-      ctx->needs_input_grad(rms_norm_gated_grad_slot::cfg__weight));
+      ctx->needs_input_grad(rms_norm_gated_grad_slot::cfg_weight));
   at::Tensor grad_gate;
   if (ctx->needs_input_grad(rms_norm_gated_grad_slot::gate)) {
     const at::Tensor n = weight.defined() ? x * r * weight : x * r;  // normalize(x, cfg)

@@ -33,8 +33,8 @@ op_grads kernels::op_backward(torch::autograd::AutogradContext* ctx,
   const at::Tensor& w = saved[1];
   const at::Tensor g = grad_output * ctx->saved_data["scale"].toDouble();
   const bool need_x = ctx->needs_input_grad(op_grad_slot::x);
-  const bool need_w = ctx->needs_input_grad(op_grad_slot::cfg__inner__w);
-  const bool need_b = ctx->needs_input_grad(op_grad_slot::cfg__inner__b);
+  const bool need_w = ctx->needs_input_grad(op_grad_slot::cfg_inner_w);
+  const bool need_b = ctx->needs_input_grad(op_grad_slot::cfg_inner_b);
   return {
       /*x=*/need_x ? g * w : at::Tensor(),
       /*cfg=*/{/*inner=*/{/*w=*/need_w ? g * x : at::Tensor(), /*b=*/need_b ? g : at::Tensor()}},

@@ -39,6 +39,7 @@ struct Type {
   /// Contains a Tensor anywhere (`Tensor`, `Tensor?`, `Tensor[]`, `Tensor?[]`).
   bool holds_tensor() const { return is_builtin(Builtin::Tensor); }
   /// `Tensor` or `Tensor?`: a leaf that receives a gradient (lists do not).
+  /// The one rule: the checker, lowering and every emitter use it.
   bool takes_grad() const {
     return is_builtin(Builtin::Tensor) && (suffixes.empty() || (suffixes.size() == 1 && is_optional()));
   }
@@ -86,6 +87,9 @@ struct Record {
   bool from_include = false;
   /// Some leaf (at any depth) is a Tensor, `Tensor?`, `Tensor[]` or `Tensor?[]`.
   bool has_tensor_leaf = false;
+  /// Some leaf (at any depth) takes a gradient (Type::takes_grad): the record
+  /// has a grad record, and an op taking it can have `backward: true`.
+  bool takes_grad = false;
   /// Every leaf has a default, so `Record{}` is a complete value.
   bool all_defaulted = false;
 };

@@ -298,6 +298,7 @@ class Resolver {
           size_t inner_index = static_cast<size_t>(field.type.decl);
           const model::Record& inner = module_->records[inner_index];
           out.has_tensor_leaf |= inner.has_tensor_leaf;
+          out.takes_grad |= inner.takes_grad;
           out.all_defaulted &= inner.all_defaulted;
           record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
           record_leaves_[i] = std::min(record_leaves_[i] + record_leaves_[inner_index], kLeafCountCap);
@@ -309,6 +310,7 @@ class Resolver {
           }
         } else {
           out.has_tensor_leaf |= field.type.holds_tensor();
+          out.takes_grad |= field.type.takes_grad();
           out.all_defaulted &= field.default_value.has_value();
           record_leaves_[i] = std::min(record_leaves_[i] + 1, kLeafCountCap);
         }
@@ -670,15 +672,18 @@ class Resolver {
                                op.qualified_name()),
                    "split the in-place update into its own op without a backward");
     }
-    bool has_tensor_input = false;
+    bool has_grad_input = false, has_tensor_list = false;
     for (const auto& p : op.params) {
-      has_tensor_input |= p.type.holds_tensor() ||
-                          (p.type.is_record() &&
-                           module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf);
+      const model::Record* r = p.type.is_record() ? &module_->records[static_cast<size_t>(p.type.decl)] : nullptr;
+      has_grad_input |= r ? r->takes_grad : p.type.takes_grad();
+      has_tensor_list |= r ? r->has_tensor_leaf : p.type.holds_tensor();
     }
-    if (!has_tensor_input) {
-      diags_.error(op.name_span, fmt::format("op `{}` has `backward: true` but no tensor input", op.qualified_name()),
-                   "remove `backward: true`; there is nothing to differentiate");
+    if (!has_grad_input) {
+      diags_.error(op.name_span,
+                   fmt::format("op `{}` has `backward: true` but no `Tensor` or `Tensor?` input", op.qualified_name()),
+                   has_tensor_list ? "`Tensor[]` inputs take no gradient yet; remove `backward: true`, or pass the "
+                                     "tensors that need gradients as `Tensor` parameters or fields"
+                                   : "remove `backward: true`; there is nothing to differentiate");
     }
     bool has_tensor_output = false;
     for (const auto& r : op.returns) {

@@ -21,16 +21,99 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 bool blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
+// A list is encoded in the text as kOpen item kSep item ... kClose.
+constexpr char kOpen = '\x01';
+constexpr char kSep = '\x02';
+constexpr char kClose = '\x03';
+
+/// Index of the kClose matching the kOpen at `open`.
+size_t matching_close(std::string_view text, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    if (text[i] == kOpen) ++depth;
+    if (text[i] == kClose && --depth == 0) return i;
+  }
+  throw std::logic_error("unbalanced list in generated text");
+}
+
+/// Lays out one line (already indented by `indent` spaces) into `out`.
+void lay_out(std::string_view line, size_t indent, std::string& out) {
+  const std::string flat = CodePrinter::flat(line);
+  const size_t open = line.find(kOpen);
+  if (open == std::string_view::npos || flat.size() <= CodePrinter::kColumns) {
+    out += flat;
+    out += '\n';
+    return;
+  }
+  // Break the first list: opener on this line, one item per line at +4.
+  const size_t close = matching_close(line, open);
+  std::vector<std::string_view> items;
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (line[i] == kOpen) ++depth;
+    if (line[i] == kClose) --depth;
+    if (line[i] == kSep && depth == 0) {
+      items.push_back(line.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (close > open + 1) items.push_back(line.substr(start, close - start));
+  const std::string_view head = line.substr(0, open);
+  const std::string_view tail = line.substr(close + 1);
+  if (items.empty()) {
+    lay_out(std::string(head) + std::string(tail), indent, out);
+    return;
+  }
+  out += CodePrinter::flat(head);
+  out += '\n';
+  // Inside a `//` comment the continuation lines stay comments.
+  std::string pad(indent + 4, ' ');
+  if (line.compare(indent, 2, "//") == 0) {
+    const size_t text = line.find_first_not_of(' ', indent + 2);
+    pad = std::string(indent, ' ') + "//" + std::string((text == std::string_view::npos ? 1 : text - indent - 2) + 4, ' ');
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string item = pad + std::string(items[i]);
+    item += i + 1 < items.size() ? std::string(",") : std::string(tail);
+    lay_out(item, pad.find_first_not_of(' ') == std::string::npos ? pad.size() : indent, out);
+  }
+}
+
 }  // namespace
+
+std::string CodePrinter::list(const std::vector<std::string>& items) {
+  std::string out(1, kOpen);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += kSep;
+    out += items[i];
+  }
+  out += kClose;
+  return out;
+}
+
+std::string CodePrinter::flat(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    if (c == kSep) out += ", ";
+    else if (c != kOpen && c != kClose) out += c;
+  }
+  return out;
+}
 
 void CodePrinter::append_line(std::string_view text) {
   if (blank(text)) {
     out_ += '\n';
     return;
   }
-  out_.append(static_cast<size_t>(indent_), ' ');
-  out_.append(text);
-  out_ += '\n';
+  const std::string line = std::string(static_cast<size_t>(indent_), ' ') + std::string(text);
+  if (!lay_out_) {
+    out_ += line;
+    out_ += '\n';
+    return;
+  }
+  lay_out(line, line.find_first_not_of(' '), out_);
 }
 
 void CodePrinter::line(std::string_view text) { append_line(text); }

@@ -12,12 +12,21 @@
 // `$$` is a literal `$`. A variable that is used but not given, or given but
 // not used, is an emitter bug and throws std::logic_error. A multi-line value
 // continues at the indentation of the line it was substituted into.
+//
+// Layout belongs to the printer: emitters pass argument, parameter and
+// braced lists as CodePrinter::list(items), and the printer lays each out
+// where it lands: `f(a, b)` when the whole line fits in kColumns, else a break
+// after the opener and one item per line at +4 from the line's indentation,
+// the closer right after the last item (clang-format's AlwaysBreak with
+// BinPackArguments/BinPackParameters off). Items may hold lists themselves;
+// they are laid out the same way on their own lines.
 #pragma once
 
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace structop {
 
@@ -25,7 +34,18 @@ class CodePrinter {
  public:
   using Vars = std::initializer_list<std::pair<std::string_view, std::string>>;
 
-  explicit CodePrinter(int indent_step = 2) : step_(indent_step) {}
+  /// Generated lines stay within this many columns where they can.
+  static constexpr size_t kColumns = 100;
+
+  /// A list the printer lays out where it lands (see above), written between
+  /// its opener and closer: `"f(" + CodePrinter::list({"a", "b"}) + ")"`.
+  static std::string list(const std::vector<std::string>& items);
+  /// The text with every list on one line (for measuring and for tests).
+  static std::string flat(std::string_view text);
+
+  /// A printer whose text is substituted into another printer's template
+  /// passes `lay_out = false`: its lists are laid out where they finally land.
+  explicit CodePrinter(int indent_step = 2, bool lay_out = true) : step_(indent_step), lay_out_(lay_out) {}
 
   /// Emits a template with substitutions.
   void emit(Vars vars, std::string_view text);
@@ -54,6 +74,7 @@ class CodePrinter {
   std::string out_;
   int indent_ = 0;
   int step_;
+  bool lay_out_;
 };
 
 }  // namespace structop

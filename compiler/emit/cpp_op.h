@@ -1,8 +1,9 @@
-// Per-op facts the three C++ emitters (header, source, stubs) share: the
-// spelled signature of the record-form API, output and kernel names, the
-// tensor slots that take part in autograd.
+// The C++ view of one lowered op, shared by the three C++ emitters (header,
+// source, stubs): lowering decided the names, kernels, grad slots and
+// defaults; this spells them as C++ types and parameters.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,15 @@
 
 namespace structop {
 
-/// One kernel the user writes for an op's forward: `op` (all devices) or
-/// `op_cpu` for `dispatch: [CPU]`.
-struct CppKernel {
-  std::string name;          // `op`, `op_cpu`
-  std::string dispatch_key;  // `CompositeExplicitAutograd`, `CPU`, ...
+/// One C++ parameter: `const at::Tensor& x = {}`.
+struct CppParam {
+  std::string type;
+  std::string name;
+  std::optional<std::string> default_value;  // a C++ expression
 };
+
+/// `type name` or `type name = default`.
+std::string spell(const CppParam& p, bool with_default = true);
 
 /// The C++ view of one lowered op.
 class CppOp {
@@ -26,33 +30,25 @@ class CppOp {
 
   const model::Op& op() const { return op_; }
   const lower::LoweredOp& lowered() const { return lo_; }
+  const lower::CppNames& names() const { return lo_.names; }
 
   /// `op` / `op_overload`: the C++ identifier.
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return lo_.cpp_name; }
   /// `demo::op.overload` as the dispatcher names it (for messages).
   std::string qualified() const;
 
-  /// The record-form parameters: `const at::Tensor& x`, `const WeightCfg& cfg`,
-  /// with C++ default arguments for a trailing run of defaulted parameters.
-  std::vector<std::string> params(bool with_defaults) const;
-  /// The argument list forwarding those parameters: `x, cfg`.
-  std::string args() const;
+  /// The record-form parameters: `const at::Tensor& x`, `const WeightCfg& cfg`;
+  /// with `with_defaults`, the C++ default arguments lowering allows.
+  std::vector<CppParam> params(bool with_defaults) const;
   /// The return type: `at::Tensor`, `void`, `std::tuple<...>`.
-  std::string return_type() const { return return_type_; }
-
-  /// Output names for setup_context: named returns keep their name, else
-  /// `output` / `output0`, `output1`...
-  const std::vector<std::string>& output_names() const { return output_names_; }
-  /// `const at::Tensor& sum`, `const at::Tensor& prod`.
-  std::vector<std::string> output_params(const std::string& prefix) const;
+  const std::string& return_type() const { return return_type_; }
+  /// `const at::Tensor& sum`, `const at::Tensor& prod` (names prefixed).
+  std::vector<CppParam> output_params(const std::string& prefix) const;
 
   /// The forward kernels the user writes.
-  const std::vector<CppKernel>& kernels() const { return kernels_; }
-
-  /// Indices of the slots that take part in autograd (Tensor / Tensor? leaves).
-  const std::vector<size_t>& grad_slots() const { return grad_slots_; }
-  /// The original parameters that hold at least one grad slot.
-  std::vector<size_t> grad_params() const;
+  const std::vector<lower::Kernel>& kernels() const { return lo_.kernels; }
+  const std::vector<size_t>& grad_slots() const { return lo_.grad_slots; }
+  const std::vector<size_t>& grad_params() const { return lo_.grad_params; }
 
   /// The C++ expression reading a slot from record-form arguments: `cfg.inner.w`.
   std::string slot_access(const lower::Slot& s) const;
@@ -65,19 +61,15 @@ class CppOp {
   const model::Op& op_;
   const lower::LoweredOp& lo_;
   const CppTypes& types_;
-  std::string name_;
   std::string return_type_;
-  std::vector<std::string> output_names_;
-  std::vector<CppKernel> kernels_;
-  std::vector<size_t> grad_slots_;
 };
 
 /// setup_context's parameters: ctx, the inputs in record form, the outputs.
-std::vector<std::string> setup_context_params(const CppOp& op);
+std::vector<CppParam> setup_context_params(const CppOp& op);
 /// backward's parameters: ctx and one gradient per output (or one vector).
-std::vector<std::string> backward_params(const CppOp& op);
+std::vector<CppParam> backward_params(const CppOp& op);
 
-/// `head(a, b)`, or one parameter per line when that is longer than a line.
-std::string signature(const std::string& head, const std::vector<std::string>& params);
+/// `head(a, b)`, the parameters a list the printer lays out (code_printer.h).
+std::string signature(const std::string& head, const std::vector<CppParam>& params);
 
 }  // namespace structop

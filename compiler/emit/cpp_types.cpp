@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "emit/code_printer.h"
 #include "emit/naming.h"
 
 namespace structop {
 namespace {
 
 using model::Builtin;
-using K = syntax::Literal::Kind;
 
 bool is(const model::Type& t, Builtin b) { return t.is_builtin(b); }
 
@@ -31,13 +31,6 @@ std::string CppTypes::enum_name(int decl) const {
 std::string CppTypes::grad_record_name(int decl) const {
   const model::Record& r = m_.records[static_cast<size_t>(decl)];
   return qualify(r.cpp_namespace, r.name + "Grad");
-}
-
-bool CppTypes::has_grad(int record_decl) const {
-  for (const auto& f : m_.records[static_cast<size_t>(record_decl)].fields) {
-    if (f.type.is_record() ? has_grad(f.type.decl) : f.type.takes_grad()) return true;
-  }
-  return false;
 }
 
 std::string CppTypes::value_type(const model::Type& t) const {
@@ -143,8 +136,8 @@ std::string CppTypes::return_type(const std::vector<model::Type>& outputs) const
 
 std::string CppTypes::flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const {
   if (t.is_enum()) {
-    return fmt::format("structop::parse_{}enum<{}>({}, {})", t.is_optional() ? "optional_" : "", enum_name(t.decl),
-                       expr, path);
+    return fmt::format("structop::parse_{}enum<{}>({})", t.is_optional() ? "optional_" : "", enum_name(t.decl),
+                       CodePrinter::list({expr, path}));
   }
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
@@ -166,49 +159,31 @@ bool CppTypes::same_as_flat(const model::Type& t) const {
   return flat == value_type(t);
 }
 
-std::string CppTypes::scalar_default(const model::Type& t, const syntax::Literal& lit,
-                                     const std::string& constant) const {
-  if (lit.kind == K::None) return "c10::nullopt";
-  if (t.is_enum()) return fmt::format("{}::{}", enum_name(t.decl), api_name(constant));
-  switch (t.builtin) {
-    case Builtin::ScalarType: return model::find_dtype(constant)->cpp;
-    case Builtin::Layout: return model::find_layout(constant)->cpp;
-    case Builtin::MemoryFormat: return model::find_memory_format(constant)->cpp;
-    case Builtin::Device: return fmt::format("at::Device({})", cpp_string_literal(constant));
-    default: break;
-  }
-  switch (lit.kind) {
-    case K::Bool: return lit.bool_value ? "true" : "false";
-    case K::Int: return lit.int_value == INT64_MIN ? "INT64_MIN" : lit.text;
-    case K::Float: {
-      // `1.` and `.5` are valid C++; `1e5` is a double too.
-      return lit.text;
+std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
+  using V = lower::Value::Kind;
+  switch (v.kind) {
+    case V::None: return "c10::nullopt";
+    case V::Bool: return v.bool_value ? "true" : "false";
+    case V::Int: return v.int_value == INT64_MIN ? "INT64_MIN" : std::to_string(v.int_value);
+    case V::Float: return v.text;  // `1.`, `.5` and `1e5` are valid C++ doubles
+    case V::Str: return cpp_string_literal(v.text);
+    case V::Enum: return fmt::format("{}::{}", enum_name(v.decl), api_name(v.text));
+    case V::Constant: {
+      const model::NamedConstant* c = v.constant_type == Builtin::ScalarType ? model::find_dtype(v.text)
+                                      : v.constant_type == Builtin::Layout   ? model::find_layout(v.text)
+                                                                             : model::find_memory_format(v.text);
+      return c->cpp;
     }
-    case K::String: return cpp_string_literal(lit.string_value);
-    case K::Identifier: return lit.string_value == "Mean" ? "1" : cpp_string_literal(lit.string_value);
-    default: return "{}";
-  }
-}
-
-std::string CppTypes::default_value(const model::Type& t, const model::Default& d) const {
-  const syntax::Literal& lit = d.literal;
-  if (lit.kind == K::None) return "c10::nullopt";
-  model::Type scalar = t.is_optional() ? t.inner() : t;
-  if (!scalar.is_list()) return scalar_default(scalar, lit, d.constant);
-  model::Type element = scalar.inner();
-  if (element.is_optional()) element = element.inner();
-  std::vector<std::string> items;
-  if (lit.kind == K::List) {
-    for (size_t i = 0; i < lit.items.size(); ++i) {
-      const std::string& c = i < d.item_constants.size() ? d.item_constants[i] : std::string();
-      items.push_back(scalar_default(element, lit.items[i], c));
+    case V::Device: return fmt::format("at::Device({})", cpp_string_literal(v.text));
+    case V::List: {
+      model::Type element = (t.is_optional() ? t.inner() : t).inner();
+      std::string items;
+      for (const auto& item : v.items) items += (items.empty() ? "" : ", ") + value(element, item);
+      return "{" + items + "}";
     }
-  } else {  // `int[2] x=1` means {1, 1}
-    for (int64_t i = 0; i < scalar.suffixes.back().size; ++i) items.push_back(scalar_default(element, lit, d.constant));
+    case V::Record: return "{}";
   }
-  std::string joined;
-  for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + item;
-  return "{" + joined + "}";
+  return "{}";
 }
 
 }  // namespace structop

@@ -1,11 +1,12 @@
 // C++ spellings of checked types, for the C++ emitters: the value type a
 // record field has, the type torch's dispatcher passes for a schema type,
-// and the conversions between the two (SPEC §5).
+// and the conversions between the two.
 #pragma once
 
 #include <string>
 
 #include "check/model.h"
+#include "lower/lowered.h"
 
 namespace structop {
 
@@ -50,20 +51,15 @@ class CppTypes {
   /// param_type(t) for a plain parameter) to an argument of flat_type(t).
   std::string value_to_flat(const model::Type& t, const std::string& expr) const;
 
-  /// A default as a C++ expression of value_type(t) (or param_type(t)).
-  std::string default_value(const model::Type& t, const model::Default& d) const;
+  /// A (default) value as a C++ expression of value_type(t) (or param_type(t)).
+  std::string value(const model::Type& t, const lower::Value& v) const;
 
   /// True if a record field of type `t` and the flat argument for it have the
   /// same type (up to `const&`), so no conversion is spelled: `double`,
   /// `c10::optional<at::Tensor>`, but not `std::string` (flat: string_view).
   bool same_as_flat(const model::Type& t) const;
 
-  /// True if the record holds a Tensor or Tensor? leaf (at any depth), i.e.
-  /// it has a grad record.
-  bool has_grad(int record_decl) const;
-
  private:
-  std::string scalar_default(const model::Type& t, const syntax::Literal& lit, const std::string& constant) const;
   std::string qualify(const std::string& ns, const std::string& name) const;
 
   const model::Module& m_;

@@ -161,14 +161,18 @@ class HeaderEmitter {
   }
 
   void records() {
-    for (const auto& r : m_.records) {
+    for (size_t ri = 0; ri < m_.records.size(); ++ri) {
+      const model::Record& r = m_.records[ri];
+      const lower::RecordLayout& layout = in_.lowered.records[ri];
       std::string fields;
-      for (const auto& f : r.fields) {
+      for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+        const model::Field& f = r.fields[fi];
+        const lower::RecordField& lf = layout.fields[fi];
         std::string doc = doc_comment(f.doc);
         if (!doc.empty()) fields += doc + "\n";
-        fields += types_.value_type(f.type) + " " + api_name(f.name);
-        if (f.default_value) {
-          fields += " = " + types_.default_value(f.type, *f.default_value);
+        fields += types_.value_type(f.type) + " " + lf.api_name;
+        if (lf.default_value) {
+          fields += " = " + types_.value(f.type, *lf.default_value);
         } else if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].all_defaulted) {
           // All-defaulted: callers may leave it out (`Linear{w, b}`) without
           // -Wmissing-field-initializers.
@@ -196,10 +200,10 @@ class HeaderEmitter {
   void grad_records() {
     for (size_t i = 0; i < m_.records.size(); ++i) {
       const model::Record& r = m_.records[i];
-      if (!types_.has_grad(static_cast<int>(i))) continue;
+      if (!r.takes_grad) continue;
       std::string fields;
       for (const auto& f : r.fields) {
-        if (f.type.is_record() && types_.has_grad(f.type.decl)) {
+        if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].takes_grad) {
           fields += fmt::format("{} {};\n", types_.grad_record_name(f.type.decl), api_name(f.name));
         } else if (f.type.takes_grad()) {
           fields += fmt::format("structop::Grad {};\n", api_name(f.name));
@@ -225,27 +229,32 @@ class HeaderEmitter {
     ns_.enter(m_.cpp_namespace);
     for (const auto& op : ops_) {
       if (!op.op().backward) continue;
+      const lower::LoweredOp& lo = op.lowered();
       std::string fields, slots;
       for (size_t p : op.grad_params()) {
         const model::Param& param = op.op().params[p];
         std::string type = param.type.is_record() ? types_.grad_record_name(param.type.decl) : "structop::Grad";
-        fields += fmt::format("{} {};\n", type, api_name(param.name));
+        fields += fmt::format("{} {};\n", type, lo.api_params[p].name);
       }
       for (size_t i = 0; i < op.grad_slots().size(); ++i) {
-        slots += fmt::format("static constexpr std::size_t {} = {};\n",
-                             api_name(op.lowered().slots[op.grad_slots()[i]].name), i);
+        slots += fmt::format("static constexpr std::size_t {} = {};\n", lo.slots[op.grad_slots()[i]].cpp_name, i);
       }
       if (!fields.empty()) fields.pop_back();
       if (!slots.empty()) slots.pop_back();
-      p_.emit({{"name", op.name()}, {"fields", fields}, {"slots", slots}},
+      p_.emit({{"name", op.name()},
+               {"grads", op.names().grads},
+               {"grad_slot", op.names().grad_slot},
+               {"backward", op.names().backward},
+               {"fields", fields},
+               {"slots", slots}},
               R"cc(
-        /// What kernels::$name$_backward returns: one member per parameter with a tensor.
-        struct $name$_grads {
+        /// What kernels::$backward$ returns: one member per parameter with a tensor.
+        struct $grads$ {
           $fields$
         };
 
         /// Index of each tensor slot of $name$, for ctx->needs_input_grad(index).
-        struct $name$_grad_slot {
+        struct $grad_slot$ {
           $slots$
         };
 
@@ -276,10 +285,10 @@ class HeaderEmitter {
     )cc");
     for (const auto& op : ops_) {
       p_.line();
-      std::vector<std::string> params = op.params(false);
+      std::vector<CppParam> params = op.params(false);
       for (const auto& k : op.kernels()) {
-        std::string where = k.dispatch_key == "CompositeExplicitAutograd" ? "every device" : k.dispatch_key;
-        p_.emit({{"decl", signature(op.return_type() + " " + k.name, params)}, {"where", where},
+        p_.emit({{"decl", signature(op.return_type() + " " + k.name, params)},
+                 {"where", k.dispatch_key.value_or("every device")},
                  {"qualified", op.qualified()}},
                 R"cc(
           /// $qualified$ forward on $where$.
@@ -287,15 +296,15 @@ class HeaderEmitter {
         )cc");
       }
       if (op.op().meta == model::MetaKind::Custom) {
-        p_.emit({{"decl", signature(op.return_type() + " " + op.name() + "_meta", params)}},
+        p_.emit({{"decl", signature(op.return_type() + " " + op.names().meta, params)}},
                 R"cc(
           /// Meta kernel: outputs with the right shape, dtype and device, no data.
           $decl$;
         )cc");
       }
       if (op.op().backward) {
-        p_.emit({{"setup", signature("void " + op.name() + "_setup_context", setup_context_params(op))},
-                 {"backward", signature(op.name() + "_grads " + op.name() + "_backward", backward_params(op))}},
+        p_.emit({{"setup", signature("void " + op.names().setup_context, setup_context_params(op))},
+                 {"backward", signature(op.names().grads + " " + op.names().backward, backward_params(op))}},
                 R"cc(
           /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
           $setup$;

@@ -2,24 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
+
 namespace structop {
 
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+std::string json_quote(const std::string& s) { return quote(s, Quoting::Json); }
 
 void Json::dump_to(std::string& out, int indent) const {
   switch (kind_) {

@@ -68,6 +68,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
     slots.push(Json::object()
                    .set("path", s.path)
                    .set("name", s.name)
+                   .set("cpp_name", s.cpp_name)
                    .set("param", op.params[s.param].name)
                    .set("type", describe_type(s.type, in.module))
                    .set("schema_type", s.schema_type)
@@ -75,11 +76,15 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
                    .set("schema_default", s.schema_default ? Json(*s.schema_default) : Json())
                    .set("kwarg_only", s.kwarg_only)
                    .set("mutated", s.mutated)
-                   .set("differentiable", s.differentiable));
+                   .set("differentiable", s.takes_grad));
   }
   Json outputs = Json::array();
   for (const auto& o : lo.outputs) {
-    outputs.push(Json::object().set("name", o.name).set("schema_type", o.schema_type));
+    outputs.push(Json::object().set("name", o.name).set("api_name", o.api_name).set("schema_type", o.schema_type));
+  }
+  Json kernels = Json::array();
+  for (const auto& k : lo.kernels) {
+    kernels.push(Json::object().set("name", k.name).set("dispatch_key", k.dispatch_key ? Json(*k.dispatch_key) : Json()));
   }
   Json meta_sources = Json::array();
   for (size_t i : lo.meta_sources) meta_sources.push(lo.slots[i].name);
@@ -96,6 +101,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
       .set("meta", meta_name(op.meta))
       .set("meta_sources", std::move(meta_sources))
       .set("dispatch", std::move(dispatch))
+      .set("kernels", std::move(kernels))
       .set("tags", std::move(tags))
       .set("slots", std::move(slots))
       .set("returns", std::move(outputs))

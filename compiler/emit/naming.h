@@ -9,7 +9,7 @@
 namespace structop {
 
 /// The spelling of an IDL name in generated C++ and Python: a C++ or Python
-/// keyword gets a trailing underscore (`from` -> `from_`), SPEC §2.
+/// keyword gets a trailing underscore (`from` -> `from_`); the schema keeps the IDL name.
 std::string api_name(const std::string& name);
 
 /// A C++ string literal with escapes: `"a\"b"`.

@@ -113,50 +113,34 @@ class PythonEmitter {
 
   // ---- literals ------------------------------------------------------------
 
-  std::string scalar_literal(const model::Type& t, const syntax::Literal& lit, const std::string& constant) const {
-    using K = syntax::Literal::Kind;
-    if (lit.kind == K::None) return "None";
-    if (t.is_enum()) {
-      return fmt::format("{}.{}", api_name(enum_of(t).name), api_name(constant));
-    }
-    switch (t.builtin) {
-      case Builtin::ScalarType: return model::find_dtype(constant)->python;
-      case Builtin::Layout: return model::find_layout(constant)->python;
-      case Builtin::MemoryFormat: return model::find_memory_format(constant)->python;
-      case Builtin::Device: return fmt::format("torch.device({})", python_string_literal(constant));
-      default: break;
-    }
-    switch (lit.kind) {
-      case K::Bool: return lit.bool_value ? "True" : "False";
-      case K::Int: return lit.text;
-      case K::Float: return lit.text;
-      case K::String: return python_string_literal(lit.string_value);
-      case K::Identifier: return lit.string_value == "Mean" ? "1" : python_string_literal(lit.string_value);
-      default: return "None";
-    }
-  }
-
-  /// A default as a Python expression. Lists become tuples in signatures
-  /// (immutable) and lists in dataclass factories.
-  std::string literal(const model::Type& type, const model::Default& d, bool as_list) const {
-    const syntax::Literal& lit = d.literal;
-    if (lit.kind == syntax::Literal::Kind::None) return "None";
-    model::Type t = type.is_optional() ? type.inner() : type;
-    if (!t.is_list()) return scalar_literal(t, lit, d.constant);
-    model::Type element = t.inner();
-    if (element.is_optional()) element = element.inner();
-    std::vector<std::string> items;
-    if (lit.kind == syntax::Literal::Kind::List) {
-      for (size_t i = 0; i < lit.items.size(); ++i) {
-        const std::string& c = i < d.item_constants.size() ? d.item_constants[i] : std::string();
-        items.push_back(scalar_literal(element, lit.items[i], c));
+  /// A value (lowering decided what it means) as a Python expression. Lists
+  /// become tuples in signatures (immutable) and lists in dataclass factories.
+  std::string literal(const lower::Value& v, bool as_list) const {
+    using V = lower::Value::Kind;
+    switch (v.kind) {
+      case V::None: return "None";
+      case V::Bool: return v.bool_value ? "True" : "False";
+      case V::Int: return std::to_string(v.int_value);
+      case V::Float: return v.text;
+      case V::Str: return python_string_literal(v.text);
+      case V::Enum: return fmt::format("{}.{}", api_name(m_.enums[static_cast<size_t>(v.decl)].name), api_name(v.text));
+      case V::Constant: {
+        const model::NamedConstant* c = v.constant_type == Builtin::ScalarType ? model::find_dtype(v.text)
+                                        : v.constant_type == Builtin::Layout   ? model::find_layout(v.text)
+                                                                               : model::find_memory_format(v.text);
+        return c->python;
       }
-    } else {  // `int[2] x=1` means [1, 1]
-      for (int64_t i = 0; i < t.suffixes.back().size; ++i) items.push_back(scalar_literal(element, lit, d.constant));
+      case V::Device: return fmt::format("torch.device({})", python_string_literal(v.text));
+      case V::List: {
+        std::vector<std::string> items;
+        for (const auto& item : v.items) items.push_back(literal(item, false));
+        std::string joined = fmt::format("{}", fmt::join(items, ", "));
+        if (as_list) return "[" + joined + "]";
+        return items.size() == 1 ? "(" + joined + ",)" : "(" + joined + ")";
+      }
+      case V::Record: return api_name(m_.records[static_cast<size_t>(v.decl)].name) + "()";
     }
-    std::string joined = fmt::format("{}", fmt::join(items, ", "));
-    if (as_list) return "[" + joined + "]";
-    return items.size() == 1 ? "(" + joined + ",)" : "(" + joined + ")";
+    return "None";
   }
 
   // ---- sections ------------------------------------------------------------
@@ -404,13 +388,16 @@ class PythonEmitter {
     std::vector<std::string> specs, children, statics;
     std::string fields, doc = r.doc.empty() ? "Record `" + r.name + "`." : r.doc;
     std::string attrs;
-    for (const auto& f : r.fields) {
-      std::string name = api_name(f.name);
+    const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(&r - m_.records.data())];
+    for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+      const model::Field& f = r.fields[fi];
+      const std::optional<lower::Value>& default_value = layout.fields[fi].default_value;
+      std::string name = layout.fields[fi].api_name;
       std::string value;
-      if (f.default_value) {
-        value = f.type.is_list() && f.default_value->literal.kind != syntax::Literal::Kind::None
-                    ? fmt::format(" = dataclasses.field(default_factory=lambda: {})", literal(f.type, *f.default_value, true))
-                    : " = " + literal(f.type, *f.default_value, false);
+      if (default_value) {
+        value = f.type.is_list() && default_value->kind == lower::Value::Kind::List
+                    ? fmt::format(" = dataclasses.field(default_factory=lambda: {})", literal(*default_value, true))
+                    : " = " + literal(*default_value, false);
       } else if (f.type.is_record() && record(f.type).all_defaulted) {
         // A lambda, not the class itself: torch.compile (2.13) cannot trace a
         // dataclass default_factory that is a class.
@@ -469,12 +456,9 @@ class PythonEmitter {
         params += "*, ";
         star = true;
       }
-      params += fmt::format("{}: {}", api_name(p.name), hint(p.type, true));
-      if (p.default_value) {
-        params += " = " + literal(p.type, *p.default_value, false);
-      } else if (p.implicit_default) {
-        params += fmt::format(" = {}()", api_name(record(p.type).name));
-      }
+      const lower::ApiParam& api = lo.api_params[static_cast<size_t>(&p - op.params.data())];
+      params += fmt::format("{}: {}", api.name, hint(p.type, true));
+      if (api.default_value) params += " = " + literal(*api.default_value, false);
       checks.push_back(fmt::format("({}, {})", python_string_literal(p.name), check_spec(p.type)));
       values.push_back(api_name(p.name));
     }
@@ -482,13 +466,7 @@ class PythonEmitter {
     // The flat call: one argument per slot, keyword-only slots by name.
     std::string args, slot_map;
     for (const auto& s : lo.slots) {
-      std::string access = api_name(op.params[s.param].name);
-      const model::Type* t = &op.params[s.param].type;
-      for (size_t f : s.fields) {
-        const model::Field& field = record(*t).fields[f];
-        access += "." + api_name(field.name);
-        t = &field.type;
-      }
+      const std::string& access = s.api_path;
       if (!args.empty()) args += ", ";
       args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
       slot_map += fmt::format("    {}: {},\n", python_string_literal(s.path), python_string_literal(s.name));

@@ -1,13 +1,18 @@
-// X.ops.cpp: registration of the lowered schemas and, per op, the adapters
-// between the flat arguments the dispatcher passes and the records the
-// kernels take:
-//   <op>_forward           every device (or <op>_forward_<key> per dispatch key)
-//   <op>_meta              Meta: identity, listed inputs, or kernels::<op>_meta
-//   <op>_autograd          Autograd (backward: true): graph node + setup_context
-//   <op>_backward_adapter  the node's backward: kernels::<op>_backward -> flat grads
-// plus the C++ call API declared in X.ops.h. The shared machinery lives in
-// runtime/include/structop/.
+// X.ops.cpp: registration of the lowered schemas and, per op, one adapter
+// struct `op_<op>` between the flat arguments the dispatcher passes and the
+// records the kernels take:
+//   kernel     registered for every key the op implements (its devices,
+//              Meta, and Autograd with `backward: true`); unflattens the
+//              records for the kernel it routes to: the forward kernel(s),
+//              the meta kernel (identity, listed inputs, or kernels::<op>_meta),
+//              or the autograd path (graph node + setup_context)
+//   backward   the node's backward: kernels::<op>_backward -> flat grads
+// plus the C++ call API declared in X.ops.h. One kernel function per op
+// means the dispatcher's templates are instantiated once per op, not three
+// times. The shared machinery lives in runtime/include/structop/.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -31,26 +36,9 @@ std::string join(const Strings& items, const std::string& sep) {
   return out;
 }
 
-/// Generated lines stay within this many columns where they can.
-constexpr size_t kColumns = 100;
-
-/// An argument or parameter list: `(a, b)` when the whole line fits in
-/// kColumns, else one item per line at +4 with the closer on the last item
-/// (`(\n    a,\n    b)`). `head` is the line up to the `(` (its indentation
-/// included: use `indented`), `tail` the number of characters after the `)`
-/// (`;`, ` {`).
-std::string arg_list(const Strings& items, size_t head, size_t tail = 2, const char* open = "(",
-                     const char* close = ")") {
-  std::string flat = open + join(items, ", ") + close;
-  if (head + flat.size() + tail <= kColumns) return flat;
-  const std::string pad(4, ' ');
-  return open + ("\n" + pad) + join(items, ",\n" + pad) + close;
-}
-
-/// The same for a braced list: `{a, b}`.
-std::string brace_list(const Strings& items, size_t head, size_t tail) {
-  return arg_list(items, head, tail, "{", "}");
-}
+/// `(a, b)` and `{a, b}`: lists the printer lays out where they land.
+std::string args(const Strings& items) { return "(" + CodePrinter::list(items) + ")"; }
+std::string braces(const Strings& items) { return "{" + CodePrinter::list(items) + "}"; }
 
 /// A raw string literal, `R"(text)"`, so that schemas read as torch prints
 /// them; the delimiter grows until `)delim"` does not occur in the text.
@@ -59,9 +47,6 @@ std::string raw_string_literal(const std::string& text) {
   while (text.find(")" + delim + "\"") != std::string::npos) delim += "s";
   return "R\"" + delim + "(" + text + ")" + delim + "\"";
 }
-
-/// The width of `text` at indentation `indent`.
-size_t indented(size_t indent, const std::string& text) { return indent + text.size(); }
 
 class SourceEmitter {
  public:
@@ -88,37 +73,13 @@ class SourceEmitter {
   // ---- records -------------------------------------------------------------
 
   const model::Record& record(int decl) const { return m_.records[static_cast<size_t>(decl)]; }
+  const lower::RecordLayout& layout(int decl) const { return in_.lowered.records[static_cast<size_t>(decl)]; }
 
-  /// A record's unflatten function needs the ArgPath when an enum leaf (whose
-  /// parse error names the path) is inside it.
-  bool needs_path(int decl) const {
-    for (const auto& f : record(decl).fields) {
-      if (f.type.is_record() ? needs_path(f.type.decl) : f.type.is_enum()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /// The leaves of a record as (relative lowered name, type), depth first.
-  void leaves(int decl, const std::string& prefix, std::vector<std::pair<std::string, model::Type>>* out) const {
-    for (const auto& f : record(decl).fields) {
-      std::string name = prefix.empty() ? f.name : prefix + "__" + f.name;
-      if (f.type.is_record()) leaves(f.type.decl, name, out);
-      else out->push_back({name, f.type});
-    }
-  }
-
-  /// `unflatten_R(path, leaves...)`; `head` is the width of the line before it.
-  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& prefix,
-                             size_t head) const {
-    std::vector<std::pair<std::string, model::Type>> ls;
-    leaves(decl, "", &ls);
-    Strings args;
-    if (needs_path(decl)) args.push_back(path_expr);
-    for (const auto& [name, type] : ls) args.push_back(api_name(prefix + name));
-    std::string name = "unflatten_" + record(decl).name;
-    return name + arg_list(args, head + name.size());
+  /// `unflatten_R(path, leaves...)` with the given leaf expressions (one per
+  /// leaf of R, in order).
+  std::string unflatten_call(int decl, const std::string& path_expr, Strings leaves) const {
+    if (layout(decl).has_enum_leaf) leaves.insert(leaves.begin(), path_expr);
+    return "unflatten_" + record(decl).name + args(leaves);
   }
 
   void unflatten_functions() {
@@ -144,43 +105,32 @@ class SourceEmitter {
     )cc");
     for (int decl : used) {
       const model::Record& r = record(decl);
-      std::vector<std::pair<std::string, model::Type>> ls;
-      leaves(decl, "", &ls);
+      const lower::RecordLayout& lay = layout(decl);
       Strings params;
-      bool path = needs_path(decl);
-      if (path) params.push_back("const structop::ArgPath& path");
-      for (const auto& [name, type] : ls) params.push_back(types_.flat_type(type) + " " + api_name(name));
-      // The fields on the `return` line if they fit, else one per line at +4.
+      if (lay.has_enum_leaf) params.push_back("const structop::ArgPath& path");
+      for (const auto& leaf : lay.leaves) params.push_back(types_.flat_type(leaf.type) + " " + leaf.cpp_name);
       const std::string type = types_.record_name(decl);
-      const size_t return_head = indented(2, "return " + type + "{");
-      auto fields_at = [&](size_t head) {
-        Strings fields;
-        for (const auto& f : r.fields) {
-          if (f.type.is_record()) {
-            std::string child = needs_path(f.type.decl)
-                                    ? fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name))
-                                    : "";
-            fields.push_back(unflatten_call(f.type.decl, child, f.name + "__", head));
-          } else {
-            std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
-            fields.push_back(types_.flat_to_value(f.type, api_name(f.name), leaf_path));
-          }
+      Strings fields;
+      for (size_t i = 0; i < r.fields.size(); ++i) {
+        const model::Field& f = r.fields[i];
+        const lower::RecordField& rf = lay.fields[i];
+        const std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
+        if (f.type.is_record()) {
+          Strings leaves;
+          for (size_t l = rf.first_leaf; l < rf.first_leaf + rf.leaf_count; ++l) leaves.push_back(lay.leaves[l].cpp_name);
+          fields.push_back(unflatten_call(f.type.decl, leaf_path, leaves));
+        } else {
+          fields.push_back(types_.flat_to_value(f.type, lay.leaves[rf.first_leaf].cpp_name, leaf_path));
         }
-        return fields;
-      };
-      std::string init = join(fields_at(return_head), ", ");
-      if (init.find('\n') != std::string::npos || return_head + init.size() + 2 > kColumns) {
-        init = "\n    " + join(fields_at(6), ",\n    ");
       }
-      const std::string head = type + " unflatten_" + r.name;
       p_.line();
       p_.emit({{"type", type},
                {"name", r.name},
-               {"params", arg_list(params, head.size())},
-               {"init", init}},
+               {"params", args(params)},
+               {"init", braces(fields)}},
               R"cc(
         $type$ unflatten_$name$$params$ {
-          return $type${$init$};
+          return $type$$init$;
         }
       )cc");
     }
@@ -188,76 +138,236 @@ class SourceEmitter {
 
   // ---- per op --------------------------------------------------------------
 
-  Strings flat_params(const CppOp& op, const std::vector<bool>& unused = {}) const {
+  Strings flat_params(const CppOp& op) const {
     Strings out;
-    const auto& slots = op.lowered().slots;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      std::string name = api_name(slots[i].name);
-      if (!unused.empty() && unused[i]) name = "/*" + name + "*/";
-      out.push_back(types_.flat_type(slots[i].type) + " " + name);
-    }
+    for (const auto& s : op.lowered().slots) out.push_back(types_.flat_type(s.type) + " " + s.cpp_name);
     return out;
   }
 
   Strings flat_names(const CppOp& op) const {
     Strings out;
-    for (const auto& s : op.lowered().slots) out.push_back(api_name(s.name));
+    for (const auto& s : op.lowered().slots) out.push_back(s.cpp_name);
     return out;
   }
 
-  /// Statements building the record-form locals, and the kernel's arguments.
-  std::pair<std::string, Strings> record_args(const CppOp& op) const {
-    std::string locals;
-    Strings args;
+  /// True when the kernels' arguments differ from the flat ones (a record to
+  /// build or an enum to parse).
+  static bool needs_records(const model::Op& o) {
+    return std::any_of(o.params.begin(), o.params.end(),
+                       [](const model::Param& p) { return p.type.is_record() || p.type.is_enum(); });
+  }
+
+  /// The `with_records` lambda: builds the record-form arguments from the
+  /// flat ones and calls `fn` with them. Empty when there is nothing to build.
+  std::string with_records(const CppOp& op) const {
     const model::Op& o = op.op();
+    if (!needs_records(o)) return {};
+    const lower::LoweredOp& lo = op.lowered();
+    Strings locals, call_args;
     for (size_t i = 0; i < o.params.size(); ++i) {
       const model::Param& p = o.params[i];
-      std::string name = api_name(p.name);
-      std::string path = fmt::format("structop::ArgPath({}, {})", cpp_string_literal(op.qualified()),
-                                     cpp_string_literal(p.name));
+      const std::string& name = lo.api_params[i].name;
+      const std::string path = fmt::format("structop::ArgPath(op_name, {})", cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        std::string decl = fmt::format("const {} {} = ", types_.record_name(p.type.decl), name);
-        locals += decl + unflatten_call(p.type.decl, path, p.name + "__", indented(2, decl)) + ";\n";
-        args.push_back(name);
+        Strings leaves;
+        for (const auto& s : lo.slots) {
+          if (s.param == i) leaves.push_back(s.cpp_name);
+        }
+        locals.push_back(fmt::format("const {} {} = {};", types_.record_name(p.type.decl), name,
+                                     unflatten_call(p.type.decl, path, leaves)));
+        call_args.push_back(name);
       } else if (p.type.is_enum()) {
-        args.push_back(types_.flat_to_value(p.type, name, path));
+        const lower::Slot& s = *std::find_if(lo.slots.begin(), lo.slots.end(),
+                                             [&](const lower::Slot& slot) { return slot.param == i; });
+        call_args.push_back(types_.flat_to_value(p.type, s.cpp_name, path));
       } else {
-        args.push_back(name);
+        call_args.push_back(name);
       }
     }
-    if (!locals.empty()) locals.pop_back();
-    return {locals, args};
+    CodePrinter p(2, false);
+    p.emit({{"locals", join(locals, "\n")}, {"args", args(call_args)}}, R"cc(
+      // The kernels take records: built from the flat arguments when one runs.
+      const auto with_records = [&](auto&& fn) {
+        $locals$
+        return fn$args$;
+      };
+    )cc");
+    return p.str();
+  }
+
+  /// A call of kernel `fn` with the record-form arguments.
+  std::string kernel_call(const CppOp& op, const std::string& fn) const {
+    if (needs_records(op.op())) return "with_records(" + fn + ")";
+    Strings names;
+    for (const auto& p : op.lowered().api_params) names.push_back(p.name);
+    return fn + args(names);
+  }
+
+  /// The enumerators of the adapter's `Kernel`: one per forward kernel
+  /// (`forward`, or the `dispatch:` keys in lower case), `meta`, `autograd`.
+  static Strings kernel_enumerators(const CppOp& op) {
+    Strings out;
+    for (const auto& k : op.kernels()) {
+      if (!k.dispatch_key) {
+        out.push_back("forward");
+        continue;
+      }
+      std::string lower = *k.dispatch_key;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      out.push_back(lower);
+    }
+    out.push_back("meta");
+    if (op.op().backward) out.push_back("autograd");
+    return out;
   }
 
   void op_section(const CppOp& op) {
-    const lower::LoweredOp& lo = op.lowered();
     p_.line();
     slot_table(op);
-    std::vector<std::string> flat_types;
-    for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
     // find_op("ns::op") or, for an overload, find_op("ns::op", "overload").
     Strings find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
     if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
-    const std::string find = fmt::format("structop::find_op<{}_signature>", op.name());
-    p_.emit({{"name", op.name()},
+    const std::string find = "structop::find_op<signature>";
+    std::string backward = op.op().backward ? backward_members(op) : "";
+    Strings params = flat_params(op);
+    // Only the autograd path needs the key set (to redispatch below autograd).
+    if (op.op().backward) params.insert(params.begin(), "c10::DispatchKeySet ks");
+    p_.emit({{"adapter", op.names().adapter},
+             {"op", cpp_string_literal(op.qualified())},
+             {"kernels", join(kernel_enumerators(op), ", ")},
              {"ret", op.return_type()},
-             {"types", arg_list(flat_types, ("using " + op.name() + "_signature = " + op.return_type()).size(), 1)},
-             {"find", find + arg_list(find_args, indented(2, "static const auto handle = " + find), 1)}},
+             {"find", find + args(find_args)},
+             {"backward", backward},
+             {"params", args(params)},
+             {"body", kernel_body(op)}},
             R"cc(
 
-      using $name$_signature = $ret$$types$;
+      struct $adapter$ {
+        static constexpr const char* op_name = $op$;
+        /// The kernels this adapter implements; an instance is registered for each.
+        enum class Kernel { $kernels$ };
+        Kernel kernel;
+        $backward$
 
-      const c10::TypedOperatorHandle<$name$_signature>& $name$_handle() {
-        static const auto handle = $find$;
-        return handle;
+        $ret$ operator()$params$ const {
+          $body$
+        }
+
+        using signature = structop::kernel_signature<decltype(&$adapter$::operator())>;
+
+        static const c10::TypedOperatorHandle<signature>& handle() {
+          static const auto handle = $find$;
+          return handle;
+        }
+      };
+    )cc");
+  }
+
+  std::string kernel_body(const CppOp& op) const {
+    const lower::LoweredOp& lo = op.lowered();
+    const bool returns = op.return_type() != "void";
+    const std::string ret = returns ? "return " : "";
+    // Meta.
+    std::string meta;
+    if (op.op().meta == model::MetaKind::Custom) {
+      meta = ret + kernel_call(op, "kernels::" + op.names().meta) + ";" + (returns ? "" : "\nreturn;");
+    } else {
+      Strings outs;
+      for (size_t slot : lo.meta_sources) outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].cpp_name));
+      meta = outs.empty() ? "return;" : outs.size() == 1 ? "return " + outs[0] + ";" : "return " + braces(outs) + ";";
+    }
+    // Forward kernel(s): the last one needs no test.
+    const Strings names = kernel_enumerators(op);
+    std::string forward;
+    for (size_t k = 0; k < op.kernels().size(); ++k) {
+      const std::string call = ret + kernel_call(op, "kernels::" + op.kernels()[k].name) + ";";
+      if (k + 1 == op.kernels().size()) {
+        forward += call;
+      } else {
+        forward += fmt::format("if (kernel == Kernel::{}) {{\n  {}{}\n}}\n", names[k], call, returns ? "" : "\n  return;");
+      }
+    }
+    CodePrinter p(2, false);
+    p.emit({{"with_records", with_records(op)},
+            {"autograd", op.op().backward ? autograd_path(op) : ""},
+            {"meta", meta},
+            {"forward", forward}},
+           R"cc(
+      $with_records$
+      $autograd$
+      if (kernel == Kernel::meta) {
+        $meta$
+      }
+      $forward$
+    )cc");
+    return trimmed(p.str());
+  }
+
+  /// Text without its trailing newlines (for substitution as one value).
+  static std::string trimmed(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  }
+
+  /// The Autograd route: a graph node when some tensor slot requires grad.
+  std::string autograd_path(const CppOp& op) const {
+    const lower::LoweredOp& lo = op.lowered();
+    Strings grad_inputs = {"backward_def"};
+    for (size_t slot : op.grad_slots()) grad_inputs.push_back(lo.slots[slot].cpp_name);
+    Strings redispatch = {"handle()", "ks"};
+    for (const auto& n : flat_names(op)) redispatch.push_back(n);
+    Strings outs;
+    for (const auto& o : lo.outputs) outs.push_back(o.api_name);
+    std::string result_decl, result;
+    Strings unpack;
+    if (lo.outputs.size() == 1) {
+      result = outs[0];
+      result_decl = fmt::format("{} {}", op.return_type(), outs[0]);
+    } else {
+      result = "outputs";
+      result_decl = "auto outputs";
+      for (size_t i = 0; i < outs.size(); ++i) unpack.push_back(fmt::format("auto& {} = std::get<{}>(outputs);", outs[i], i));
+    }
+    const std::string setup = "kernels::" + op.names().setup_context;
+    std::string run_setup;
+    if (needs_records(op.op())) {
+      CodePrinter p(2, false);
+      p.emit({{"setup", setup}, {"outputs", join(outs, ", ")}}, R"cc(
+        with_records([&](const auto&... args) {
+          grad_fn->run_setup_context($setup$, args..., $outputs$);
+        });
+      )cc");
+      run_setup = trimmed(p.str());
+    } else {
+      Strings setup_args = {setup};
+      for (const auto& p : lo.api_params) setup_args.push_back(p.name);
+      setup_args.insert(setup_args.end(), outs.begin(), outs.end());
+      run_setup = "grad_fn->run_setup_context" + args(setup_args) + ";";
+    }
+    CodePrinter p(2, false);
+    p.emit({{"make", args(grad_inputs)},
+            {"decl", result_decl},
+            {"redispatch", args(redispatch)},
+            {"unpack", join(unpack, "\n")},
+            {"run_setup", run_setup},
+            {"outputs", join(outs, ", ")},
+            {"result", result}},
+           R"cc(
+      if (kernel == Kernel::autograd) {
+        // Null when grad mode is off or no tensor slot requires grad: then no
+        // autograd state is created at all.
+        auto grad_fn = structop::make_grad_fn$make$;
+        $decl$ = structop::redispatch_below_autograd$redispatch$;
+        if (grad_fn) {
+          $unpack$
+          $run_setup$
+          grad_fn->record_outputs($outputs$);
+        }
+        return $result$;
       }
     )cc");
-    forward_adapters(op);
-    meta_adapter(op);
-    if (op.op().backward) {
-      backward_adapter(op);
-      autograd_kernel(op);
-    }
+    return trimmed(p.str());
   }
 
   void slot_table(const CppOp& op) {
@@ -271,7 +381,7 @@ class SourceEmitter {
       if (s.type.is_enum()) {
         notes.push_back(describe_type(s.type, m_));
       }
-      if (s.default_value && !s.schema_default) notes.push_back("default " + describe_default(*s.default_value) + " applied by the APIs");
+      if (s.default_value && !s.schema_default) notes.push_back("default " + describe_default(*s.default_value) + " in the APIs");
       rows.push_back({std::to_string(i), s.path, s.name, s.schema_type, s.schema_default.value_or(""),
                       notes.empty() ? "" : "(" + join(notes, ", ") + ")"});
     }
@@ -282,7 +392,10 @@ class SourceEmitter {
     std::string table;
     for (const auto& r : rows) {
       std::string line = "//  ";
-      for (size_t c = 0; c < 6; ++c) line += fmt::format(" {:<{}}", r[c], c + 1 < 6 ? width[c] + 1 : 0);
+      for (size_t c = 0; c < 5; ++c) line += fmt::format(" {:<{}}", r[c], width[c] + 1);
+      // The notes go on a line of their own where they would pass the limit.
+      const bool own_line = line.size() + 1 + r[5].size() > CodePrinter::kColumns;
+      if (!r[5].empty()) line += own_line ? "\n//" + std::string(5 + width[0] + 2, ' ') + r[5] : " " + r[5];
       while (line.back() == ' ') line.pop_back();
       table += line + "\n";
     }
@@ -297,156 +410,51 @@ class SourceEmitter {
     )cc");
   }
 
-  /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
-  std::string call_statement(const std::string& ret, const std::string& fn, const Strings& args) const {
-    const std::string head = (ret == "void" ? "" : "return ") + fn;
-    return head + arg_list(args, indented(2, head), 1) + ";";
-  }
-
-  void forward_adapters(const CppOp& op) {
-    auto [locals, args] = record_args(op);
-    for (const auto& k : op.kernels()) {
-      std::string adapter = op.kernels().size() == 1 && op.op().dispatch.empty()
-                                ? op.name() + "_forward"
-                                : op.name() + "_forward_" + k.name.substr(op.lowered().cpp_name.size() + 1);
-      std::string body = locals.empty() ? "" : locals + "\n";
-      body += call_statement(op.return_type(), "kernels::" + k.name, args);
-      p_.line();
-      p_.emit({{"ret", op.return_type()},
-               {"adapter", adapter},
-               {"params", arg_list(flat_params(op), (op.return_type() + " " + adapter).size())},
-               {"body", body}},
-              R"cc(
-        $ret$ $adapter$$params$ {
-          $body$
-        }
-      )cc");
-    }
-  }
-
-  void meta_adapter(const CppOp& op) {
-    const lower::LoweredOp& lo = op.lowered();
-    std::string body;
-    std::vector<bool> unused(lo.slots.size(), true);
-    if (op.op().meta == model::MetaKind::Custom) {
-      auto [locals, args] = record_args(op);
-      body = (locals.empty() ? "" : locals + "\n") +
-             call_statement(op.return_type(), "kernels::" + op.name() + "_meta", args);
-      unused.assign(lo.slots.size(), false);
-    } else {
-      Strings outs;
-      for (size_t slot : lo.meta_sources) {
-        outs.push_back(fmt::format("structop::meta_like({})", api_name(lo.slots[slot].name)));
-        unused[slot] = false;
-      }
-      if (outs.size() == 1) body = "return " + outs[0] + ";";
-      else if (outs.size() > 1) body = "return {" + join(outs, ", ") + "};";
-    }
-    const std::string params =
-        arg_list(flat_params(op, unused), (op.return_type() + " " + op.name() + "_meta").size());
-    p_.line();
-    if (body.empty()) {  // `-> ()`: nothing to shape
-      p_.emit({{"name", op.name()}, {"params", params}}, R"cc(
-        void $name$_meta$params$ {}
-      )cc");
-      return;
-    }
-    p_.emit({{"ret", op.return_type()}, {"name", op.name()}, {"params", params}, {"body", body}},
-            R"cc(
-      $ret$ $name$_meta$params$ {
-        $body$
-      }
-    )cc");
-  }
-
-  std::string grad_access(const CppOp& op, const lower::Slot& s) const { return "grads." + op.slot_access(s); }
-
-  void backward_adapter(const CppOp& op) {
+  /// The graph node's side of the adapter: the grad slots' paths and backward.
+  std::string backward_members(const CppOp& op) const {
     const lower::LoweredOp& lo = op.lowered();
     Strings paths, moves, grads;
     for (size_t slot : op.grad_slots()) {
       paths.push_back(cpp_string_literal(lo.slots[slot].path));
-      moves.push_back(fmt::format("std::move({})", grad_access(op, lo.slots[slot])));
+      moves.push_back(fmt::format("std::move(grads.{})", lo.slots[slot].api_path));
     }
     if (op.list_output()) {
       grads.push_back("grad_outputs");
     } else {
       for (size_t i = 0; i < lo.outputs.size(); ++i) grads.push_back(fmt::format("grad_outputs[{}]", i));
     }
-    p_.line();
-    p_.emit({{"name", op.name()},
-             {"op", cpp_string_literal(op.qualified())},
-             {"paths", brace_list(paths, indented(2, "static constexpr const char* grad_paths[] = "), 1)},
-             {"grads", join(grads, ", ")},
-             {"moves", arg_list(moves, indented(4, "return structop::grad_list"), 1)}},
-            R"cc(
-      struct $name$_backward_adapter {
-        static constexpr const char* op_name = $op$;
-        // Original path of each tensor slot, in lowered order (= the node's edges).
-        static constexpr const char* grad_paths[] = $paths$;
+    CodePrinter p(2, false);
+    p.emit({{"paths", braces(paths)},
+            {"count", std::to_string(paths.size())},
+            {"grads_type", op.names().grads},
+            {"backward", op.names().backward},
+            {"grads", join(grads, ", ")},
+            {"moves", args(moves)}},
+           R"cc(
 
-        static torch::autograd::variable_list backward(
-            torch::autograd::AutogradContext* ctx,
-            const torch::autograd::variable_list& grad_outputs) {
-          $name$_grads grads = kernels::$name$_backward(ctx, $grads$);
-          return structop::grad_list$moves$;
-        }
-      };
-    )cc");
-  }
+      // Original path of each tensor slot, in lowered order (= the node's edges).
+      static constexpr const char* grad_paths[] = $paths$;
 
-  void autograd_kernel(const CppOp& op) {
-    const lower::LoweredOp& lo = op.lowered();
-    Strings grad_inputs;
-    for (size_t slot : op.grad_slots()) grad_inputs.push_back(api_name(lo.slots[slot].name));
-    Strings redispatch = {op.name() + "_handle()", "ks"};
-    for (const auto& n : flat_names(op)) redispatch.push_back(n);
-    Strings params = flat_params(op);
-    params.insert(params.begin(), "c10::DispatchKeySet ks");
-    auto [locals, args] = record_args(op);
-
-    const auto& outs = op.output_names();
-    std::string result_decl, unpack, result;
-    if (lo.outputs.size() == 1) {
-      result = outs[0];
-      result_decl = fmt::format("{} {}", op.return_type(), outs[0]);
-    } else {
-      result = "outputs";
-      result_decl = "auto outputs";
-      unpack = fmt::format("auto& [{}] = outputs;\n", join(outs, ", "));
-    }
-    // setup_context(ctx, inputs in record form..., outputs...); the node adds ctx.
-    Strings setup_args = {"kernels::" + op.name() + "_setup_context"};
-    setup_args.insert(setup_args.end(), args.begin(), args.end());
-    setup_args.insert(setup_args.end(), outs.begin(), outs.end());
-    std::string body = unpack + (locals.empty() ? "" : locals + "\n");
-    body += "grad_fn->run_setup_context" + arg_list(setup_args, indented(4, "grad_fn->run_setup_context"), 1) + ";\n";
-    body += fmt::format("grad_fn->record_outputs({});", join(outs, ", "));
-    const std::string make = fmt::format("auto grad_fn = structop::make_grad_fn<{}_backward_adapter>", op.name());
-    p_.line();
-    p_.emit({{"ret", op.return_type()},
-             {"name", op.name()},
-             {"params", arg_list(params, (op.return_type() + " " + op.name() + "_autograd").size())},
-             {"inputs", arg_list(grad_inputs, indented(2, make), 1)},
-             {"decl", result_decl},
-             {"redispatch", arg_list(redispatch, indented(2, result_decl + " = structop::redispatch_below_autograd"), 1)},
-             {"body", body},
-             {"result", result}},
-            R"cc(
-      $ret$ $name$_autograd$params$ {
-        // Null when grad mode is off or no tensor slot requires grad: then no
-        // autograd state is created at all.
-        auto grad_fn = structop::make_grad_fn<$name$_backward_adapter>$inputs$;
-        $decl$ = structop::redispatch_below_autograd$redispatch$;
-        if (grad_fn) {
-          $body$
-        }
-        return $result$;
+      static torch::autograd::variable_list backward(
+          torch::autograd::AutogradContext* ctx,
+          const torch::autograd::variable_list& grad_outputs) {
+        $grads_type$ grads = kernels::$backward$(ctx, $grads$);
+        return structop::grad_list$moves$;
       }
+
+      static constexpr structop::BackwardDef backward_def = {op_name, grad_paths, $count$, &backward};
     )cc");
+    std::string text = p.str();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
   }
 
   // ---- call API and registration -------------------------------------------
+
+  /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
+  std::string call_statement(const std::string& ret, const std::string& fn, const Strings& call_args) const {
+    return (ret == "void" ? "" : "return ") + fn + args(call_args) + ";";
+  }
 
   void call_api() {
     p_.emit(R"cc(
@@ -465,9 +473,11 @@ class SourceEmitter {
       }
       p_.line();
       p_.emit({{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-               {"body", call_statement(op.return_type(), op.name() + "_handle().call", args)}},
+               {"adapter", op.names().adapter},
+               {"body", call_statement(op.return_type(), "op.call", args)}},
               R"cc(
         $decl$ {
+          const auto& op = $adapter$::handle();
           $body$
         }
       )cc");
@@ -481,9 +491,9 @@ class SourceEmitter {
     for (const auto& op : ops_) {
       Strings tags;
       for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
-      defs.push_back(tags.empty() ? fmt::format("m.def({});", raw_string_literal(op.lowered().schema))
-                                  : fmt::format("m.def({}, {{{}}});", raw_string_literal(op.lowered().schema),
-                                                join(tags, ", ")));
+      Strings def_args = {raw_string_literal(op.lowered().schema)};
+      if (!tags.empty()) def_args.push_back(braces(tags));
+      defs.push_back("m.def" + args(def_args) + ";");
     }
     p_.line();
     p_.emit({{"ns", ns}, {"defs", join(defs, "\n")}},
@@ -496,34 +506,33 @@ class SourceEmitter {
         $defs$
       }
     )cc");
-    // Forward kernels, grouped by dispatch key in first-use order.
+    // An adapter instance for every key the op implements (one C++ type per
+    // op, so the dispatcher's templates are instantiated once per op),
+    // grouped by dispatch key in first-use order. Autograd: the adapter for
+    // `backward: true`; otherwise the runtime's no_backward_autograd, so that a backward
+    // through what the op returned or wrote raises an error naming it
+    // (eagerly and under torch.compile alike), and, for ops that write to
+    // inputs, bump_written_versions for ADInplaceOrView (structop/no_backward.h).
     Strings keys;
     std::map<std::string, Strings> by_key;
-    for (const auto& op : ops_) {
-      for (const auto& k : op.kernels()) {
-        std::string adapter = op.op().dispatch.empty() ? op.name() + "_forward"
-                                                       : op.name() + "_forward_" + k.name.substr(op.lowered().cpp_name.size() + 1);
-        if (!by_key.count(k.dispatch_key)) keys.push_back(k.dispatch_key);
-        by_key[k.dispatch_key].push_back(
-            fmt::format("m.impl({}, TORCH_FN({}::{}));", cpp_string_literal(op.lowered().qualified_name), cpp, adapter));
-      }
-    }
-    // Autograd: the bridge for `backward: true`; otherwise the runtime's
-    // no_backward_autograd, so that a backward through what the op returned
-    // or wrote raises an error naming it (eagerly and under torch.compile
-    // alike), and, for ops that write to inputs, bump_written_versions for
-    // ADInplaceOrView (structop/no_backward.h).
     Strings meta, autograd, inplace_or_view;
     for (const auto& op : ops_) {
-      std::string name = cpp_string_literal(op.lowered().qualified_name);
-      meta.push_back(fmt::format("m.impl({}, TORCH_FN({}::{}_meta));", name, cpp, op.name()));
-      autograd.push_back(
-          op.op().backward
-              ? fmt::format("m.impl({}, TORCH_FN({}::{}_autograd));", name, cpp, op.name())
-              : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
+      const std::string name = cpp_string_literal(op.lowered().qualified_name);
+      const std::string adapter = cpp + "::" + op.names().adapter;
+      auto impl = [&](const std::string& kernel) {
+        return fmt::format("m.impl({}, {}{{{}::Kernel::{}}});", name, adapter, adapter, kernel);
+      };
+      const Strings kernels = kernel_enumerators(op);
+      for (size_t k = 0; k < op.kernels().size(); ++k) {
+        const std::string key = op.kernels()[k].dispatch_key.value_or("CompositeExplicitAutograd");
+        if (!by_key.count(key)) keys.push_back(key);
+        by_key[key].push_back(impl(kernels[k]));
+      }
+      meta.push_back(impl("meta"));
+      autograd.push_back(op.op().backward ? impl("autograd")
+                                          : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
       if (!op.op().backward && op.lowered().writes_inputs) {
-        inplace_or_view.push_back(
-            fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
+        inplace_or_view.push_back(fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
       }
     }
     keys.push_back("Meta");
@@ -550,8 +559,9 @@ class SourceEmitter {
             R"cc(
       // $notice$
       //
-      // Registration of the lowered schemas, the adapters between flat arguments
-      // and records, the Meta and Autograd kernels, and the C++ call API.
+      // Registration of the lowered schemas; per op, the adapter between the flat
+      // arguments and the records the kernels take (one kernel for the op's
+      // devices, Meta and Autograd); and the C++ call API.
       #include "$stem$.ops.h"
 
       #include <structop/convert.h>

@@ -12,21 +12,82 @@
 
 namespace structop::lower {
 
+/// A default value, typed: lowering decides what a default means once
+/// (`int[2] x=1` is the list `[1, 1]`, ATen's `Mean` is the int 1, an enum
+/// value is its index), and each emitter prints it in its own language.
+struct Value {
+  enum class Kind {
+    None,      // `None`
+    Bool,      // bool_value
+    Int,       // int_value
+    Float,     // text: the literal as written (`1e-5`, `.5`), valid in C++ and Python
+    Str,       // text: the string's value
+    Enum,      // decl (Module::enums), text: the value's name
+    Constant,  // constant_type (ScalarType, Layout, MemoryFormat), text: canonical name (`float32`)
+    Device,    // text: `cpu`, `cuda:0`
+    List,      // items
+    Record,    // decl (Module::records): the record with every field at its default
+  };
+  Kind kind = Kind::None;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  std::string text;
+  int decl = -1;
+  model::Builtin constant_type = model::Builtin::ScalarType;
+  std::vector<Value> items;
+};
+
+/// The typed value of `d`, a default that fits `type` (checked).
+Value typed_default(const model::Type& type, const model::Default& d);
+
+/// One leaf of a record, the same for every parameter of that record type.
+struct RecordLeaf {
+  std::vector<size_t> fields;  // field indices from the record down to the leaf
+  std::string path;            // `inner.w`
+  std::string name;            // `inner__w`: the schema's spelling after `param__`
+  std::string cpp_name;        // `inner_w`: the C++ spelling after `param_` (no `__`)
+  model::Type type;
+};
+
+/// One field of a record, with the leaves it flattens to.
+struct RecordField {
+  std::string api_name;  // `from_` for a keyword
+  std::optional<Value> default_value;
+  size_t first_leaf = 0;  // into RecordLayout::leaves
+  size_t leaf_count = 0;
+};
+
+/// How a record flattens: its leaves depth first, and which of them each
+/// field covers.
+struct RecordLayout {
+  std::vector<RecordLeaf> leaves;
+  std::vector<RecordField> fields;  // parallel to model::Record::fields
+  /// Some leaf is an enum: unflattening it can fail and names the leaf's path.
+  bool has_enum_leaf = false;
+  /// Some leaf takes a gradient (model::Type::takes_grad): the record has a grad record.
+  bool takes_grad = false;
+};
+
 /// One flat parameter of the lowered schema.
 struct Slot {
   std::string name;             // lowered name: `cfg__inner__w`
+  std::string cpp_name;         // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
   std::string path;             // original path: `cfg.inner.w` (`x` for a plain parameter)
+  std::string api_path;         // the same as the C++ and Python APIs spell it (`from` -> `from_`)
   size_t param = 0;             // index of the original parameter in model::Op::params
   std::vector<size_t> fields;   // field indices from the parameter's record to the leaf
   model::Type type;             // the leaf's type (enums stay enums; see schema_type)
   std::string schema_type;      // as in the schema: `Tensor(a!)`, `str`, `float?`
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.
   const model::Default* default_value = nullptr;
-  std::optional<std::string> schema_default;    // what the schema shows, when it can (rule 5)
+  std::optional<std::string> schema_default;    // what the schema shows, when it can (see apply_schema_defaults)
   bool kwarg_only = false;
   bool mutated = false;
-  /// A `Tensor` or `Tensor?` leaf that can receive a gradient.
-  bool differentiable = false;
+  /// The default as a value, when there is one.
+  std::optional<Value> value;
+  /// A `Tensor` or `Tensor?` leaf that can receive a gradient
+  /// (model::Type::takes_grad, the one rule).
+  bool takes_grad = false;
 
   bool from_record() const { return !fields.empty(); }
 };
@@ -36,14 +97,56 @@ struct Output {
   std::string name;  // may be empty
   model::Type type;
   std::string schema_type;
+  /// Its name in the C++ and Python APIs: the IDL name, else `output` /
+  /// `output0`, `output1`..., never one of the op's parameter names.
+  std::string api_name;
+};
+
+/// A parameter of the record-form APIs (C++ call API, kernels, Python).
+struct ApiParam {
+  std::string name;  // `from_` for a keyword
+  model::Type type;
+  /// What the APIs fill in when the caller leaves it out: the IDL default, or
+  /// Kind::Record for an implicitly defaulted record; none when required.
+  std::optional<Value> default_value;
+  bool kwarg_only = false;
+  /// In the trailing run of defaulted parameters, so C++ can give it a
+  /// default argument.
+  bool cpp_default = false;
+};
+
+/// One forward kernel the user writes: `op` (every device), or one per
+/// `dispatch:` key (`op_cpu` for CPU).
+struct Kernel {
+  std::string name;
+  std::optional<std::string> dispatch_key;  // none: registered for every device
+};
+
+/// The C++ names generated for one op; none contains `__` (reserved in C++).
+/// Composed names move a trailing `_` of the op's name to the end:
+/// `scale_` gives `scale_meta_`.
+struct CppNames {
+  std::string meta;           // kernels::<op>_meta (`meta: custom`)
+  std::string setup_context;  // kernels::<op>_setup_context
+  std::string backward;       // kernels::<op>_backward
+  std::string grads;          // <op>_grads: what backward returns
+  std::string grad_slot;      // <op>_grad_slot: index of each grad slot
+  std::string adapter;        // op_<op>: the generated adapter (X.ops.cpp)
 };
 
 struct LoweredOp {
   size_t op = 0;               // index into model::Module::ops
   std::string qualified_name;  // `op.overload`
   std::string cpp_name;        // `op_overload`: the C++ and Python identifier
+  CppNames names;
   std::vector<Slot> slots;
   std::vector<Output> outputs;
+  std::vector<ApiParam> api_params;  // parallel to model::Op::params
+  std::vector<Kernel> kernels;
+  /// The slots that take a gradient, in slot order (the graph node's edges).
+  std::vector<size_t> grad_slots;
+  /// The parameters holding at least one grad slot, in parameter order.
+  std::vector<size_t> grad_params;
   /// For identity / listed meta: per output, the slot whose metadata it copies.
   std::vector<size_t> meta_sources;
   /// Whether the op writes to an input (`mutates:`, or `Tensor(a!)` in the
@@ -54,7 +157,12 @@ struct LoweredOp {
 };
 
 struct LoweredModule {
-  std::vector<LoweredOp> ops;  // parallel to model::Module::ops
+  std::vector<RecordLayout> records;  // parallel to model::Module::records
+  std::vector<LoweredOp> ops;         // parallel to model::Module::ops
 };
+
+/// Joins C++ identifier parts with `_` without creating `__`: a trailing
+/// `_` of a part moves to the end (`scale_` + `meta` -> `scale_meta_`).
+std::string join_identifier(const std::vector<std::string>& parts);
 
 }  // namespace structop::lower

@@ -1,6 +1,7 @@
 #include "lower/lowering.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -15,7 +16,7 @@ namespace {
 
 using model::Builtin;
 
-/// The base of a type in the schema: enums lower to `str` (rule 3); records
+/// The base of a type in the schema: enums lower to `str`; records
 /// never reach a schema.
 std::string_view schema_base(const model::Type& type) {
   return type.is_enum() ? "str" : model::schema_name(type.builtin);
@@ -35,7 +36,12 @@ class OpLowering {
       : module_(module), op_(module.ops[op_index]), diags_(diags) {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
-    out_.cpp_name = op_.cpp_name();
+    out_.cpp_name = lower::join_identifier(
+        op_.overload.empty() ? std::vector<std::string>{op_.name} : std::vector<std::string>{op_.name, op_.overload});
+    if (model::is_reserved_word(out_.cpp_name)) out_.cpp_name += "_";
+    auto named = [&](const char* suffix) { return lower::join_identifier({out_.cpp_name, suffix}); };
+    out_.names = {named("meta"), named("setup_context"), named("backward"), named("grads"), named("grad_slot"),
+                  lower::join_identifier({"op", out_.cpp_name})};
   }
 
   lower::LoweredOp run() {
@@ -52,10 +58,11 @@ class OpLowering {
       return s.mutated || (s.type.alias && s.type.alias->is_write);
     });
     out_.outputs.reserve(op_.returns.size());
-    for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type)});
+    for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
     resolve_meta();
-    apply_rule5();
+    apply_schema_defaults();
     print_schema();
+    api_facts();
     return std::move(out_);
   }
 
@@ -72,10 +79,13 @@ class OpLowering {
       s.type = p.type;
       s.default_value = p.default_value ? &*p.default_value : nullptr;
       s.kwarg_only = p.kwarg_only;
+      s.cpp_name = p.name;
+      s.api_path = api_spelling(p.name);
       add_slot(std::move(s));
       return;
     }
     std::vector<size_t> fields;
+    cpp_parts_ = {p.name};
     flatten_record(index, p.type.decl, p.name, p.name, &fields);
   }
 
@@ -85,6 +95,7 @@ class OpLowering {
     for (size_t i = 0; i < r.fields.size(); ++i) {
       const model::Field& f = r.fields[i];
       fields->push_back(i);
+      cpp_parts_.push_back(f.name);
       std::string leaf_name = name + "__" + f.name;
       std::string leaf_path = path + "." + f.name;
       if (f.type.is_record()) {
@@ -98,15 +109,96 @@ class OpLowering {
         s.type = f.type;
         s.default_value = f.default_value ? &*f.default_value : nullptr;
         s.kwarg_only = op_.params[param].kwarg_only;
+        s.cpp_name = lower::join_identifier(cpp_parts_);
+        for (const auto& part : cpp_parts_) s.api_path += (s.api_path.empty() ? "" : ".") + api_spelling(part);
         add_slot(std::move(s));
       }
       fields->pop_back();
+      cpp_parts_.pop_back();
     }
   }
 
   void add_slot(lower::Slot s) {
-    s.differentiable = s.type.takes_grad();
+    s.takes_grad = s.type.takes_grad();
+    if (s.default_value) s.value = lower::typed_default(s.type, *s.default_value);
     out_.slots.push_back(std::move(s));
+  }
+
+  // ---- facts for the APIs ---------------------------------------------------
+
+  void api_facts() {
+    // Parameters of the record-form APIs. C++ default arguments only for the
+    // trailing run of parameters that all have one (a keyword-only parameter
+    // without default ends the run).
+    size_t first_cpp_default = op_.params.size();
+    while (first_cpp_default > 0) {
+      const model::Param& p = op_.params[first_cpp_default - 1];
+      if (!p.default_value && !p.implicit_default) break;
+      --first_cpp_default;
+    }
+    std::vector<std::string> taken;
+    for (size_t i = 0; i < op_.params.size(); ++i) {
+      const model::Param& p = op_.params[i];
+      lower::ApiParam a;
+      a.name = api_spelling(p.name);
+      a.type = p.type;
+      if (p.default_value) {
+        a.default_value = lower::typed_default(p.type, *p.default_value);
+      } else if (p.implicit_default) {
+        a.default_value = lower::Value{};
+        a.default_value->kind = lower::Value::Kind::Record;
+        a.default_value->decl = p.type.decl;
+      }
+      a.kwarg_only = p.kwarg_only;
+      a.cpp_default = i >= first_cpp_default;
+      taken.push_back(a.name);
+      out_.api_params.push_back(std::move(a));
+    }
+    // Output names: never a parameter's.
+    for (size_t i = 0; i < out_.outputs.size(); ++i) {
+      lower::Output& o = out_.outputs[i];
+      std::string n = !o.name.empty()            ? api_spelling(o.name)
+                      : out_.outputs.size() == 1 ? "output"
+                                                 : fmt::format("output{}", i);
+      while (std::find(taken.begin(), taken.end(), n) != taken.end()) n = "out_" + n;
+      taken.push_back(n);
+      o.api_name = n;
+    }
+    // C++ names of the slots: unique among themselves and the adapter's other
+    // names (record locals, outputs, its own locals).
+    std::set<std::string> used(taken.begin(), taken.end());
+    for (const char* local : {"ks", "grad_fn", "outputs", "with_records"}) used.insert(local);
+    for (auto& s : out_.slots) {
+      if (!s.from_record()) {
+        s.cpp_name = api_spelling(s.cpp_name);
+        continue;
+      }
+      std::string base = s.cpp_name;
+      for (int n = 2; used.count(s.cpp_name); ++n) s.cpp_name = fmt::format("{}{}", base, n);
+      used.insert(s.cpp_name);
+    }
+    // Gradients: one rule (model::Type::takes_grad).
+    for (size_t i = 0; i < out_.slots.size(); ++i) {
+      if (!out_.slots[i].takes_grad) continue;
+      out_.grad_slots.push_back(i);
+      const size_t p = out_.slots[i].param;
+      if (out_.grad_params.empty() || out_.grad_params.back() != p) out_.grad_params.push_back(p);
+    }
+    // Forward kernels.
+    if (op_.dispatch.empty()) {
+      out_.kernels.push_back({out_.cpp_name, std::nullopt});
+    } else {
+      for (const auto& key : op_.dispatch) {
+        std::string lower = key;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        out_.kernels.push_back({lower::join_identifier({out_.cpp_name, lower}), key});
+      }
+    }
+  }
+
+  static std::string api_spelling(const std::string& name) {
+    return model::is_reserved_word(name) ? name + "_" : name;
   }
 
   void check_collisions() {
@@ -243,7 +335,7 @@ class OpLowering {
       diags_.error(op_.name_span,
                    fmt::format("op `{}` returns `{}`, which a default meta kernel cannot shape",
                                op_.qualified_name(), return_list()),
-                   fmt::format("set `meta: custom` and write `kernels::{}_meta`", out_.cpp_name));
+                   fmt::format("set `meta: custom` and write `kernels::{}`", out_.names.meta));
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {
@@ -295,9 +387,9 @@ class OpLowering {
     return out_.outputs.size() == 1 ? s : "(" + s + ")";
   }
 
-  // ---- rule 5 and printing -------------------------------------------------
+  // ---- schema defaults and printing ----------------------------------------
 
-  void apply_rule5() {
+  void apply_schema_defaults() {
     bool later_positional_all_defaulted = true;
     for (auto it = out_.slots.rbegin(); it != out_.slots.rend(); ++it) {
       if (it->default_value) {
@@ -403,10 +495,145 @@ class OpLowering {
   Diagnostics& diags_;
   lower::LoweredOp out_;
   std::map<std::string, NameTarget> names_;
+  std::vector<std::string> cpp_parts_;  // the path being flattened, for Slot::cpp_name
   bool check_schema_ = true;
 };
 
+/// How each record flattens; records come in dependency order, so a nested
+/// record's layout is complete when its container needs it.
+std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
+  std::vector<lower::RecordLayout> out(module.records.size());
+  for (size_t r = 0; r < module.records.size(); ++r) {
+    const model::Record& record = module.records[r];
+    lower::RecordLayout& layout = out[r];
+    layout.takes_grad = record.takes_grad;
+    for (size_t i = 0; i < record.fields.size(); ++i) {
+      const model::Field& f = record.fields[i];
+      lower::RecordField field;
+      field.api_name = model::is_reserved_word(f.name) ? f.name + "_" : f.name;
+      if (f.default_value) field.default_value = lower::typed_default(f.type, *f.default_value);
+      field.first_leaf = layout.leaves.size();
+      if (f.type.is_record()) {
+        const lower::RecordLayout& inner = out[static_cast<size_t>(f.type.decl)];
+        for (const auto& leaf : inner.leaves) {
+          lower::RecordLeaf l = leaf;
+          l.fields.insert(l.fields.begin(), i);
+          l.path = f.name + "." + leaf.path;
+          l.name = f.name + "__" + leaf.name;
+          l.cpp_name = lower::join_identifier({f.name, leaf.cpp_name});
+          layout.leaves.push_back(std::move(l));
+        }
+        layout.has_enum_leaf |= inner.has_enum_leaf;
+      } else {
+        layout.leaves.push_back({{i}, f.name, f.name, lower::join_identifier({f.name}), f.type});
+        layout.has_enum_leaf |= f.type.is_enum();
+      }
+      field.leaf_count = layout.leaves.size() - field.first_leaf;
+      layout.fields.push_back(std::move(field));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+namespace lower {
+
+std::string join_identifier(const std::vector<std::string>& parts) {
+  std::string out;
+  bool trailing = false;
+  for (const auto& part : parts) {
+    std::string_view p = part;
+    if (!out.empty()) {
+      while (!p.empty() && p.front() == '_') p.remove_prefix(1);
+    }
+    const size_t end = p.find_last_not_of('_');
+    if (end != std::string_view::npos && end + 1 < p.size()) {
+      trailing = true;
+      p = p.substr(0, end + 1);
+    }
+    if (p.empty()) continue;
+    if (!out.empty()) out += '_';
+    out += p;
+  }
+  if (trailing) out += '_';
+  return out;
+}
+
+Value typed_default(const model::Type& type, const model::Default& d) {
+  using K = syntax::Literal::Kind;
+  Value v;
+  const syntax::Literal& lit = d.literal;
+  if (lit.kind == K::None) return v;
+  const model::Type scalar = type.is_optional() ? type.inner() : type;
+  if (scalar.is_list()) {
+    model::Type element = scalar.inner();
+    if (element.is_optional()) element = element.inner();
+    v.kind = Value::Kind::List;
+    if (lit.kind == K::List) {
+      for (size_t i = 0; i < lit.items.size(); ++i) {
+        model::Default item{lit.items[i], i < d.item_constants.size() ? d.item_constants[i] : std::string(), {}};
+        v.items.push_back(typed_default(element, item));
+      }
+    } else {  // `int[2] x=1` means [1, 1]
+      model::Default item{lit, d.constant, {}};
+      for (int64_t i = 0; i < scalar.suffixes.back().size; ++i) v.items.push_back(typed_default(element, item));
+    }
+    return v;
+  }
+  if (scalar.is_enum()) {
+    v.kind = Value::Kind::Enum;
+    v.decl = scalar.decl;
+    v.text = d.constant;
+    return v;
+  }
+  switch (scalar.builtin) {
+    case model::Builtin::ScalarType:
+    case model::Builtin::Layout:
+    case model::Builtin::MemoryFormat:
+      v.kind = Value::Kind::Constant;
+      v.constant_type = scalar.builtin;
+      v.text = d.constant;
+      return v;
+    case model::Builtin::Device:
+      v.kind = Value::Kind::Device;
+      v.text = d.constant;
+      return v;
+    default: break;
+  }
+  switch (lit.kind) {
+    case K::Bool:
+      v.kind = Value::Kind::Bool;
+      v.bool_value = lit.bool_value;
+      break;
+    case K::Int:
+      v.kind = Value::Kind::Int;
+      v.int_value = lit.int_value;
+      break;
+    case K::Float:
+      v.kind = Value::Kind::Float;
+      v.text = lit.text;
+      break;
+    case K::String:
+      v.kind = Value::Kind::Str;
+      v.text = lit.string_value;
+      break;
+    case K::Identifier:
+      // ATen's reduction default `Mean` is the int 1 (at::Reduction::Mean).
+      if (lit.string_value == "Mean") {
+        v.kind = Value::Kind::Int;
+        v.int_value = 1;
+      } else {
+        v.kind = Value::Kind::Str;
+        v.text = lit.string_value;
+      }
+      break;
+    default: break;
+  }
+  return v;
+}
+
+}  // namespace lower
 
 std::string schema_type(const model::Type& type) {
   std::string out;
@@ -454,6 +681,7 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
 
 lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags) {
   lower::LoweredModule out;
+  out.records = record_layouts(module);
   out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i) out.ops.push_back(OpLowering(module, i, diags).run());
   return out;

@@ -1,6 +1,9 @@
-// Phase 3: lowering (SPEC §3). Flattens record parameters into leaves,
-// resolves `mutates:` and `meta:` names against them, decides which defaults
-// the schema can carry (rule 5), and prints and self-checks each schema.
+// Phase 3: lowering. Flattens record parameters into leaves (depth first,
+// named `param__field`), resolves `mutates:` and `meta:` names against them,
+// decides which defaults the schema can carry (a positional parameter keeps
+// its schema default only when every later positional one has one too),
+// prints and self-checks each schema, and decides every fact the emitters
+// print: C++ names, kernels, grad slots, typed defaults, record layouts.
 #pragma once
 
 #include "base/diagnostics.h"

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
+
 namespace structop::syntax {
 namespace {
 
@@ -535,19 +537,6 @@ std::string to_schema(const TypeExpr& type) {
   return out;
 }
 
-std::string quote_schema_string(std::string_view value) {
-  std::string out = "\"";
-  for (char c : value) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
-    }
-  }
-  return out + "\"";
-}
+std::string quote_schema_string(std::string_view value) { return quote(value, Quoting::Schema); }
 
 }  // namespace structop::syntax

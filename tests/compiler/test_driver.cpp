@@ -159,7 +159,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   CHECK(op["doc"].string == "Scales.");
   REQUIRE(op["slots"].items.size() == 5);
   const JsonValue& w = op["slots"][1];
-  CHECK(w.keys() == std::vector<std::string>{"path", "name", "param", "type", "schema_type",
+  CHECK(w.keys() == std::vector<std::string>{"path", "name", "cpp_name", "param", "type", "schema_type",
                                              "default", "schema_default", "kwarg_only", "mutated",
                                              "differentiable"});
   CHECK(w["path"].string == "cfg.inner.w");

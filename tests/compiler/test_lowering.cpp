@@ -1,4 +1,4 @@
-// Unit tests of lower/: the rules of SPEC §3, mutates / meta names, default
+// Unit tests of lower/: flattening records into leaves, mutates / meta names, default
 // conversion and the printed schema.
 #include <catch2/catch_test_macros.hpp>
 
@@ -51,7 +51,7 @@ std::vector<std::string> names(const lower::LoweredOp& op) {
 
 }  // namespace
 
-TEST_CASE("rule 1: primitive parameters lower as they are", "[lowering]") {
+TEST_CASE("primitive parameters lower as they are", "[lowering]") {
   CHECK(schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
         "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
   // Types torch 2.x added to the schema language.
@@ -69,7 +69,7 @@ TEST_CASE("rule 1: primitive parameters lower as they are", "[lowering]") {
   CHECK_FALSE(lo.slots[1].from_record());
 }
 
-TEST_CASE("rule 2: records lower to their leaves, depth first, at the parameter's position",
+TEST_CASE("records lower to their leaves, depth first, at the parameter's position",
           "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, Tensor y) -> Tensor\n");
   INFO(fe.errors);
@@ -83,15 +83,15 @@ TEST_CASE("rule 2: records lower to their leaves, depth first, at the parameter'
   CHECK(lo.slots[2].fields == std::vector<size_t>{0, 1});
   CHECK(lo.slots[3].fields == std::vector<size_t>{1});
   CHECK(lo.slots[5].param == 2);
-  CHECK(lo.slots[1].differentiable);
-  CHECK_FALSE(lo.slots[3].differentiable);
-  // y has no default, so the leaves before it lose theirs in the schema (rule 5).
+  CHECK(lo.slots[1].takes_grad);
+  CHECK_FALSE(lo.slots[3].takes_grad);
+  // y has no default, so the leaves before it lose theirs in the schema.
   CHECK(lo.schema ==
         "op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale, str cfg__mode, "
         "Tensor y) -> Tensor");
 }
 
-TEST_CASE("rule 2: leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
+TEST_CASE("leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
   CHECK(schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==
         "op(Tensor x, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, "
         "str cfg__mode=\"causal\", Tensor y) -> Tensor");
@@ -100,7 +100,7 @@ TEST_CASE("rule 2: leaves keep the kwarg-only-ness of their parameter", "[loweri
   for (const auto& s : fe.op("op").slots) CHECK(s.kwarg_only == (s.path != "x"));
 }
 
-TEST_CASE("rule 3: enum leaves lower to str with the value's string as default", "[lowering]") {
+TEST_CASE("enum leaves lower to str with the value's string as default", "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n");
   REQUIRE(fe.ok());
   const auto& mode = fe.slot("op", "cfg__mode");
@@ -114,7 +114,7 @@ TEST_CASE("rule 3: enum leaves lower to str with the value's string as default",
         "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
 }
 
-TEST_CASE("rule 4: mutates expands names to Tensor leaves with distinct alias sets", "[lowering]") {
+TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[lowering]") {
   SECTION("a record name: every tensor leaf") {
     CHECK(schema_of("  - func: scale_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg]\n") ==
           "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float "
@@ -173,7 +173,7 @@ TEST_CASE("rule 4: mutates expands names to Tensor leaves with distinct alias se
   }
 }
 
-TEST_CASE("rule 4: mutates errors list the valid names", "[lowering]") {
+TEST_CASE("mutates errors list the valid names", "[lowering]") {
   FrontEnd unknown =
       lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.ww]\n");
   CHECK(contains(unknown.errors,
@@ -201,7 +201,7 @@ TEST_CASE("rule 4: mutates errors list the valid names", "[lowering]") {
   CHECK(contains(none.errors, "hint: this op has no tensor parameters\n"));
 }
 
-TEST_CASE("rule 5: a positional default is dropped when a later positional has none",
+TEST_CASE("a positional default is dropped when a later positional has none",
           "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, WeightCfg cfg) -> Tensor\n");
   INFO(fe.errors);
@@ -218,14 +218,14 @@ TEST_CASE("rule 5: a positional default is dropped when a later positional has n
   CHECK(*fe.slot("op", "cfg__scale").schema_default == "1.0");
 }
 
-TEST_CASE("rule 5: kwarg-only parameters keep their defaults", "[lowering]") {
+TEST_CASE("kwarg-only parameters keep their defaults", "[lowering]") {
   CHECK(schema_of("  - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor\n") ==
         "op(Tensor x, float o__eps, bool o__causal, Tensor y, *, float k__eps=1e-5, bool "
         "k__causal=False, "
         "Tensor z) -> Tensor");
 }
 
-TEST_CASE("rule 5: a default the schema cannot express also drops earlier ones", "[lowering]") {
+TEST_CASE("a default the schema cannot express also drops earlier ones", "[lowering]") {
   FrontEnd fe =
       lower_ops("  - func: op(Tensor x, int k=1, str[] names=[\"a\"], int j=2) -> Tensor\n");
   REQUIRE(fe.ok());
@@ -246,7 +246,7 @@ TEST_CASE("all-defaulted record parameters may be omitted: their leaves keep def
 }
 
 TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lowering]") {
-  // Keyword-only, so rule 5 does not interfere.
+  // Keyword-only, so dropping positional defaults does not apply.
   FrontEnd fe = lower_ops(
       "  - func: op(Tensor x, *, ScalarType a=float32, ScalarType b=float, ScalarType c=long, "
       "ScalarType d=half, "
@@ -274,7 +274,7 @@ TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lo
   CHECK(fe.slot("op", "od").default_value->constant == "cpu");
   CHECK(fe.slot("op", "d").default_value->constant == "float16");
 
-  // Positional: the inexpressible default drops the ones before it (rule 5).
+  // Positional: the inexpressible default drops the ones before it.
   FrontEnd pos =
       lower_ops("  - func: op(Tensor x, ScalarType a=float32, Device? od=\"cpu\") -> Tensor\n");
   REQUIRE(pos.ok());
@@ -444,9 +444,9 @@ TEST_CASE("a record-only op and a record with optional and list tensors", "[lowe
   REQUIRE(fe.ok());
   CHECK(fe.op("op").schema ==
         "op(Tensor? r__t, Tensor[] r__l, Tensor?[] r__o, int r__n=1) -> Tensor");
-  CHECK(fe.slot("op", "r__t").differentiable);
-  CHECK_FALSE(fe.slot("op", "r__l").differentiable);
-  CHECK_FALSE(fe.slot("op", "r__o").differentiable);
+  CHECK(fe.slot("op", "r__t").takes_grad);
+  CHECK_FALSE(fe.slot("op", "r__l").takes_grad);
+  CHECK_FALSE(fe.slot("op", "r__o").takes_grad);
 }
 
 TEST_CASE("schema_type and schema_default helpers", "[lowering]") {
@@ -468,4 +468,123 @@ TEST_CASE("a func line with 10,000 parameters lowers", "[lowering]") {
   REQUIRE(fe.ok());
   CHECK(fe.op("op").slots.size() == 10000);
   CHECK(fe.op("op").schema.size() > 100000);
+}
+
+// ---- facts lowering decides for the emitters ----------------------------------
+
+TEST_CASE("C++ identifiers never contain `__`", "[lowering]") {
+  CHECK(lower::join_identifier({"cfg", "inner", "w"}) == "cfg_inner_w");
+  CHECK(lower::join_identifier({"scale_", "meta"}) == "scale_meta_");
+  CHECK(lower::join_identifier({"add_", "Tensor"}) == "add_Tensor_");
+  CHECK(lower::join_identifier({"op", "_private"}) == "op_private");
+  CHECK(lower::join_identifier({"x"}) == "x");
+
+  FrontEnd fe = lower_ops(
+      "  - func: scale_(Tensor(a!) x, WeightCfg cfg) -> ()\n"
+      "  - func: add_.Tensor(Tensor(a!) x, Tensor y) -> ()\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const lower::LoweredOp& scale = fe.lowered.ops[0];
+  CHECK(scale.cpp_name == "scale_");
+  CHECK(scale.names.meta == "scale_meta_");
+  CHECK(scale.names.adapter == "op_scale_");
+  std::vector<std::string> cpp;
+  for (const auto& s : scale.slots) cpp.push_back(s.cpp_name);
+  CHECK(cpp == std::vector<std::string>{"x", "cfg_inner_w", "cfg_inner_b", "cfg_scale", "cfg_mode"});
+  CHECK(scale.slots[1].name == "cfg__inner__w");  // the schema keeps its spelling
+  CHECK(scale.slots[1].api_path == "cfg.inner.w");
+  CHECK(fe.lowered.ops[1].cpp_name == "add_Tensor_");
+}
+
+TEST_CASE("slot C++ names stay unique", "[lowering]") {
+  // `a_b` the parameter and `a.b` the field both join to `a_b`.
+  FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  A: {fields: {b: float}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, A a, float a_b) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& slots = fe.lowered.ops[0].slots;
+  REQUIRE(slots.size() == 3);
+  CHECK(slots[1].cpp_name == "a_b2");
+  CHECK(slots[2].cpp_name == "a_b");
+}
+
+TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lowering]") {
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor x, WeightCfg cfg, Opt opt, int n=2) -> Tensor\n"
+      "    backward: true\n"
+      "  - func: dev(Tensor x, Tensor[] xs) -> Tensor\n"
+      "    dispatch: [CPU, CUDA]\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const lower::LoweredOp& op = fe.lowered.ops[0];
+  REQUIRE(op.kernels.size() == 1);
+  CHECK(op.kernels[0].name == "op");
+  CHECK_FALSE(op.kernels[0].dispatch_key.has_value());
+  CHECK(op.grad_slots == std::vector<size_t>{0, 1, 2});  // x, cfg.inner.w, cfg.inner.b
+  CHECK(op.grad_params == std::vector<size_t>{0, 1});
+  REQUIRE(op.api_params.size() == 4);
+  CHECK_FALSE(op.api_params[1].cpp_default);  // cfg has no default
+  CHECK(op.api_params[2].cpp_default);         // opt: every field defaulted
+  REQUIRE(op.api_params[2].default_value);
+  CHECK(op.api_params[2].default_value->kind == lower::Value::Kind::Record);
+  CHECK(op.api_params[3].default_value->kind == lower::Value::Kind::Int);
+  CHECK(op.outputs[0].api_name == "output");
+
+  const lower::LoweredOp& dev = fe.lowered.ops[1];
+  REQUIRE(dev.kernels.size() == 2);
+  CHECK(dev.kernels[0].name == "dev_cpu");
+  CHECK(dev.kernels[0].dispatch_key == std::optional<std::string>("CPU"));
+  CHECK(dev.grad_slots == std::vector<size_t>{0});  // Tensor[] takes no gradient
+}
+
+TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  // Records in dependency order: Inner, WeightCfg, Opt.
+  const lower::RecordLayout& cfg = fe.lowered.records[1];
+  std::vector<std::string> leaves;
+  for (const auto& l : cfg.leaves) leaves.push_back(l.path + "|" + l.name + "|" + l.cpp_name);
+  CHECK(leaves == std::vector<std::string>{"inner.w|inner__w|inner_w", "inner.b|inner__b|inner_b",
+                                           "scale|scale|scale", "mode|mode|mode"});
+  REQUIRE(cfg.fields.size() == 3);
+  CHECK(cfg.fields[0].first_leaf == 0);
+  CHECK(cfg.fields[0].leaf_count == 2);
+  CHECK(cfg.fields[2].first_leaf == 3);
+  CHECK(cfg.has_enum_leaf);
+  CHECK(cfg.takes_grad);
+  CHECK_FALSE(fe.lowered.records[2].takes_grad);  // Opt: no tensor
+  REQUIRE(cfg.fields[2].default_value);
+  CHECK(cfg.fields[2].default_value->kind == lower::Value::Kind::Enum);
+  CHECK(cfg.fields[2].default_value->text == "causal");
+}
+
+TEST_CASE("typed defaults: what each default means, decided once", "[lowering]") {
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor x, int[2] k=1, int r=Mean, float f=.5, str s=\"a\", ScalarType t=float32,"
+      " Device d=\"cpu\", bool b=True, int? o=None) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& p = fe.lowered.ops[0].api_params;
+  using K = lower::Value::Kind;
+  REQUIRE(p[1].default_value);
+  CHECK(p[1].default_value->kind == K::List);  // `int[2] k=1` is [1, 1]
+  REQUIRE(p[1].default_value->items.size() == 2);
+  CHECK(p[1].default_value->items[1].int_value == 1);
+  CHECK(p[2].default_value->kind == K::Int);  // ATen's `Mean` is 1
+  CHECK(p[2].default_value->int_value == 1);
+  CHECK(p[3].default_value->kind == K::Float);
+  CHECK(p[3].default_value->text == ".5");
+  CHECK(p[4].default_value->kind == K::Str);
+  CHECK(p[4].default_value->text == "a");
+  CHECK(p[5].default_value->kind == K::Constant);
+  CHECK(p[5].default_value->text == "float32");
+  CHECK(p[6].default_value->kind == K::Device);
+  CHECK(p[7].default_value->kind == K::Bool);
+  CHECK(p[7].default_value->bool_value);
+  CHECK(p[8].default_value->kind == K::None);
 }

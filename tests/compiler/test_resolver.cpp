@@ -468,7 +468,7 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   CHECK(
       contains(errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
                          "Tensor\n    backward: true\n"),
-               "main.ops.yaml:4:11: error: op `make` has `backward: true` but no tensor input\n"));
+               "main.ops.yaml:4:11: error: op `make` has `backward: true` but no `Tensor` or `Tensor?` input\n"));
   std::string rets =
       errors_of("ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
   CHECK(contains(rets,
@@ -486,9 +486,15 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(S s) -> Tensor\n    "
                   "backward: true\n")
             .empty());
-  CHECK(errors_of(
-            "ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n")
-            .empty());
+  // Only `Tensor` and `Tensor?` take gradients (model::Type::takes_grad): an
+  // op whose only tensors are a `Tensor[]` is rejected rather than generating
+  // an autograd bridge without edges.
+  CHECK(contains(
+      errors_of("ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n"),
+      "error: op `op` has `backward: true` but no `Tensor` or `Tensor?` input"));
+  CHECK(contains(errors_of("records: {S: {fields: {m: Tensor[]}}}\nops:\n  - func: op(S s) -> Tensor\n    "
+                           "backward: true\n"),
+                 "hint: `Tensor[]` inputs take no gradient yet"));
 }
 
 TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {

@@ -205,8 +205,8 @@ CASES = [
 ]
 
 
-# Ops with a parameter named `from`, a Python keyword: the schema keeps the
-# name (SPEC §2), torch.compile cannot bind it, so they are not
+# Ops with a parameter named `from`, a Python keyword: the schema keeps IDL
+# names as written, torch.compile cannot bind that one, so they are not
 # pt2_compliant_tag (structopc rejects the tag on them) and are checked apart.
 KEYWORD_CASES = [
     Case("dtypes", "cast_checked", "", False, lambda rg: (

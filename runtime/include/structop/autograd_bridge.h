@@ -4,14 +4,19 @@
 // (collect_next_edges, redispatch below autograd, set_history), with the graph
 // node a torch::autograd::CppNode so that kernels get a real AutogradContext:
 //
-//   auto grad_fn = structop::make_grad_fn<op_backward_adapter>(x, cfg__inner__w, ...);
-//   at::Tensor output = structop::redispatch_below_autograd(op_handle(), ks, ...);
+//   auto grad_fn = structop::make_grad_fn(backward_def, x, cfg_inner_w, ...);
+//   at::Tensor output = structop::redispatch_below_autograd(handle(), ks, ...);
 //   if (grad_fn) {
 //     const WeightCfg cfg = unflatten_WeightCfg(...);
 //     grad_fn->run_setup_context(kernels::op_setup_context, x, cfg, output);
 //     grad_fn->record_outputs(output);
 //   }
 //   return output;
+//
+// The node is one class for every op (BackwardNode, not a template per op):
+// what differs per op is data, a BackwardDef. A class template per op would
+// instantiate CppNode's virtual functions for every op with a backward; that
+// was most of the compile time of a generated X.ops.cpp.
 //
 // Compared with torch::autograd::Function<T>::apply this skips, per call: the
 // is_variable_input_/input_info_/output_info_ vectors, the unordered_sets and the
@@ -38,9 +43,11 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <type_traits>
 #include <unordered_set>
 #include <vector>
@@ -123,12 +130,11 @@ inline void check_grad(const char* op, const char* path, const at::Tensor& grad,
 /// Checks the gradients a backward returned, one per edge of `node` (= one per
 /// tensor slot of the op, in lowered order; `paths[i]` is slot i's original
 /// path). Gradients for inputs that do not require grad are dropped.
-template <std::size_t N>
-void check_grads(const torch::autograd::Node& node, const char* op, const char* const (&paths)[N],
-                 variable_list& grads) {
-  TORCH_INTERNAL_ASSERT(grads.size() == N && node.num_outputs() == N, op,
+inline void check_grads(const torch::autograd::Node& node, const char* op, const char* const* paths,
+                        std::size_t count, variable_list& grads) {
+  TORCH_INTERNAL_ASSERT(grads.size() == count && node.num_outputs() == count, op,
                         ": grad slot count mismatch");
-  for (std::size_t i = 0; i < N; ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const torch::autograd::Edge& edge = node.next_edge(i);
     if (!edge.is_valid()) {
       grads[i] = at::Tensor();
@@ -138,8 +144,6 @@ void check_grads(const torch::autograd::Node& node, const char* op, const char* 
   }
 }
 
-/// Moves the slots of a grads record, given in the op's lowered tensor-slot
-/// order, into the list a graph node returns.
 template <class... Grads>
 variable_list grad_list(Grads&&... grads) {
   variable_list list;
@@ -152,51 +156,86 @@ variable_list grad_list(Grads&&... grads) {
 // The graph node
 // ---------------------------------------------------------------------------
 
-/// The autograd graph node of one generated op.
-///
-/// `Def` is generated per op:
-///
-///   struct op_backward_adapter {
-///     static constexpr const char* op_name = "demo::op";
-///     // original path of each tensor slot, in lowered order (= edge order)
-///     static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
-///     // calls kernels::op_backward, returns one gradient per tensor slot
-///     static variable_list backward(AutogradContext* ctx, const variable_list& grads);
-///   };
-///
-/// Deriving from CppNode<BackwardNode> (rather than Node) is what makes `ctx_` a
-/// real AutogradContext: CppNode<T> is the friend that may set its grad_fn and
-/// turn save_for_backward() into SavedVariables; release_variables() (freeing
-/// saved tensors after backward, and the "backward through the graph a second
-/// time" error) is inherited from it too.
-template <class Def>
-class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
+// Deriving from CppNode<BackwardNode> (rather than Node) is what makes `ctx_` a
+// real AutogradContext: CppNode<T> is the friend that may set its grad_fn and
+// turn save_for_backward() into SavedVariables; release_variables() (freeing
+// saved tensors after backward, and the "backward through the graph a second
+// time" error) is inherited from it too.
+
+/// What a generated adapter tells the bridge about one op with a backward:
+/// a constant in X.ops.cpp (`op_<op>::backward_def`).
+struct BackwardDef {
+  const char* op_name;            // "demo::op", for messages
+  const char* const* grad_paths;  // original path of each grad slot, in order
+  std::size_t grad_count;
+  /// kernels::<op>_backward, mapped onto the grad slots.
+  variable_list (*backward)(AutogradContext* ctx, const variable_list& grad_outputs);
+};
+
+namespace detail {
+
+/// The key under which a node's context names its op (see BackwardNode::backward).
+inline constexpr const char* kOpKey = "structop.op";
+
+struct DefRegistry {
+  std::mutex mutex;
+  std::unordered_map<std::string, const BackwardDef*> defs;
+};
+
+inline DefRegistry& def_registry() {
+  static DefRegistry registry;
+  return registry;
+}
+
+/// Remembers `def` by op name (cheap after the first node of an op on a thread).
+inline void remember(const BackwardDef& def) {
+  thread_local const BackwardDef* last = nullptr;
+  if (last == &def) return;
+  DefRegistry& r = def_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.defs.emplace(def.op_name, &def);
+  last = &def;
+}
+
+inline const BackwardDef& recall(const std::string& op_name) {
+  DefRegistry& r = def_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.defs.find(op_name);
+  TORCH_CHECK(it != r.defs.end(), "structop: no backward registered for op ", op_name);
+  return *it->second;
+}
+
+}  // namespace detail
+
+/// The graph node of every generated op with a backward.
+class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
  public:
-  /// Read by CppNode<T>::compiled_args in libtorch 2.x: not traceable by
-  /// compiled autograd (the backward runs arbitrary user C++).
+  /// Kernels are opaque C++: compiled autograd must not trace into them.
   static constexpr bool is_traceable = false;
 
-  /// Required by CppNode<T>::apply, which apply() below replaces.
-  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    return Def::backward(ctx, grad_outputs);
+  explicit BackwardNode(const BackwardDef& def) : def_(def) {
+    // CppNode's functional replay (compiled autograd) calls the static
+    // backward below with the context only; the context names the op.
+    detail::remember(def);
+    this->ctx_.saved_data[detail::kOpKey] = def.op_name;
   }
 
-  /// The context passed to the op's setup_context and backward kernels.
+  /// CppNode's static entry point: the op comes from the context.
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    return detail::recall(ctx->saved_data.at(detail::kOpKey).toStringRef()).backward(ctx, grad_outputs);
+  }
+
   AutogradContext* context() noexcept { return &this->ctx_; }
 
-  /// Calls the op's `setup_context(ctx, inputs..., outputs...)` kernel with grad
-  /// mode off, as Function<T>::apply runs forward: what it computes and saves
-  /// records no history.
+  /// Calls the op's setup_context(ctx, args...) with grad mode off.
   template <class SetupContext, class... Args>
   void run_setup_context(SetupContext&& setup_context, const Args&... args) {
     at::NoGradGuard no_grad;
     setup_context(context(), args...);
   }
 
-  /// Makes `outputs` (the op's results, in order) outputs of this node, then
-  /// turns what setup_context saved into SavedVariables (an output saved for
-  /// backward is stored without a reference cycle). Call after setup_context:
-  /// outputs it marked non-differentiable get no gradient edge.
+  /// Attaches the outputs (tensors or tensor lists, in output order) to this
+  /// node, then saves what setup_context asked for.
   template <class... Outputs>
   void record_outputs(Outputs&... outputs) {
     const detail::NodePtr self = detail::node_ptr(this);
@@ -205,10 +244,9 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
     this->save_variables_to_ctx();
   }
 
-  /// Runs the op's backward: materialises missing output gradients as zeros
-  /// (as torch::autograd::Function does by default), calls Def::backward under
-  /// the node's lock, and checks every returned gradient by name.
   variable_list apply(variable_list&& grad_outputs) override {
+    // Undefined output grads become zeros (materialized as
+    // autograd::Function does by default), except for undefined outputs.
     for (std::size_t i = 0; i < grad_outputs.size(); ++i) {
       if (!grad_outputs[i].defined() && output_defined_[i]) {
         grad_outputs[i] = this->input_metadata(i).zeros_like();
@@ -217,14 +255,13 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
     variable_list grad_inputs;
     {
       std::lock_guard<std::mutex> lock(this->mutex_);
-      grad_inputs = Def::backward(&this->ctx_, grad_outputs);
+      grad_inputs = def_.backward(&this->ctx_, grad_outputs);
     }
-    check_grads(*this, Def::op_name, Def::grad_paths, grad_inputs);
+    check_grads(*this, def_.op_name, def_.grad_paths, def_.grad_count, grad_inputs);
     return grad_inputs;
   }
 
-  /// Shown in errors, the profiler and Python's `y.grad_fn`.
-  std::string name() const override { return std::string(Def::op_name) + "_backward"; }
+  std::string name() const override { return std::string(def_.op_name) + "_backward"; }
 
  private:
   void record_output(const detail::NodePtr& self, at::Tensor& output,
@@ -234,9 +271,7 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
       this->add_input_metadata(torch::autograd::Node::undefined_input());
       return;
     }
-    // Fresh results of a kernel run below autograd never require grad; one that
-    // does is an input returned as is, which must not get this node as grad_fn.
-    TORCH_CHECK(!output.requires_grad(), Def::op_name, ": output ", output_defined_.size() - 1,
+    TORCH_CHECK(!output.requires_grad(), def_.op_name, ": output ", output_defined_.size() - 1,
                 " is one of the op's inputs (or already requires grad); an op without "
                 "alias annotations must return new tensors, e.g. input.clone()");
     const bool differentiable =
@@ -249,25 +284,22 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode<Def>> {
     }
   }
 
-  /// A `Tensor[]` output: each element is one output of the node, in order
-  /// (the op's backward receives their gradients as one vector).
   void record_output(const detail::NodePtr& self, std::vector<at::Tensor>& outputs,
                      const std::unordered_set<at::TensorImpl*>& non_differentiable) {
     for (at::Tensor& output : outputs) record_output(self, output, non_differentiable);
   }
 
-  /// Per output: defined (gets zeros when its gradient is missing) or not.
+  const BackwardDef& def_;
   c10::SmallVector<bool, 4> output_defined_;
 };
 
-/// The graph node for one call of the op described by `Def`, with one edge per
-/// tensor slot (`inputs`: every Tensor / Tensor? leaf, in lowered order); or
-/// null when grad mode is off or no input requires grad, in which case the
-/// caller must create no autograd state at all.
-template <class Def, class... Tensors>
-detail::NodeHandle<BackwardNode<Def>> make_grad_fn(const Tensors&... inputs) {
+/// The graph node for one call, or null when grad mode is off or no input
+/// requires grad. `inputs` are the op's grad slots in order (Tensor or
+/// optional<Tensor>): the node's edges.
+template <class... Tensors>
+detail::NodeHandle<BackwardNode> make_grad_fn(const BackwardDef& def, const Tensors&... inputs) {
   if (!torch::autograd::compute_requires_grad(inputs...)) return {};
-  auto node = detail::new_node<BackwardNode<Def>>();
+  auto node = detail::new_node<BackwardNode>(def);
   node->set_ctx_grad_fn(node);
   node->set_next_edges(torch::autograd::collect_next_edges(inputs...));
   return node;

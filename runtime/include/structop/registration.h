@@ -26,6 +26,23 @@ c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overlo
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
 }
 
+/// The dispatcher's signature of a generated adapter (a functor registered
+/// once per key): its call operator's type without the DispatchKeySet that
+/// autograd adapters take first (`using signature =
+/// structop::kernel_signature<decltype(&op_x::operator())>;`).
+template <class CallOperator>
+struct KernelSignature;
+template <class C, class R, class... Args>
+struct KernelSignature<R (C::*)(Args...) const> {
+  using type = R(Args...);
+};
+template <class C, class R, class... Args>
+struct KernelSignature<R (C::*)(c10::DispatchKeySet, Args...) const> {
+  using type = R(Args...);
+};
+template <class CallOperator>
+using kernel_signature = typename KernelSignature<CallOperator>::type;
+
 /// Calls `op`'s kernel for the keys below autograd, as PyTorch's own autograd
 /// kernels do: with autograd and ADInplaceOrView excluded for everything the
 /// kernel calls in turn, so its internal ops record no history (cheaper, and

@@ -93,7 +93,7 @@ struct pick_grads {
 struct pick_grad_slot {
   static constexpr std::size_t from_ = 0;
   static constexpr std::size_t to = 1;
-  static constexpr std::size_t opts__mask = 2;
+  static constexpr std::size_t opts_mask = 2;
 };
 
 // Call API: flattens the records and calls the op through the dispatcher

@@ -7,8 +7,8 @@
 #include "features.ops.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/custom_function.h>  // AutogradContext
 #include <structop/stubs.h>
+#include <torch/csrc/autograd/custom_function.h>  // AutogradContext
 
 namespace golden::features {
 

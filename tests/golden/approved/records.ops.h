@@ -91,8 +91,8 @@ struct affine_grads {
 /// Index of each tensor slot of affine, for ctx->needs_input_grad(index).
 struct affine_grad_slot {
   static constexpr std::size_t x = 0;
-  static constexpr std::size_t cfg__inner__w = 1;
-  static constexpr std::size_t cfg__inner__b = 2;
+  static constexpr std::size_t cfg_inner_w = 1;
+  static constexpr std::size_t cfg_inner_b = 2;
 };
 
 /// What kernels::split_backward returns: one member per parameter with a tensor.
@@ -104,8 +104,8 @@ struct split_grads {
 /// Index of each tensor slot of split, for ctx->needs_input_grad(index).
 struct split_grad_slot {
   static constexpr std::size_t x = 0;
-  static constexpr std::size_t cfg__inner__w = 1;
-  static constexpr std::size_t cfg__inner__b = 2;
+  static constexpr std::size_t cfg_inner_w = 1;
+  static constexpr std::size_t cfg_inner_b = 2;
 };
 
 // Call API: flattens the records and calls the op through the dispatcher
@@ -136,9 +136,7 @@ void affine_setup_context(
     const Cfg& cfg,
     const at::Tensor& output);
 /// Gradients for the inputs, given those of the outputs.
-affine_grads affine_backward(
-    torch::autograd::AutogradContext* ctx,
-    const at::Tensor& grad_output);
+affine_grads affine_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
 /// golden::split forward on every device.
 std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg);

@@ -7,8 +7,8 @@
 #include "records.ops.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/custom_function.h>  // AutogradContext
 #include <structop/stubs.h>
+#include <torch/csrc/autograd/custom_function.h>  // AutogradContext
 
 namespace golden {
 
@@ -34,9 +34,7 @@ void kernels::affine_setup_context(
 
 // Returns the gradient of every tensor input, in this shape (at::Tensor() or
 // c10::nullopt means "no gradient"):
-//   return {
-//       /*x=*/at::Tensor(),
-//       /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}}};
+//   return {/*x=*/at::Tensor(), /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}}};
 // ctx->needs_input_grad(affine_grad_slot::NAME) tells which are wanted.
 affine_grads kernels::affine_backward(
     torch::autograd::AutogradContext* ctx,
@@ -71,9 +69,7 @@ void kernels::split_setup_context(
 
 // Returns the gradient of every tensor input, in this shape (at::Tensor() or
 // c10::nullopt means "no gradient"):
-//   return {
-//       /*x=*/at::Tensor(),
-//       /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}}};
+//   return {/*x=*/at::Tensor(), /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}}};
 // ctx->needs_input_grad(split_grad_slot::NAME) tells which are wanted.
 split_grads kernels::split_backward(
     torch::autograd::AutogradContext* ctx,

@@ -1,0 +1,105 @@
+// Unit tests of emit/code_printer: templates, indentation, and the layout of
+// lists where they land (the one place generated code is wrapped).
+#include <catch2/catch_test_macros.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "emit/code_printer.h"
+
+using structop::CodePrinter;
+
+namespace {
+
+std::string items(int n, const std::string& stem) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? "," : "") + stem + std::to_string(i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("templates are dedented, substituted and indented", "[printer]") {
+  CodePrinter p;
+  p.line("namespace a {");
+  {
+    CodePrinter::Indent in(p);
+    p.emit({{"name", "f"}, {"body", "int x = 1;\nreturn x;"}}, R"cc(
+      int $name$() {
+        $body$
+      }
+    )cc");
+  }
+  p.line("}");
+  CHECK(p.str() == "namespace a {\n  int f() {\n    int x = 1;\n    return x;\n  }\n}\n");
+}
+
+TEST_CASE("a variable given but not used, or used but not given, is an emitter bug", "[printer]") {
+  CodePrinter p;
+  CHECK_THROWS_AS(p.emit({{"a", "1"}}, "x"), std::logic_error);
+  CHECK_THROWS_AS(p.emit({}, "$a$"), std::logic_error);
+}
+
+TEST_CASE("a list that fits stays on its line", "[printer]") {
+  CodePrinter p;
+  p.emit({{"args", "(" + CodePrinter::list({"a", "b", "c"}) + ")"}}, "f$args$;");
+  CHECK(p.str() == "f(a, b, c);\n");
+  CodePrinter q;
+  q.line("g(" + CodePrinter::list({}) + ");");
+  CHECK(q.str() == "g();\n");
+}
+
+TEST_CASE("a list that does not fit breaks after its opener, one item per line at +4", "[printer]") {
+  const std::string long_a(40, 'a'), long_b(40, 'b'), long_c(40, 'c');
+  CodePrinter p;
+  {
+    CodePrinter::Indent in(p);
+    p.line("return f(" + CodePrinter::list({long_a, long_b, long_c}) + ");");
+  }
+  CHECK(p.str() == "  return f(\n      " + long_a + ",\n      " + long_b + ",\n      " + long_c + ");\n");
+  // Each line stays within the limit that the flat form passed.
+  for (size_t at = 0, next; at < p.str().size(); at = next + 1) {
+    next = p.str().find('\n', at);
+    CHECK(next - at <= CodePrinter::kColumns);
+  }
+}
+
+TEST_CASE("the closer's line counts: a list is measured where it lands", "[printer]") {
+  // 96 columns up to the list's end, 99 with the `) {` after it: fits. Two
+  // more characters (101 columns) break it.
+  const std::string head = "void f(";
+  const std::string a(44, 'x'), b(43, 'y');
+  CodePrinter p;
+  p.line(head + CodePrinter::list({a, b}) + ") {");
+  CHECK(p.str() == head + a + ", " + b + ") {\n");
+  CodePrinter q;
+  q.line(head + CodePrinter::list({a, b + "yy"}) + ") {");
+  CHECK(q.str() == "void f(\n    " + a + ",\n    " + b + "yy) {\n");
+}
+
+TEST_CASE("nested lists break from the outside in", "[printer]") {
+  const std::string inner = "g(" + CodePrinter::list({std::string(50, 'p'), std::string(50, 'q')}) + ")";
+  CodePrinter p;
+  p.line("f(" + CodePrinter::list({"x", inner}) + ");");
+  CHECK(p.str() == "f(\n    x,\n    g(\n        " + std::string(50, 'p') + ",\n        " +
+                       std::string(50, 'q') + "));\n");
+}
+
+TEST_CASE("a list inside a comment continues as a comment", "[printer]") {
+  CodePrinter p;
+  p.line("//   return {" + CodePrinter::list({std::string(45, 'a'), std::string(45, 'b')}) + "};");
+  CHECK(p.str() == "//   return {\n//       " + std::string(45, 'a') + ",\n//       " + std::string(45, 'b') +
+                       "};\n");
+}
+
+TEST_CASE("a printer that does not lay out keeps its lists for the printer they land in", "[printer]") {
+  CodePrinter inner(2, false);
+  inner.line("h(" + CodePrinter::list({items(1, "u"), items(1, "v")}) + ");");
+  CHECK(CodePrinter::flat(inner.str()) == "h(u0, v0);\n");
+  CHECK(inner.str() != CodePrinter::flat(inner.str()));  // still marked
+  CodePrinter outer;
+  std::string body = inner.str();
+  body.pop_back();  // the newline: the template line ends the value
+  outer.emit({{"body", body}}, "$body$");
+  CHECK(outer.str() == "h(u0, v0);\n");
+}
