@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "driver/compile.h"
 #include "driver/output_writer.h"
@@ -49,8 +49,9 @@ namespace {
 int run(int argc, char** argv) {
   using namespace structop;
 
-  CLI::App app{"structopc: compiles a structop IDL (*.ops.yaml) into a PyTorch custom-op extension.",
-               "structopc"};
+  CLI::App app{
+      "structopc: compiles a structop IDL (*.ops.yaml) into a PyTorch custom-op extension.",
+      "structopc"};
   std::string input;
   std::string out_dir = ".";
   std::vector<std::string> emit_list;
@@ -65,14 +66,19 @@ int run(int argc, char** argv) {
   app.add_option("--emit", emit_list, "Comma list of outputs: h,cpp,stubs,py,json (default: h,cpp)")
       ->delimiter(',')
       ->allow_extra_args(false);
-  app.add_option("-I", include_dirs, "A search folder for `include:` (repeatable)")->allow_extra_args(false);
+  app.add_option("-I", include_dirs, "A search folder for `include:` (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--depfile", depfile, "Write a Make-style depfile listing every IDL file read");
   app.add_flag("--check", check_only, "Validate only; write nothing");
-  app.add_option("--explain", explain, "Print OP's slot map (original path -> lowered name) and write nothing")
+  app.add_option(
+         "--explain",
+         explain,
+         "Print OP's slot map (original path -> lowered name) and write nothing")
       ->type_name("OP");
   app.set_version_flag("--version", fmt::format("structopc {}", structopc_version()));
   app.footer(
-      "Outputs for X.ops.yaml: X.ops.h, X.ops.cpp, X.ops.stubs.cpp (never overwritten), X_ops.py, X.ops.json.\n"
+      "Outputs for X.ops.yaml: X.ops.h, X.ops.cpp, X.ops.stubs.cpp (never overwritten), X_ops.py, "
+      "X.ops.json.\n"
       "Exit status: 0 success, 1 errors in the IDL, 2 usage errors, 3 internal errors.");
 
   try {
@@ -89,7 +95,9 @@ int run(int argc, char** argv) {
     options.emit.clear();
     for (const auto& name : emit_list) {
       auto kind = parse_output_kind(name);
-      if (!kind) return usage_error(fmt::format("unknown output `{}` in --emit; valid: h, cpp, stubs, py, json", name));
+      if (!kind)
+        return usage_error(
+            fmt::format("unknown output `{}` in --emit; valid: h, cpp, stubs, py, json", name));
       if (std::find(options.emit.begin(), options.emit.end(), *kind) == options.emit.end()) {
         options.emit.push_back(*kind);
       }
@@ -103,7 +111,8 @@ int run(int argc, char** argv) {
   if (!result.diagnostics.empty()) fmt::print(stderr, "{}", result.diagnostics);
   if (!result.ok) return kExitIdlError;
   if (result.unknown_explain_op) {
-    return usage_error(fmt::format("--explain: no op `{}` in {}; {}", explain, input, *result.unknown_explain_op));
+    return usage_error(
+        fmt::format("--explain: no op `{}` in {}; {}", explain, input, *result.unknown_explain_op));
   }
   if (!explain.empty()) {
     fmt::print("{}", result.explanation);
@@ -119,7 +128,10 @@ int run(int argc, char** argv) {
       fmt::print(stderr, "structopc: error: cannot write {}: {}\n", report.path, report.error);
       status = kExitIdlError;
     } else if (report.status == WriteStatus::NotWritten) {
-      fmt::print(stderr, "structopc: note: {} not updated, as an output could not be written\n", report.path);
+      fmt::print(
+          stderr,
+          "structopc: note: {} not updated, as an output could not be written\n",
+          report.path);
     } else if (report.status == WriteStatus::KeptExisting) {
       fmt::print(stderr, "structopc: note: {} exists and is yours; not overwritten\n", report.path);
     }

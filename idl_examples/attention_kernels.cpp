@@ -38,8 +38,10 @@ double resolved_scale(const AttnCfg& cfg, const at::Tensor& q) {
 /// |query position - key position| as [Lq, Lk]; query i sits at i + Lk - Lq.
 /// Lengths are SymInts: the backward also runs while torch.compile traces it
 /// with symbolic shapes, where size() would specialize them.
-at::Tensor distance(const c10::SymInt& lq, const c10::SymInt& lk,
-                    const at::TensorOptions& options) {
+at::Tensor distance(
+    const c10::SymInt& lq,
+    const c10::SymInt& lk,
+    const at::TensorOptions& options) {
   const at::Tensor qpos = at::arange(c10::Scalar(lq), options).unsqueeze(1) + c10::Scalar(lk - lq);
   const at::Tensor kpos = at::arange(c10::Scalar(lk), options).unsqueeze(0);
   return qpos - kpos;  // signed: > 0 for keys before the query
@@ -48,8 +50,10 @@ at::Tensor distance(const c10::SymInt& lq, const c10::SymInt& lk,
 /// True where cfg.mask hides the key from the query ([Lq, Lk]).
 at::Tensor hidden(const at::Tensor& signed_distance, const AttnCfg& cfg) {
   switch (cfg.mask) {
-    case MaskMode::none: return at::zeros_like(signed_distance, at::kBool);
-    case MaskMode::causal: return signed_distance < 0;
+    case MaskMode::none:
+      return at::zeros_like(signed_distance, at::kBool);
+    case MaskMode::causal:
+      return signed_distance < 0;
     case MaskMode::sliding_window:
       return (signed_distance < 0).logical_or(signed_distance >= static_cast<double>(cfg.window));
   }
@@ -62,8 +66,11 @@ struct Logits {
   at::Tensor distance;  // |i - j|, [Lq, Lk]
 };
 
-Logits compute_logits(const at::Tensor& q, const at::Tensor& k, const AttnCfg& cfg,
-                      const c10::optional<at::Tensor>& bias) {
+Logits compute_logits(
+    const at::Tensor& q,
+    const at::Tensor& k,
+    const AttnCfg& cfg,
+    const c10::optional<at::Tensor>& bias) {
   Logits l;
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * resolved_scale(cfg, q);
   if (cfg.softcap) {
@@ -84,12 +91,20 @@ Logits compute_logits(const at::Tensor& q, const at::Tensor& k, const AttnCfg& c
 // attention
 // ---------------------------------------------------------------------------
 
-std::tuple<at::Tensor, at::Tensor> kernels::attention(const at::Tensor& q, const at::Tensor& k,
-                                                      const at::Tensor& v, const AttnCfg& cfg,
-                                                      const c10::optional<at::Tensor>& bias) {
-  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
-              "attention: q, k and v must be [B, H, L, D], got ", q.sizes(), ", ", k.sizes(),
-              ", ", v.sizes());
+std::tuple<at::Tensor, at::Tensor> kernels::attention(
+    const at::Tensor& q,
+    const at::Tensor& k,
+    const at::Tensor& v,
+    const AttnCfg& cfg,
+    const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(
+      q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
+      "attention: q, k and v must be [B, H, L, D], got ",
+      q.sizes(),
+      ", ",
+      k.sizes(),
+      ", ",
+      v.sizes());
   const at::Tensor logits = compute_logits(q, k, cfg, bias).logits;
   at::Tensor lse = at::logsumexp(logits, -1);
   at::Tensor out = at::matmul(at::exp(logits - lse.unsqueeze(-1)), v);
@@ -97,33 +112,41 @@ std::tuple<at::Tensor, at::Tensor> kernels::attention(const at::Tensor& q, const
 }
 
 // out [B, H, Lq, Dv], lse [B, H, Lq]: shapes that no single input has.
-std::tuple<at::Tensor, at::Tensor> kernels::attention_meta(const at::Tensor& q,
-                                                           const at::Tensor& /*k*/,
-                                                           const at::Tensor& v,
-                                                           const AttnCfg& /*cfg*/,
-                                                           const c10::optional<at::Tensor>& /*bias*/) {
+std::tuple<at::Tensor, at::Tensor> kernels::attention_meta(
+    const at::Tensor& q,
+    const at::Tensor& /*k*/,
+    const at::Tensor& v,
+    const AttnCfg& /*cfg*/,
+    const c10::optional<at::Tensor>& /*bias*/) {
   // Symbolic sizes, so that the meta kernel also serves torch.compile(dynamic=True).
   std::vector<c10::SymInt> out_sizes = q.sym_sizes().vec();
   out_sizes.back() = v.sym_size(-1);
-  return {at::empty_symint(out_sizes, q.options()),
-          at::empty_symint(q.sym_sizes().slice(0, 3), q.options())};
+  return {
+      at::empty_symint(out_sizes, q.options()),
+      at::empty_symint(q.sym_sizes().slice(0, 3), q.options())};
 }
 
-void kernels::attention_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& q,
-                                      const at::Tensor& k, const at::Tensor& v,
-                                      const AttnCfg& cfg, const c10::optional<at::Tensor>& bias,
-                                      const at::Tensor& /*out*/, const at::Tensor& lse) {
-  ctx->save_for_backward({q, k, v, bias.value_or(at::Tensor()),
-                          cfg.alibi_slopes.value_or(at::Tensor()), lse});
+void kernels::attention_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& q,
+    const at::Tensor& k,
+    const at::Tensor& v,
+    const AttnCfg& cfg,
+    const c10::optional<at::Tensor>& bias,
+    const at::Tensor& /*out*/,
+    const at::Tensor& lse) {
+  ctx->save_for_backward(
+      {q, k, v, bias.value_or(at::Tensor()), cfg.alibi_slopes.value_or(at::Tensor()), lse});
   ctx->saved_data["scale"] = resolved_scale(cfg, q);
   ctx->saved_data["mask"] = static_cast<int64_t>(cfg.mask);
   ctx->saved_data["window"] = cfg.window;
   ctx->saved_data["softcap"] = cfg.softcap;
 }
 
-attention_grads kernels::attention_backward(torch::autograd::AutogradContext* ctx,
-                                            const at::Tensor& grad_out,
-                                            const at::Tensor& grad_lse) {
+attention_grads kernels::attention_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_out,
+    const at::Tensor& grad_lse) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& q = saved[0];
   const at::Tensor& k = saved[1];
@@ -140,12 +163,11 @@ attention_grads kernels::attention_backward(torch::autograd::AutogradContext* ct
   cfg.softcap = ctx->saved_data["softcap"].toOptional<double>();
   if (slopes.defined()) cfg.alibi_slopes = slopes;
 
-  const Logits l = compute_logits(q, k, cfg, bias.defined() ? c10::optional<at::Tensor>(bias)
-                                                             : c10::nullopt);
+  const Logits l =
+      compute_logits(q, k, cfg, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
   const at::Tensor p = at::exp(l.logits - lse.unsqueeze(-1));
   const at::Tensor gp = at::matmul(grad_out, v.transpose(-2, -1));
-  const at::Tensor gl =
-      p * (gp - (gp * p).sum(-1, /*keepdim=*/true)) + grad_lse.unsqueeze(-1) * p;
+  const at::Tensor gl = p * (gp - (gp * p).sum(-1, /*keepdim=*/true)) + grad_lse.unsqueeze(-1) * p;
   const at::Tensor gs = cfg.softcap ? gl * (1 - l.tanh * l.tanh) : gl;
   const double scale = *cfg.scale;
 
@@ -153,7 +175,8 @@ attention_grads kernels::attention_backward(torch::autograd::AutogradContext* ct
       /*q=*/at::matmul(gs, k) * scale,
       /*k=*/at::matmul(gs.transpose(-2, -1), q) * scale,
       /*v=*/at::matmul(p.transpose(-2, -1), grad_out),
-      /*cfg=*/{/*alibi_slopes=*/slopes.defined() ? -(gl * l.distance).sum({0, 2, 3}) : at::Tensor()},
+      /*cfg=*/
+      {/*alibi_slopes=*/slopes.defined() ? -(gl * l.distance).sum({0, 2, 3}) : at::Tensor()},
       /*bias=*/bias.defined() ? gl.sum_to_size_symint(bias.sym_sizes()) : at::Tensor(),
   };
   return grads;
@@ -170,7 +193,9 @@ at::Tensor rotate(const at::Tensor& x, const RotaryCfg& cfg) {
   TORCH_CHECK(d % 2 == 0, "attention::rotary: the last dimension must be even, got ", d);
   const int64_t half = d / 2;
   const auto f64 = x.options().dtype(at::kDouble);
-  const at::Tensor inv_freq = at::pow(cfg.theta, -at::arange(half, f64) / static_cast<double>(half));
+  const at::Tensor inv_freq = at::pow(
+      cfg.theta,
+      -at::arange(half, f64) / static_cast<double>(half));
   const at::Tensor pos = at::arange(cfg.offset, cfg.offset + x.size(-2), f64);
   const at::Tensor angle = pos.unsqueeze(1) * inv_freq.unsqueeze(0);  // [L, half]
   const at::Tensor cos = angle.cos().to(x.scalar_type());
@@ -182,8 +207,10 @@ at::Tensor rotate(const at::Tensor& x, const RotaryCfg& cfg) {
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor> kernels::rotary(const at::Tensor& q, const at::Tensor& k,
-                                                   const RotaryCfg& cfg) {
+std::tuple<at::Tensor, at::Tensor> kernels::rotary(
+    const at::Tensor& q,
+    const at::Tensor& k,
+    const RotaryCfg& cfg) {
   return {rotate(q, cfg), rotate(k, cfg)};
 }
 

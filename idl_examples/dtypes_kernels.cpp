@@ -31,15 +31,26 @@ at::Tensor kernels::full_meta(const FillCfg& cfg, at::Device /*device*/) {
 }
 
 at::Tensor kernels::cast_checked(const at::Tensor& x, at::ScalarType from_, at::ScalarType to) {
-  TORCH_CHECK_VALUE(x.scalar_type() == from_, "dtypes::cast_checked: x has dtype ",
-                    x.scalar_type(), " but `from` is ", from_);
-  TORCH_CHECK_VALUE(at::canCast(from_, to), "dtypes::cast_checked: ", from_,
-                    " cannot be cast to ", to, " safely");
+  TORCH_CHECK_VALUE(
+      x.scalar_type() == from_,
+      "dtypes::cast_checked: x has dtype ",
+      x.scalar_type(),
+      " but `from` is ",
+      from_);
+  TORCH_CHECK_VALUE(
+      at::canCast(from_, to),
+      "dtypes::cast_checked: ",
+      from_,
+      " cannot be cast to ",
+      to,
+      " safely");
   return x.to(to, /*non_blocking=*/false, /*copy=*/true);
 }
 
-at::Tensor kernels::cast_checked_meta(const at::Tensor& x, at::ScalarType /*from_*/,
-                                      at::ScalarType to) {
+at::Tensor kernels::cast_checked_meta(
+    const at::Tensor& x,
+    at::ScalarType /*from_*/,
+    at::ScalarType to) {
   return at::empty_like(x, x.options().dtype(to));
 }
 

@@ -17,12 +17,27 @@ namespace multi {
 
 at::Tensor kernels::mix(const at::Tensor& x, const MixCfg& cfg) {
   const size_t n = cfg.tensors.size();
-  TORCH_CHECK(cfg.weights.empty() || cfg.weights.size() == n, "multi::mix: cfg.weights has ",
-              cfg.weights.size(), " entries for ", n, " tensors (give one per tensor, or none)");
-  TORCH_CHECK(cfg.enabled.empty() || cfg.enabled.size() == n, "multi::mix: cfg.enabled has ",
-              cfg.enabled.size(), " entries for ", n, " tensors (give one per tensor, or none)");
-  TORCH_CHECK(cfg.offsets.empty() || cfg.offsets.size() == n, "multi::mix: cfg.offsets has ",
-              cfg.offsets.size(), " entries for ", n, " tensors (give one per tensor, or none)");
+  TORCH_CHECK(
+      cfg.weights.empty() || cfg.weights.size() == n,
+      "multi::mix: cfg.weights has ",
+      cfg.weights.size(),
+      " entries for ",
+      n,
+      " tensors (give one per tensor, or none)");
+  TORCH_CHECK(
+      cfg.enabled.empty() || cfg.enabled.size() == n,
+      "multi::mix: cfg.enabled has ",
+      cfg.enabled.size(),
+      " entries for ",
+      n,
+      " tensors (give one per tensor, or none)");
+  TORCH_CHECK(
+      cfg.offsets.empty() || cfg.offsets.size() == n,
+      "multi::mix: cfg.offsets has ",
+      cfg.offsets.size(),
+      " entries for ",
+      n,
+      " tensors (give one per tensor, or none)");
   at::Tensor out = x.clone();
   for (size_t i = 0; i < n; ++i) {
     if (!cfg.enabled.empty() && !cfg.enabled[i]) continue;
@@ -52,14 +67,18 @@ std::vector<at::Tensor> kernels::chunk_meta(const at::Tensor& x, const ChunkCfg&
   return pieces;
 }
 
-void kernels::chunk_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& /*x*/,
-                                  const ChunkCfg& cfg, const std::vector<at::Tensor>& /*output*/) {
+void kernels::chunk_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& /*x*/,
+    const ChunkCfg& cfg,
+    const std::vector<at::Tensor>& /*output*/) {
   ctx->saved_data["dim"] = cfg.dim;
 }
 
 // Missing piece gradients arrive as zeros (the bridge fills them in).
-chunk_grads kernels::chunk_backward(torch::autograd::AutogradContext* ctx,
-                                    const std::vector<at::Tensor>& grad_output) {
+chunk_grads kernels::chunk_backward(
+    torch::autograd::AutogradContext* ctx,
+    const std::vector<at::Tensor>& grad_output) {
   return {/*x=*/at::cat(grad_output, ctx->saved_data["dim"].toInt())};
 }
 
@@ -72,9 +91,13 @@ at::Tensor kernels::pad(const at::Tensor& x, const PadCfg& cfg) {
 }
 
 at::Tensor kernels::pad_meta(const at::Tensor& x, const PadCfg& cfg) {
-  TORCH_CHECK(cfg.pad.size() % 2 == 0 && cfg.pad.size() / 2 <= static_cast<size_t>(x.dim()),
-              "multi::pad: cfg.pad must hold (before, after) pairs for at most ", x.dim(),
-              " dimensions, got ", cfg.pad.size(), " values");
+  TORCH_CHECK(
+      cfg.pad.size() % 2 == 0 && cfg.pad.size() / 2 <= static_cast<size_t>(x.dim()),
+      "multi::pad: cfg.pad must hold (before, after) pairs for at most ",
+      x.dim(),
+      " dimensions, got ",
+      cfg.pad.size(),
+      " values");
   // Symbolic sizes (sym_sizes, empty_symint): under torch.compile(dynamic=True)
   // both x's sizes and cfg.pad may be symbols.
   std::vector<c10::SymInt> sizes = x.sym_sizes().vec();

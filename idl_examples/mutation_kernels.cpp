@@ -14,8 +14,11 @@ namespace optim {
 
 // Adam (Kingma & Ba), with L2 weight decay folded into the gradient as
 // torch.optim.Adam does.
-void kernels::adam_step_(const at::Tensor& grad, const AdamState& state, const AdamHyper& hp,
-                         int64_t step) {
+void kernels::adam_step_(
+    const at::Tensor& grad,
+    const AdamState& state,
+    const AdamHyper& hp,
+    int64_t step) {
   TORCH_CHECK(step >= 1, "optim::adam_step_: step counts from 1, got ", step);
   const at::Tensor g = hp.weight_decay != 0.0 ? grad + hp.weight_decay * state.param : grad;
   state.exp_avg.lerp_(g, 1.0 - hp.beta1);
@@ -48,14 +51,18 @@ at::Tensor kernels::l2_penalty_meta(const at::Tensor& w, const Penalty& /*p*/) {
   return at::empty({}, w.options());
 }
 
-void kernels::l2_penalty_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& w,
-                                       const Penalty& p, const at::Tensor& /*output*/) {
+void kernels::l2_penalty_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& w,
+    const Penalty& p,
+    const at::Tensor& /*output*/) {
   ctx->save_for_backward({w});
   ctx->saved_data["lambda"] = p.lambda_;
 }
 
-l2_penalty_grads kernels::l2_penalty_backward(torch::autograd::AutogradContext* ctx,
-                                              const at::Tensor& grad_output) {
+l2_penalty_grads kernels::l2_penalty_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
   const at::Tensor w = ctx->get_saved_variables()[0];
   return {/*w=*/grad_output * w * (2.0 * ctx->saved_data["lambda"].toDouble())};
 }

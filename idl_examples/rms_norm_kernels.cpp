@@ -32,8 +32,13 @@ struct NormGrads {
   at::Tensor weight;
 };
 
-NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& r, const at::Tensor& weight,
-                             const at::Tensor& gy, bool need_x, bool need_weight) {
+NormGrads normalize_backward(
+    const at::Tensor& x,
+    const at::Tensor& r,
+    const at::Tensor& weight,
+    const at::Tensor& gy,
+    bool need_x,
+    bool need_weight) {
   NormGrads grads;
   if (need_x) {
     const at::Tensor gn = weight.defined() ? gy * weight : gy;
@@ -46,8 +51,11 @@ NormGrads normalize_backward(const at::Tensor& x, const at::Tensor& r, const at:
   return grads;
 }
 
-void save_inputs(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                 const RmsNormCfg& cfg, const at::Tensor& gate) {
+void save_inputs(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const RmsNormCfg& cfg,
+    const at::Tensor& gate) {
   ctx->save_for_backward({x, cfg.weight.value_or(at::Tensor()), gate});
   ctx->saved_data["eps"] = cfg.eps;
 }
@@ -74,18 +82,26 @@ at::Tensor kernels::rms_norm_cuda(const at::Tensor& x, const RmsNormCfg& cfg) {
 }
 #endif
 
-void kernels::rms_norm_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                                     const RmsNormCfg& cfg, const at::Tensor& /*output*/) {
+void kernels::rms_norm_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const RmsNormCfg& cfg,
+    const at::Tensor& /*output*/) {
   save_inputs(ctx, x, cfg, at::Tensor());
 }
 
-rms_norm_grads kernels::rms_norm_backward(torch::autograd::AutogradContext* ctx,
-                                          const at::Tensor& grad_output) {
+rms_norm_grads kernels::rms_norm_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& x = saved[0];
-  NormGrads g = normalize_backward(x, inv_rms(x, ctx->saved_data["eps"].toDouble()), saved[1],
-                                   grad_output, ctx->needs_input_grad(rms_norm_grad_slot::x),
-                                   ctx->needs_input_grad(rms_norm_grad_slot::cfg_weight));
+  NormGrads g = normalize_backward(
+      x,
+      inv_rms(x, ctx->saved_data["eps"].toDouble()),
+      saved[1],
+      grad_output,
+      ctx->needs_input_grad(rms_norm_grad_slot::x),
+      ctx->needs_input_grad(rms_norm_grad_slot::cfg_weight));
   return {/*x=*/std::move(g.x), /*cfg=*/{/*weight=*/std::move(g.weight)}};
 }
 
@@ -93,26 +109,35 @@ rms_norm_grads kernels::rms_norm_backward(torch::autograd::AutogradContext* ctx,
 // rms_norm.gated: y = normalize(x, cfg) * silu(gate)
 // ---------------------------------------------------------------------------
 
-at::Tensor kernels::rms_norm_gated(const at::Tensor& x, const RmsNormCfg& cfg,
-                                   const at::Tensor& gate) {
+at::Tensor kernels::rms_norm_gated(
+    const at::Tensor& x,
+    const RmsNormCfg& cfg,
+    const at::Tensor& gate) {
   return normalize(x, cfg) * at::silu(gate);
 }
 
-void kernels::rms_norm_gated_setup_context(torch::autograd::AutogradContext* ctx,
-                                           const at::Tensor& x, const RmsNormCfg& cfg,
-                                           const at::Tensor& gate, const at::Tensor& /*output*/) {
+void kernels::rms_norm_gated_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const RmsNormCfg& cfg,
+    const at::Tensor& gate,
+    const at::Tensor& /*output*/) {
   save_inputs(ctx, x, cfg, gate);
 }
 
-rms_norm_gated_grads kernels::rms_norm_gated_backward(torch::autograd::AutogradContext* ctx,
-                                                      const at::Tensor& grad_output) {
+rms_norm_gated_grads kernels::rms_norm_gated_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& x = saved[0];
   const at::Tensor& weight = saved[1];
   const at::Tensor& gate = saved[2];
   const at::Tensor r = inv_rms(x, ctx->saved_data["eps"].toDouble());
   NormGrads g = normalize_backward(
-      x, r, weight, grad_output * at::silu(gate),
+      x,
+      r,
+      weight,
+      grad_output * at::silu(gate),
       ctx->needs_input_grad(rms_norm_gated_grad_slot::x),
       ctx->needs_input_grad(rms_norm_gated_grad_slot::cfg_weight));
   at::Tensor grad_gate;
@@ -120,8 +145,10 @@ rms_norm_gated_grads kernels::rms_norm_gated_backward(torch::autograd::AutogradC
     const at::Tensor n = weight.defined() ? x * r * weight : x * r;  // normalize(x, cfg)
     grad_gate = at::silu_backward(grad_output * n, gate);
   }
-  return {/*x=*/std::move(g.x), /*cfg=*/{/*weight=*/std::move(g.weight)},
-          /*gate=*/std::move(grad_gate)};
+  return {
+      /*x=*/std::move(g.x),
+      /*cfg=*/{/*weight=*/std::move(g.weight)},
+      /*gate=*/std::move(grad_gate)};
 }
 
 }  // namespace nn::norm

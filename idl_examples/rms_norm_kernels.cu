@@ -58,8 +58,13 @@ struct Accumulate<double> {
 
 /// Normalises rows [blockIdx.x, rows) in steps of gridDim.x; `weight` may be null.
 template <class T>
-__global__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ weight,
-                              T* __restrict__ y, int64_t rows, int64_t dim, double eps) {
+__global__ void rms_norm_rows(
+    const T* __restrict__ x,
+    const T* __restrict__ weight,
+    T* __restrict__ y,
+    int64_t rows,
+    int64_t dim,
+    double eps) {
   using Acc = typename Accumulate<T>::type;
   __shared__ Acc partial[kThreads];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -77,8 +82,7 @@ __global__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ wei
       if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
       __syncthreads();
     }
-    const Acc inv_rms =
-        Acc(1) / sqrt(partial[0] / static_cast<Acc>(dim) + static_cast<Acc>(eps));
+    const Acc inv_rms = Acc(1) / sqrt(partial[0] / static_cast<Acc>(dim) + static_cast<Acc>(eps));
     __syncthreads();  // everyone has read partial[0] before the next row reuses it
 
     for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
@@ -114,13 +118,24 @@ at::Tensor kernels::rms_norm_cuda(const at::Tensor& x, const RmsNormCfg& cfg) {
   TORCH_CHECK(x.dim() >= 1, "nn::rms_norm: x must have at least one dimension");
   const at::Tensor weight = cfg.weight.value_or(at::Tensor());
   if (weight.defined()) {
-    TORCH_CHECK(weight.device() == x.device(), "nn::rms_norm: cfg.weight is on ",
-                weight.device(), " but x is on ", x.device());
-    TORCH_CHECK(weight.scalar_type() == x.scalar_type(), "nn::rms_norm: cfg.weight has dtype ",
-                weight.scalar_type(), " but x has ", x.scalar_type());
-    TORCH_CHECK(weight.dim() == 1 && weight.size(0) == x.size(-1),
-                "nn::rms_norm: cfg.weight must have shape [", x.size(-1), "], got ",
-                weight.sizes());
+    TORCH_CHECK(
+        weight.device() == x.device(),
+        "nn::rms_norm: cfg.weight is on ",
+        weight.device(),
+        " but x is on ",
+        x.device());
+    TORCH_CHECK(
+        weight.scalar_type() == x.scalar_type(),
+        "nn::rms_norm: cfg.weight has dtype ",
+        weight.scalar_type(),
+        " but x has ",
+        x.scalar_type());
+    TORCH_CHECK(
+        weight.dim() == 1 && weight.size(0) == x.size(-1),
+        "nn::rms_norm: cfg.weight must have shape [",
+        x.size(-1),
+        "], got ",
+        weight.sizes());
   }
 
   const c10::DeviceGuard guard(x.device());
@@ -135,16 +150,25 @@ at::Tensor kernels::rms_norm_cuda(const at::Tensor& x, const RmsNormCfg& cfg) {
 
   // One block per row, at most 65535 * 32 blocks; the kernel strides over the rest.
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 32));
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "rms_norm_cuda",
-                                  [&] {
-                                    rms_norm_rows<scalar_t><<<blocks, kThreads, 0, stream>>>(
-                                        input.const_data_ptr<scalar_t>(),
-                                        scale.defined() ? scale.const_data_ptr<scalar_t>() : nullptr,
-                                        output.mutable_data_ptr<scalar_t>(), rows, dim, cfg.eps);
-                                  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf,
+      at::kBFloat16,
+      input.scalar_type(),
+      "rms_norm_cuda",
+      [&] {
+        rms_norm_rows<scalar_t><<<blocks, kThreads, 0, stream>>>(
+            input.const_data_ptr<scalar_t>(),
+            scale.defined() ? scale.const_data_ptr<scalar_t>() : nullptr,
+            output.mutable_data_ptr<scalar_t>(),
+            rows,
+            dim,
+            cfg.eps);
+      });
   const cudaError_t launched = cudaGetLastError();
-  TORCH_CHECK(launched == cudaSuccess, "nn::rms_norm (CUDA): kernel launch failed: ",
-              cudaGetErrorString(launched));
+  TORCH_CHECK(
+      launched == cudaSuccess,
+      "nn::rms_norm (CUDA): kernel launch failed: ",
+      cudaGetErrorString(launched));
   return output;
 }
 

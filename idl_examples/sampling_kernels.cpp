@@ -11,13 +11,17 @@
 
 namespace sampling {
 
-at::Tensor kernels::process_logits(const at::Tensor& logits, const c10::optional<at::Tensor>& mask,
-                                   const LogitsCfg& cfg) {
+at::Tensor kernels::process_logits(
+    const at::Tensor& logits,
+    const c10::optional<at::Tensor>& mask,
+    const LogitsCfg& cfg) {
   constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
   at::Tensor x = cfg.bias ? logits + *cfg.bias : logits.clone();
   if (cfg.temperature) {
-    TORCH_CHECK_VALUE(*cfg.temperature > 0, "sampling::process_logits: cfg.temperature must be > 0, got ",
-                      *cfg.temperature);
+    TORCH_CHECK_VALUE(
+        *cfg.temperature > 0,
+        "sampling::process_logits: cfg.temperature must be > 0, got ",
+        *cfg.temperature);
     x = x / *cfg.temperature;
   }
   if (mask) x = x.masked_fill(mask->logical_not(), kMinusInf);
@@ -26,9 +30,12 @@ at::Tensor kernels::process_logits(const at::Tensor& logits, const c10::optional
     x = x.index_fill(-1, ids, kMinusInf);
   }
   if (cfg.top_k) {
-    TORCH_CHECK_VALUE(*cfg.top_k > 0 && *cfg.top_k <= x.size(-1),
-                      "sampling::process_logits: cfg.top_k must be in [1, ", x.size(-1), "], got ",
-                      *cfg.top_k);
+    TORCH_CHECK_VALUE(
+        *cfg.top_k > 0 && *cfg.top_k <= x.size(-1),
+        "sampling::process_logits: cfg.top_k must be in [1, ",
+        x.size(-1),
+        "], got ",
+        *cfg.top_k);
     const at::Tensor kth = std::get<0>(x.topk(*cfg.top_k, -1)).narrow(-1, *cfg.top_k - 1, 1);
     x = x.masked_fill(x < kth, kMinusInf);
   }
@@ -38,8 +45,12 @@ at::Tensor kernels::process_logits(const at::Tensor& logits, const c10::optional
     } else if (*cfg.output == "log_probs") {
       x = at::log_softmax(x, -1);
     } else {
-      TORCH_CHECK_VALUE(false, "sampling::process_logits: cfg.output must be \"probs\", "
-                        "\"log_probs\" or None, got \"", *cfg.output, "\"");
+      TORCH_CHECK_VALUE(
+          false,
+          "sampling::process_logits: cfg.output must be \"probs\", "
+          "\"log_probs\" or None, got \"",
+          *cfg.output,
+          "\"");
     }
   }
   if (cfg.greedy.value_or(false)) {

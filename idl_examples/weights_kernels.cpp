@@ -20,14 +20,18 @@ at::Tensor kernels::op(const at::Tensor& x, const WeightCfg& cfg) {
   return (x * cfg.inner.w + cfg.inner.b) * cfg.scale;
 }
 
-void kernels::op_setup_context(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                               const WeightCfg& cfg, const at::Tensor& /*output*/) {
+void kernels::op_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const WeightCfg& cfg,
+    const at::Tensor& /*output*/) {
   ctx->save_for_backward({x, cfg.inner.w});
   ctx->saved_data["scale"] = cfg.scale;
 }
 
-op_grads kernels::op_backward(torch::autograd::AutogradContext* ctx,
-                              const at::Tensor& grad_output) {
+op_grads kernels::op_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& x = saved[0];
   const at::Tensor& w = saved[1];

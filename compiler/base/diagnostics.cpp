@@ -84,8 +84,10 @@ std::string Diagnostics::render_one(const Diagnostic& d) const {
     std::string_view line = sources_.file(d.span.file).line_text(d.span.line);
     if (!line.empty()) {
       std::string gutter = std::to_string(d.span.line);
-      Excerpt e = make_excerpt(line, static_cast<size_t>(std::max(1, d.span.column) - 1),
-                               static_cast<size_t>(std::max(1, d.span.length)));
+      Excerpt e = make_excerpt(
+          line,
+          static_cast<size_t>(std::max(1, d.span.column) - 1),
+          static_cast<size_t>(std::max(1, d.span.length)));
       out += fmt::format(" {} | {}\n", gutter, e.text);
       // Keep tabs so the caret lines up with the excerpt.
       // One pad column per character (not per byte) before the caret.
@@ -99,8 +101,11 @@ std::string Diagnostics::render_one(const Diagnostic& d) const {
       for (size_t i = e.caret; i < e.caret + e.length && i < e.text.size(); ++i) {
         width += (static_cast<unsigned char>(e.text[i]) & 0xC0) != 0x80;
       }
-      out += fmt::format(" {} | {}^{}\n", std::string(gutter.size(), ' '), pad,
-                         std::string(std::max<size_t>(1, width) - 1, '~'));
+      out += fmt::format(
+          " {} | {}^{}\n",
+          std::string(gutter.size(), ' '),
+          pad,
+          std::string(std::max<size_t>(1, width) - 1, '~'));
     }
   }
   if (!d.hint.empty()) out += fmt::format("hint: {}\n", d.hint);
@@ -121,8 +126,9 @@ std::string Diagnostics::render() const {
     const Span& s = items_[g.first].span;
     return std::make_tuple(s.file, s.line, s.column);
   };
-  std::stable_sort(groups.begin(), groups.end(),
-                   [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
+    return key(a) < key(b);
+  });
   std::string out;
   std::string previous;
   for (const auto& g : groups) {
@@ -133,7 +139,9 @@ std::string Diagnostics::render() const {
     previous = std::move(text);
   }
   if (error_count_ > kMaxKeptErrors) {
-    out += fmt::format("structopc: note: {} more errors not shown\n", error_count_ - kMaxKeptErrors);
+    out += fmt::format(
+        "structopc: note: {} more errors not shown\n",
+        error_count_ - kMaxKeptErrors);
   }
   return out;
 }
@@ -153,7 +161,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     for (size_t j = 1; j <= m; ++j) {
       size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
         at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
       }
     }

@@ -34,7 +34,9 @@ std::vector<std::pair<size_t, size_t>> find_duplicates(size_t n, KeyOf&& key_of)
   for (size_t i = 0; i < n; ++i) {
     if (const std::optional<std::string_view> key = key_of(i)) keys.emplace_back(*key, i);
   }
-  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  });
   for (size_t i = 1, first = 0; i < keys.size(); ++i) {
     if (keys[i].first != keys[first].first) {
       first = i;
@@ -42,12 +44,17 @@ std::vector<std::pair<size_t, size_t>> find_duplicates(size_t n, KeyOf&& key_of)
       out.emplace_back(keys[first].second, keys[i].second);
     }
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.second < b.second;
+  });
   return out;
 }
 
-inline std::vector<std::pair<size_t, size_t>> find_duplicates(const std::vector<std::string_view>& keys) {
-  return find_duplicates(keys.size(), [&](size_t i) { return std::optional<std::string_view>(keys[i]); });
+inline std::vector<std::pair<size_t, size_t>> find_duplicates(
+    const std::vector<std::string_view>& keys) {
+  return find_duplicates(keys.size(), [&](size_t i) {
+    return std::optional<std::string_view>(keys[i]);
+  });
 }
 
 }  // namespace structop

@@ -15,8 +15,9 @@ SourceFile::SourceFile(std::string path, std::string text)
 std::string_view SourceFile::line_text(int line) const {
   if (line < 1 || static_cast<size_t>(line) > line_starts_.size()) return {};
   size_t begin = line_starts_[static_cast<size_t>(line) - 1];
-  size_t end = static_cast<size_t>(line) < line_starts_.size() ? line_starts_[static_cast<size_t>(line)]
-                                                                : text_.size();
+  size_t end = static_cast<size_t>(line) < line_starts_.size()
+                   ? line_starts_[static_cast<size_t>(line)]
+                   : text_.size();
   std::string_view s(text_.data() + begin, end - begin);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
   return s;

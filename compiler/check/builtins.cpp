@@ -57,10 +57,18 @@ struct Alias {
   const char* canonical;
 };
 constexpr Alias kDtypeAliases[] = {
-    {"byte", "uint8"},     {"char", "int8"},          {"short", "int16"},
-    {"int", "int32"},      {"long", "int64"},         {"half", "float16"},
-    {"float", "float32"},  {"double", "float64"},     {"chalf", "complex32"},
-    {"cfloat", "complex64"}, {"complex", "complex64"}, {"cdouble", "complex128"},
+    {"byte", "uint8"},
+    {"char", "int8"},
+    {"short", "int16"},
+    {"int", "int32"},
+    {"long", "int64"},
+    {"half", "float16"},
+    {"float", "float32"},
+    {"double", "float64"},
+    {"chalf", "complex32"},
+    {"cfloat", "complex64"},
+    {"complex", "complex64"},
+    {"cdouble", "complex128"},
 };
 
 constexpr NamedConstant kLayouts[] = {
@@ -69,7 +77,11 @@ constexpr NamedConstant kLayouts[] = {
 };
 
 constexpr NamedConstant kMemoryFormats[] = {
-    {"contiguous_format", 0, "at::MemoryFormat::Contiguous", "torch.contiguous_format", "contiguous_format"},
+    {"contiguous_format",
+     0,
+     "at::MemoryFormat::Contiguous",
+     "torch.contiguous_format",
+     "contiguous_format"},
     {"preserve_format", 1, "at::MemoryFormat::Preserve", "torch.preserve_format", nullptr},
     {"channels_last", 2, "at::MemoryFormat::ChannelsLast", "torch.channels_last", nullptr},
     {"channels_last_3d", 3, "at::MemoryFormat::ChannelsLast3d", "torch.channels_last_3d", nullptr},
@@ -130,23 +142,56 @@ const NamedConstant* find_dtype(std::string_view name) {
   return nullptr;
 }
 
-const NamedConstant* find_layout(std::string_view name) { return find_in(kLayouts, name); }
-const NamedConstant* find_memory_format(std::string_view name) { return find_in(kMemoryFormats, name); }
-std::vector<std::string> dtype_names() { return names_of(kDtypes); }
-std::vector<std::string> layout_names() { return names_of(kLayouts); }
-std::vector<std::string> memory_format_names() { return names_of(kMemoryFormats); }
+const NamedConstant* find_layout(std::string_view name) {
+  return find_in(kLayouts, name);
+}
+const NamedConstant* find_memory_format(std::string_view name) {
+  return find_in(kMemoryFormats, name);
+}
+std::vector<std::string> dtype_names() {
+  return names_of(kDtypes);
+}
+std::vector<std::string> layout_names() {
+  return names_of(kLayouts);
+}
+std::vector<std::string> memory_format_names() {
+  return names_of(kMemoryFormats);
+}
 
 std::string check_device(std::string_view device) {
-  static const char* const kTypes[] = {"cpu", "cuda", "meta", "mps", "xpu", "hip", "xla", "lazy",
-                                       "ipu", "hpu", "ve", "vulkan", "mkldnn", "opengl", "opencl",
-                                       "ideep", "fpga", "ort"};
+  static const char* const kTypes[] = {
+      "cpu",
+      "cuda",
+      "meta",
+      "mps",
+      "xpu",
+      "hip",
+      "xla",
+      "lazy",
+      "ipu",
+      "hpu",
+      "ve",
+      "vulkan",
+      "mkldnn",
+      "opengl",
+      "opencl",
+      "ideep",
+      "fpga",
+      "ort"};
   std::string_view type = device.substr(0, device.find(':'));
-  bool known = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; });
-  if (!known) return "unknown device type `" + std::string(type) + "` (expected e.g. `cpu`, `cuda`, `cuda:1`, `meta`)";
+  bool known = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) {
+    return type == t;
+  });
+  if (!known)
+    return "unknown device type `" + std::string(type) +
+           "` (expected e.g. `cpu`, `cuda`, `cuda:1`, `meta`)";
   if (type.size() < device.size()) {
     std::string_view index = device.substr(type.size() + 1);
     bool digits = !index.empty() && index.size() < 6 &&
-                  std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                  std::all_of(
+                      index.begin(),
+                      index.end(),
+                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     if (!digits) return "device index `" + std::string(index) + "` is not a non-negative integer";
   }
   return {};
@@ -154,8 +199,21 @@ std::string check_device(std::string_view device) {
 
 const std::vector<std::string>& dispatch_keys() {
   static const std::vector<std::string> keys = {
-      "CPU", "CUDA", "HIP", "XPU", "MPS", "XLA", "Lazy", "IPU", "HPU", "VE", "PrivateUse1",
-      "SparseCPU", "SparseCUDA", "QuantizedCPU", "QuantizedCUDA"};
+      "CPU",
+      "CUDA",
+      "HIP",
+      "XPU",
+      "MPS",
+      "XLA",
+      "Lazy",
+      "IPU",
+      "HPU",
+      "VE",
+      "PrivateUse1",
+      "SparseCPU",
+      "SparseCUDA",
+      "QuantizedCPU",
+      "QuantizedCUDA"};
   return keys;
 }
 
@@ -216,10 +274,10 @@ constexpr bool strictly_sorted(const std::string_view* begin, const std::string_
 
 bool is_python_keyword(std::string_view name) {
   static constexpr std::string_view kWords[] = {
-      "False", "None",   "True",    "and",      "as",     "assert", "async",  "await",    "break",
-      "class", "continue", "def",   "del",      "elif",   "else",   "except", "finally",  "for",
-      "from",  "global", "if",      "import",   "in",     "is",     "lambda", "nonlocal", "not",
-      "or",    "pass",   "raise",   "return",   "try",    "while",  "with",   "yield"};
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
   static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
   return std::binary_search(std::begin(kWords), std::end(kWords), name);
 }
@@ -229,19 +287,121 @@ bool is_reserved_word(std::string_view name) {
   // that cannot be parameter names. Sorted (ASCII order) for binary search:
   // this runs for every name the compiler emits.
   static constexpr std::string_view kWords[] = {
-      "False", "None", "True", "alignas", "alignof", "and", "and_eq", "as", "asm", "assert",
-      "async", "auto", "await", "bitand", "bitor", "bool", "break", "case", "catch", "char",
-      "char16_t", "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl",
-      "concept", "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
-      "def", "default", "del", "delete", "do", "double", "dynamic_cast", "elif", "else", "enum",
-      "except", "explicit", "export", "extern", "false", "finally", "float", "for", "friend", "from",
-      "global", "goto", "if", "import", "in", "inline", "int", "is", "lambda", "long", "mutable",
-      "namespace", "new", "noexcept", "nonlocal", "not", "not_eq", "nullptr", "operator", "or",
-      "or_eq", "pass", "private", "protected", "public", "raise", "register", "reinterpret_cast",
-      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-      "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
-      "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-      "while", "with", "xor", "xor_eq", "yield"};
+      "False",
+      "None",
+      "True",
+      "alignas",
+      "alignof",
+      "and",
+      "and_eq",
+      "as",
+      "asm",
+      "assert",
+      "async",
+      "auto",
+      "await",
+      "bitand",
+      "bitor",
+      "bool",
+      "break",
+      "case",
+      "catch",
+      "char",
+      "char16_t",
+      "char32_t",
+      "char8_t",
+      "class",
+      "co_await",
+      "co_return",
+      "co_yield",
+      "compl",
+      "concept",
+      "const",
+      "const_cast",
+      "consteval",
+      "constexpr",
+      "constinit",
+      "continue",
+      "decltype",
+      "def",
+      "default",
+      "del",
+      "delete",
+      "do",
+      "double",
+      "dynamic_cast",
+      "elif",
+      "else",
+      "enum",
+      "except",
+      "explicit",
+      "export",
+      "extern",
+      "false",
+      "finally",
+      "float",
+      "for",
+      "friend",
+      "from",
+      "global",
+      "goto",
+      "if",
+      "import",
+      "in",
+      "inline",
+      "int",
+      "is",
+      "lambda",
+      "long",
+      "mutable",
+      "namespace",
+      "new",
+      "noexcept",
+      "nonlocal",
+      "not",
+      "not_eq",
+      "nullptr",
+      "operator",
+      "or",
+      "or_eq",
+      "pass",
+      "private",
+      "protected",
+      "public",
+      "raise",
+      "register",
+      "reinterpret_cast",
+      "requires",
+      "return",
+      "short",
+      "signed",
+      "sizeof",
+      "static",
+      "static_assert",
+      "static_cast",
+      "struct",
+      "switch",
+      "template",
+      "this",
+      "thread_local",
+      "throw",
+      "true",
+      "try",
+      "typedef",
+      "typeid",
+      "typename",
+      "union",
+      "unsigned",
+      "using",
+      "virtual",
+      "void",
+      "volatile",
+      "wchar_t",
+      "while",
+      "with",
+      "xor",
+      "xor_eq",
+      "yield"};
   static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
   return std::binary_search(std::begin(kWords), std::end(kWords), name);
 }

@@ -14,8 +14,24 @@ namespace structop::model {
 
 /// The schema's own types.
 enum class Builtin {
-  Tensor, Int, SymInt, Float, Bool, Str, Scalar, ScalarType, Device, Layout, MemoryFormat,
-  Generator, Dimname, Stream, Storage, QScheme, DeviceIndex, SymBool,
+  Tensor,
+  Int,
+  SymInt,
+  Float,
+  Bool,
+  Str,
+  Scalar,
+  ScalarType,
+  Device,
+  Layout,
+  MemoryFormat,
+  Generator,
+  Dimname,
+  Stream,
+  Storage,
+  QScheme,
+  DeviceIndex,
+  SymBool,
 };
 
 /// Schema spelling: `Tensor`, `int`, `ScalarType` ...
@@ -29,11 +45,11 @@ bool allowed_in_record(Builtin b);
 
 /// A named constant of an enum-like torch type (dtype, layout, memory format).
 struct NamedConstant {
-  const char* name;        // canonical name users write: `float32`, `channels_last`
-  int code;                // the integer torch's schema parser stores
-  const char* cpp;         // `at::kFloat`
-  const char* python;      // `torch.float32`
-  const char* torch_ident; // spelling torch's schema parser accepts, or nullptr
+  const char* name;         // canonical name users write: `float32`, `channels_last`
+  int code;                 // the integer torch's schema parser stores
+  const char* cpp;          // `at::kFloat`
+  const char* python;       // `torch.float32`
+  const char* torch_ident;  // spelling torch's schema parser accepts, or nullptr
 };
 
 /// Looks up a dtype by canonical name or alias (`float`, `half`, `long`, `cfloat`...).

@@ -18,8 +18,12 @@ class DefaultChecker {
   bool check(const model::Type& type, const Literal& lit, model::Default* out) {
     if (lit.kind == Literal::Kind::None) {
       if (type.is_optional()) return true;
-      return fail(lit, type, fmt::format("make the type optional (`{}?`) to allow `None`",
-                                         describe_type(type, module_)));
+      return fail(
+          lit,
+          type,
+          fmt::format(
+              "make the type optional (`{}?`) to allow `None`",
+              describe_type(type, module_)));
     }
     if (type.is_optional()) return check(type.inner(), lit, out);
     if (type.is_list()) return check_list(type, lit, out);
@@ -28,10 +32,14 @@ class DefaultChecker {
 
  private:
   bool fail(const Literal& lit, const model::Type& type, std::string hint) {
-    diags_.error(lit.span,
-                 fmt::format("default `{}` does not fit {} of type `{}`", lit.text, what_,
-                             describe_type(type, module_)),
-                 std::move(hint));
+    diags_.error(
+        lit.span,
+        fmt::format(
+            "default `{}` does not fit {} of type `{}`",
+            lit.text,
+            what_,
+            describe_type(type, module_)),
+        std::move(hint));
     return false;
   }
 
@@ -65,14 +73,17 @@ class DefaultChecker {
       case Builtin::SymInt:
         // c10::SymInt keeps the integers below -2^62 for symbolic values.
         if (lit.kind == K::Int && lit.int_value < -(int64_t{1} << 62)) {
-          return fail(lit, type,
-                      "a SymInt holds integers from -2^62 (-4611686018427387904) up; use `int` for smaller "
-                      "ones");
+          return fail(
+              lit,
+              type,
+              "a SymInt holds integers from -2^62 (-4611686018427387904) up; use `int` for smaller "
+              "ones");
         }
         [[fallthrough]];
       case Builtin::Int:
         // `Mean` is torch's own spelling of at::Reduction::Mean (native_functions.yaml).
-        if (lit.kind == K::Int || (lit.kind == K::Identifier && lit.string_value == "Mean")) return true;
+        if (lit.kind == K::Int || (lit.kind == K::Identifier && lit.string_value == "Mean"))
+          return true;
         return fail(lit, type, "write an integer, e.g. `1` or `-2`");
       case Builtin::DeviceIndex:
         if (lit.kind == K::Int && lit.int_value >= -1 && lit.int_value <= 127) return true;
@@ -90,12 +101,26 @@ class DefaultChecker {
         if (lit.kind == K::Int || lit.kind == K::Float || lit.kind == K::Bool) return true;
         return fail(lit, type, "write a number or `True`/`False`");
       case Builtin::ScalarType:
-        return check_constant(type, lit, model::find_dtype(lit.string_value), model::dtype_names(), constant);
+        return check_constant(
+            type,
+            lit,
+            model::find_dtype(lit.string_value),
+            model::dtype_names(),
+            constant);
       case Builtin::Layout:
-        return check_constant(type, lit, model::find_layout(lit.string_value), model::layout_names(), constant);
+        return check_constant(
+            type,
+            lit,
+            model::find_layout(lit.string_value),
+            model::layout_names(),
+            constant);
       case Builtin::MemoryFormat:
-        return check_constant(type, lit, model::find_memory_format(lit.string_value),
-                              model::memory_format_names(), constant);
+        return check_constant(
+            type,
+            lit,
+            model::find_memory_format(lit.string_value),
+            model::memory_format_names(),
+            constant);
       case Builtin::Device: {
         if (lit.kind != K::String && lit.kind != K::Identifier) {
           return fail(lit, type, "write a device string, e.g. `\"cpu\"` or `\"cuda:0\"`");
@@ -106,20 +131,33 @@ class DefaultChecker {
         return true;
       }
       default:
-        return fail(lit, type, fmt::format("`{}` values have no default other than `None`",
-                                           model::schema_name(type.builtin)));
+        return fail(
+            lit,
+            type,
+            fmt::format(
+                "`{}` values have no default other than `None`",
+                model::schema_name(type.builtin)));
     }
   }
 
-  bool check_constant(const model::Type& type, const Literal& lit, const model::NamedConstant* found,
-                      const std::vector<std::string>& names, std::string* constant) {
+  bool check_constant(
+      const model::Type& type,
+      const Literal& lit,
+      const model::NamedConstant* found,
+      const std::vector<std::string>& names,
+      std::string* constant) {
     if (lit.kind == Literal::Kind::Identifier && found) {
       *constant = found->name;
       return true;
     }
-    std::string guess = lit.kind == Literal::Kind::Identifier ? closest_match(lit.string_value, names) : "";
-    return fail(lit, type, guess.empty() ? fmt::format("valid values are {}", quoted_list(names))
-                                         : fmt::format("did you mean `{}`?", guess));
+    std::string guess = lit.kind == Literal::Kind::Identifier
+                            ? closest_match(lit.string_value, names)
+                            : "";
+    return fail(
+        lit,
+        type,
+        guess.empty() ? fmt::format("valid values are {}", quoted_list(names))
+                      : fmt::format("did you mean `{}`?", guess));
   }
 
   bool check_enum(const model::Type& type, const Literal& lit, std::string* constant) {
@@ -131,17 +169,27 @@ class DefaultChecker {
           return true;
         }
       }
-      diags_.error(lit.span,
-                   fmt::format("default `{}` of {} is not a value of enum `{}`", lit.string_value, what_, e.name),
-                   [&] {
-                     std::string guess = closest_match(lit.string_value, e.values);
-                     return guess.empty() ? fmt::format("valid values are {}", quoted_list(e.values))
-                                          : fmt::format("did you mean `{}`? valid values are {}", guess,
-                                                        quoted_list(e.values));
-                   }());
+      diags_.error(
+          lit.span,
+          fmt::format(
+              "default `{}` of {} is not a value of enum `{}`",
+              lit.string_value,
+              what_,
+              e.name),
+          [&] {
+            std::string guess = closest_match(lit.string_value, e.values);
+            return guess.empty() ? fmt::format("valid values are {}", quoted_list(e.values))
+                                 : fmt::format(
+                                       "did you mean `{}`? valid values are {}",
+                                       guess,
+                                       quoted_list(e.values));
+          }());
       return false;
     }
-    return fail(lit, type, fmt::format("write one of the values of `{}`: {}", e.name, quoted_list(e.values)));
+    return fail(
+        lit,
+        type,
+        fmt::format("write one of the values of `{}`: {}", e.name, quoted_list(e.values)));
   }
 
   const model::Module& module_;
@@ -151,9 +199,13 @@ class DefaultChecker {
 
 }  // namespace
 
-std::optional<model::Default> check_default(const model::Type& type, const syntax::Literal& lit,
-                                            const Subject& what, bool from_yaml_string,
-                                            const model::Module& module, Diagnostics& diags) {
+std::optional<model::Default> check_default(
+    const model::Type& type,
+    const syntax::Literal& lit,
+    const Subject& what,
+    bool from_yaml_string,
+    const model::Module& module,
+    Diagnostics& diags) {
   (void)from_yaml_string;
   model::Default out;
   out.literal = lit;

@@ -15,8 +15,12 @@ namespace structop {
 /// Checks `lit` against `type` (enums are looked up in `module`). Returns the
 /// checked default, or nullopt after reporting why it does not fit. `what`
 /// names the field or parameter for messages.
-std::optional<model::Default> check_default(const model::Type& type, const syntax::Literal& lit,
-                                            const Subject& what, bool from_yaml_string,
-                                            const model::Module& module, Diagnostics& diags);
+std::optional<model::Default> check_default(
+    const model::Type& type,
+    const syntax::Literal& lit,
+    const Subject& what,
+    bool from_yaml_string,
+    const model::Module& module,
+    Diagnostics& diags);
 
 }  // namespace structop

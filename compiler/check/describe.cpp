@@ -7,16 +7,24 @@ namespace structop {
 std::string describe_type(const model::Type& type, const model::Module& module) {
   syntax::TypeExpr t;
   switch (type.kind) {
-    case model::Type::Kind::Builtin: t.base = model::schema_name(type.builtin); break;
-    case model::Type::Kind::Enum: t.base = module.enums[static_cast<size_t>(type.decl)].name; break;
-    case model::Type::Kind::Record: t.base = module.records[static_cast<size_t>(type.decl)].name; break;
+    case model::Type::Kind::Builtin:
+      t.base = model::schema_name(type.builtin);
+      break;
+    case model::Type::Kind::Enum:
+      t.base = module.enums[static_cast<size_t>(type.decl)].name;
+      break;
+    case model::Type::Kind::Record:
+      t.base = module.records[static_cast<size_t>(type.decl)].name;
+      break;
   }
   t.alias = type.alias;
   t.suffixes = type.suffixes;
   return syntax::to_schema(t);
 }
 
-std::string describe_default(const model::Default& value) { return value.literal.text; }
+std::string describe_default(const model::Default& value) {
+  return value.literal.text;
+}
 
 std::string original_signature(const model::Op& op, const model::Module& module) {
   std::string out = op.qualified_name() + "(";

@@ -41,7 +41,8 @@ struct Type {
   /// `Tensor` or `Tensor?`: a leaf that receives a gradient (lists do not).
   /// The one rule: the checker, lowering and every emitter use it.
   bool takes_grad() const {
-    return is_builtin(Builtin::Tensor) && (suffixes.empty() || (suffixes.size() == 1 && is_optional()));
+    return is_builtin(Builtin::Tensor) &&
+           (suffixes.empty() || (suffixes.size() == 1 && is_optional()));
   }
   /// The same type without its last suffix (element of a list, payload of an optional).
   Type inner() const {

@@ -90,27 +90,39 @@ class Resolver {
     const syntax::Name& name = f.cpp_namespace ? *f.cpp_namespace : f.namespace_;
     if (name.text.empty()) return;
     std::string first = name.text.substr(0, name.text.find("::"));
-    static const char* const kTaken[] = {"std", "at", "c10", "torch", "caffe2", "structop", "kernels"};
-    bool taken = std::any_of(std::begin(kTaken), std::end(kTaken), [&](const char* t) { return first == t; });
+    static const char* const kTaken[] =
+        {"std", "at", "c10", "torch", "caffe2", "structop", "kernels"};
+    bool taken = std::any_of(std::begin(kTaken), std::end(kTaken), [&](const char* t) {
+      return first == t;
+    });
     if (!taken && !model::is_reserved_word(first)) return;
-    diags_.error(name.span,
-                 fmt::format("`{}` cannot be the C++ namespace of generated code: `{}` is {}", name.text, first,
-                             taken ? "already used by C++, libtorch or structop" : "a C++ or Python keyword"),
-                 f.cpp_namespace ? "choose another `cpp_namespace`"
-                                 : "add `cpp_namespace: OTHER` (the torch namespace can stay as it is)");
+    diags_.error(
+        name.span,
+        fmt::format(
+            "`{}` cannot be the C++ namespace of generated code: `{}` is {}",
+            name.text,
+            first,
+            taken ? "already used by C++, libtorch or structop" : "a C++ or Python keyword"),
+        f.cpp_namespace ? "choose another `cpp_namespace`"
+                        : "add `cpp_namespace: OTHER` (the torch namespace can stay as it is)");
   }
 
   // ---- declarations --------------------------------------------------------
 
   void declare(const syntax::Name& name, Symbol sym) {
     if (model::builtin_from_name(name.text)) {
-      diags_.error(name.span, fmt::format("`{}` is a built-in type and cannot be redefined", name.text),
-                   "choose another name");
+      diags_.error(
+          name.span,
+          fmt::format("`{}` is a built-in type and cannot be redefined", name.text),
+          "choose another name");
       return;
     }
-    if (name.text == "Dict" || name.text == "Tuple" || name.text == "List" || name.text == "Optional") {
-      diags_.error(name.span, fmt::format("`{}` is reserved and cannot name a record or enum", name.text),
-                   "choose another name");
+    if (name.text == "Dict" || name.text == "Tuple" || name.text == "List" ||
+        name.text == "Optional") {
+      diags_.error(
+          name.span,
+          fmt::format("`{}` is reserved and cannot name a record or enum", name.text),
+          "choose another name");
       return;
     }
     auto [it, fresh] = symbols_.emplace(name.text, sym);
@@ -118,8 +130,10 @@ class Resolver {
       const Symbol& first = it->second;
       Span first_span = first.kind == Symbol::Kind::Enum ? first.enum_decl->name.span
                                                          : first.record_decl->name.span;
-      diags_.error(name.span, fmt::format("`{}` is already defined", name.text),
-                   "records and enums of a file and its includes share one namespace; rename one");
+      diags_.error(
+          name.span,
+          fmt::format("`{}` is already defined", name.text),
+          "records and enums of a file and its includes share one namespace; rename one");
       diags_.note(first_span, fmt::format("`{}` first defined here", name.text));
     }
   }
@@ -191,8 +205,10 @@ class Resolver {
               path += fmt::format("{}.{} -> ", frame.record->name.text, via.name.text);
             }
             path += dep->name.text;
-            diags_.error(f.type.span, fmt::format("record `{}` contains itself: {}", dep->name.text, path),
-                         "records are values and cannot nest themselves; break the cycle");
+            diags_.error(
+                f.type.span,
+                fmt::format("record `{}` contains itself: {}", dep->name.text, path),
+                "records are values and cannot nest themselves; break the cycle");
             cyclic_.insert(&f);
             continue;
           }
@@ -220,15 +236,19 @@ class Resolver {
         out.span = e.name.span;
         out.from_include = &file != &idl_.files.back();
         if (e.values.empty() && !e.incomplete) {
-          diags_.error(e.name.span, fmt::format("enum `{}` has no values", e.name.text),
-                       "list at least one value, e.g. `[a, b]`");
+          diags_.error(
+              e.name.span,
+              fmt::format("enum `{}` has no values", e.name.text),
+              "list at least one value, e.g. `[a, b]`");
         }
         std::map<std::string, Span> seen;
         for (const auto& v : e.values) {
           auto [it, fresh] = seen.emplace(v.text, v.span);
           if (!fresh) {
-            diags_.error(v.span, fmt::format("enum `{}` lists `{}` twice", e.name.text, v.text),
-                         "remove the duplicate value");
+            diags_.error(
+                v.span,
+                fmt::format("enum `{}` lists `{}` twice", e.name.text, v.text),
+                "remove the duplicate value");
             diags_.note(it->second, "first listed here");
             continue;
           }
@@ -236,7 +256,8 @@ class Resolver {
         }
         // A broken enum stays unresolved (index -1): its uses are skipped
         // quietly instead of reporting "unknown type" or bad defaults.
-        if (!e.incomplete && !out.values.empty()) sym.index = static_cast<int>(module_->enums.size());
+        if (!e.incomplete && !out.values.empty())
+          sym.index = static_cast<int>(module_->enums.size());
         module_->enums.push_back(std::move(out));
       }
     }
@@ -261,8 +282,10 @@ class Resolver {
       // other records quietly: the first report is the useful one.
       bool broken = r->incomplete;
       if (r->fields.empty() && !r->incomplete) {
-        diags_.error(r->name.span, fmt::format("record `{}` has no fields", r->name.text),
-                     "add at least one field");
+        diags_.error(
+            r->name.span,
+            fmt::format("record `{}` has no fields", r->name.text),
+            "add at least one field");
         broken = true;
       }
       for (const auto& f : r->fields) {
@@ -285,12 +308,18 @@ class Resolver {
         field.type = std::move(*type);
         if (f.default_value) {
           if (field.type.is_record()) {
-            diags_.error(f.default_value->span,
-                         fmt::format("{} has record type `{}` and cannot have a default", what, f.type.base),
-                         fmt::format("give the fields of `{}` defaults instead", f.type.base));
+            diags_.error(
+                f.default_value->span,
+                fmt::format("{} has record type `{}` and cannot have a default", what, f.type.base),
+                fmt::format("give the fields of `{}` defaults instead", f.type.base));
           } else {
-            field.default_value = check_default(field.type, *f.default_value, what, f.default_is_yaml_string,
-                                                *module_, diags_);
+            field.default_value = check_default(
+                field.type,
+                *f.default_value,
+                what,
+                f.default_is_yaml_string,
+                *module_,
+                diags_);
           }
         }
         // Leaf facts. Records are ordered, so nested records are complete.
@@ -301,11 +330,17 @@ class Resolver {
           out.takes_grad |= inner.takes_grad;
           out.all_defaulted &= inner.all_defaulted;
           record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
-          record_leaves_[i] = std::min(record_leaves_[i] + record_leaves_[inner_index], kLeafCountCap);
+          record_leaves_[i] = std::min(
+              record_leaves_[i] + record_leaves_[inner_index],
+              kLeafCountCap);
           if (record_depth_[i] > kMaxRecordDepth && !broken) {
-            diags_.error(f.type.span,
-                         fmt::format("{}: records nest more than {} levels deep here", what, kMaxRecordDepth),
-                         "flatten some of the nesting");
+            diags_.error(
+                f.type.span,
+                fmt::format(
+                    "{}: records nest more than {} levels deep here",
+                    what,
+                    kMaxRecordDepth),
+                "flatten some of the nesting");
             broken = true;
           }
         } else {
@@ -317,10 +352,13 @@ class Resolver {
         out.fields.push_back(std::move(field));
       }
       if (record_leaves_[i] > kMaxLoweredParams && !broken) {
-        diags_.error(r->name.span,
-                     fmt::format("record `{}` has more than {} leaf fields (counting every nested record)",
-                                 r->name.text, kMaxLoweredParams),
-                     "nested records are copied into each field that uses them; pass big data as a Tensor");
+        diags_.error(
+            r->name.span,
+            fmt::format(
+                "record `{}` has more than {} leaf fields (counting every nested record)",
+                r->name.text,
+                kMaxLoweredParams),
+            "nested records are copied into each field that uses them; pass big data as a Tensor");
         broken = true;
       }
       record_broken_[i] = broken;
@@ -343,7 +381,8 @@ class Resolver {
       out.kind = model::Type::Kind::Builtin;
       out.builtin = *b;
     } else if (const Symbol* s = lookup(t.base)) {
-      out.kind = s->kind == Symbol::Kind::Enum ? model::Type::Kind::Enum : model::Type::Kind::Record;
+      out.kind = s->kind == Symbol::Kind::Enum ? model::Type::Kind::Enum
+                                               : model::Type::Kind::Record;
       out.decl = s->index;
       if (out.decl < 0) return std::nullopt;  // a broken declaration, already reported
       if (out.is_record() && record_broken_[static_cast<size_t>(out.decl)]) return std::nullopt;
@@ -357,60 +396,87 @@ class Resolver {
       return std::nullopt;
     }
     if (t.alias && use == Use::Field) {
-      diags_.error(t.span, fmt::format("{}: alias annotations are not allowed in record fields", what),
-                   "list the field under the op's `mutates:` instead, e.g. `mutates: [cfg.w]`");
+      diags_.error(
+          t.span,
+          fmt::format("{}: alias annotations are not allowed in record fields", what),
+          "list the field under the op's `mutates:` instead, e.g. `mutates: [cfg.w]`");
       return std::nullopt;
     }
     if (!check_suffixes(t, out, use, what)) return std::nullopt;
     if (out.is_record()) {
       if (use == Use::Return) {
-        diags_.error(base_span, fmt::format("record `{}` cannot be a return type", t.base),
-                     "return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in the caller");
+        diags_.error(
+            base_span,
+            fmt::format("record `{}` cannot be a return type", t.base),
+            "return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in the caller");
         return std::nullopt;
       }
       if (!t.suffixes.empty()) {
-        diags_.error(t.span,
-                     fmt::format("{} has type `{}`, but lists and optionals of records are not supported", what,
-                                 syntax::to_schema(t)),
-                     fmt::format("use one or more plain `{}`s, or `Tensor[]` fields for the tensors", t.base));
+        diags_.error(
+            t.span,
+            fmt::format(
+                "{} has type `{}`, but lists and optionals of records are not supported",
+                what,
+                syntax::to_schema(t)),
+            fmt::format(
+                "use one or more plain `{}`s, or `Tensor[]` fields for the tensors",
+                t.base));
         return std::nullopt;
       }
     }
     if (out.is_enum()) {
       if (use == Use::Return) {
-        diags_.error(base_span, fmt::format("enum `{}` cannot be a return type", t.base),
-                     "return a `str` or an `int`");
+        diags_.error(
+            base_span,
+            fmt::format("enum `{}` cannot be a return type", t.base),
+            "return a `str` or an `int`");
         return std::nullopt;
       }
       if (out.is_list() || (out.suffixes.size() > 1)) {
-        diags_.error(t.span, fmt::format("{}: lists of enums are not supported", what),
-                     "use `str[]` or separate fields");
+        diags_.error(
+            t.span,
+            fmt::format("{}: lists of enums are not supported", what),
+            "use `str[]` or separate fields");
         return std::nullopt;
       }
     }
-    if (use == Use::Field && out.kind == model::Type::Kind::Builtin && !model::allowed_in_record(out.builtin)) {
-      diags_.error(base_span, fmt::format("{}: `{}` cannot be a record field", what, t.base),
-                   "pass it as a separate parameter of the op");
+    if (use == Use::Field && out.kind == model::Type::Kind::Builtin &&
+        !model::allowed_in_record(out.builtin)) {
+      diags_.error(
+          base_span,
+          fmt::format("{}: `{}` cannot be a record field", what, t.base),
+          "pass it as a separate parameter of the op");
       return std::nullopt;
     }
     return out;
   }
 
-  bool check_suffixes(const syntax::TypeExpr& t, const model::Type& type, Use use, const Subject& what) {
+  bool check_suffixes(
+      const syntax::TypeExpr& t,
+      const model::Type& type,
+      Use use,
+      const Subject& what) {
     int lists = 0;
     for (size_t i = 0; i < t.suffixes.size(); ++i) {
       const auto& s = t.suffixes[i];
       if (s.kind == TypeSuffix::Kind::List) ++lists;
       if (s.kind == TypeSuffix::Kind::Optional && i + 1 < t.suffixes.size() &&
           t.suffixes[i + 1].kind == TypeSuffix::Kind::Optional) {
-        diags_.error(t.span, fmt::format("{}: `{}` is optional twice", what, syntax::to_schema(t)),
-                     "write a single `?`");
+        diags_.error(
+            t.span,
+            fmt::format("{}: `{}` is optional twice", what, syntax::to_schema(t)),
+            "write a single `?`");
         return false;
       }
     }
     if (lists > 1) {
-      diags_.error(t.span, fmt::format("{}: nested lists like `{}` are not schema types", what, syntax::to_schema(t)),
-                   "flatten the data into one list, or use a Tensor");
+      diags_.error(
+          t.span,
+          fmt::format(
+              "{}: nested lists like `{}` are not schema types",
+              what,
+              syntax::to_schema(t)),
+          "flatten the data into one list, or use a Tensor");
       return false;
     }
     (void)type;
@@ -469,7 +535,10 @@ class Resolver {
     for (const auto& p : sig.params) names.emplace_back(p.name.text);
     for (auto [first, later] : find_duplicates(names)) {
       const syntax::Name& n = sig.params[later].name;
-      diags_.error(n.span, fmt::format("{} is declared twice", Subject::param(n.text, op_label)), "rename one of them");
+      diags_.error(
+          n.span,
+          fmt::format("{} is declared twice", Subject::param(n.text, op_label)),
+          "rename one of them");
       diags_.note(sig.params[first].name.span, "first declared here");
       ok = false;
     }
@@ -488,11 +557,13 @@ class Resolver {
       param.span = p.name.span;
       if (p.default_value) {
         if (param.type.is_record()) {
-          diags_.error(p.default_value->span,
-                       fmt::format("{} has record type `{}` and cannot have a default", what, p.type.base),
-                       fmt::format("give the fields of `{}` defaults; a record whose fields all have "
-                                   "defaults may be omitted by callers",
-                                   p.type.base));
+          diags_.error(
+              p.default_value->span,
+              fmt::format("{} has record type `{}` and cannot have a default", what, p.type.base),
+              fmt::format(
+                  "give the fields of `{}` defaults; a record whose fields all have "
+                  "defaults may be omitted by callers",
+                  p.type.base));
           ok = false;
         } else {
           if (auto d = check_default(param.type, *p.default_value, what, false, *module_, diags_)) {
@@ -513,17 +584,24 @@ class Resolver {
       }
       total_lowered_ += lowered_count;
       if (lowered_count > kMaxLoweredParams) {
-        diags_.error(sig.name.span,
-                     fmt::format("{} lowers to {} parameters; at most {} are supported", op_label, lowered_count,
-                                 kMaxLoweredParams),
-                     "pass big groups of values as a Tensor or a list");
+        diags_.error(
+            sig.name.span,
+            fmt::format(
+                "{} lowers to {} parameters; at most {} are supported",
+                op_label,
+                lowered_count,
+                kMaxLoweredParams),
+            "pass big groups of values as a Tensor or a list");
         ok = false;
       } else if (total_lowered_ > kMaxTotalLoweredParams) {
         if (!total_reported_) {
-          diags_.error(sig.name.span,
-                       fmt::format("the ops of this file lower to more than {} parameters in total (reached at {})",
-                                   kMaxTotalLoweredParams, op_label),
-                       "split the ops into several IDL files");
+          diags_.error(
+              sig.name.span,
+              fmt::format(
+                  "the ops of this file lower to more than {} parameters in total (reached at {})",
+                  kMaxTotalLoweredParams,
+                  op_label),
+              "split the ops into several IDL files");
           total_reported_ = true;
         }
         ok = false;
@@ -573,11 +651,17 @@ class Resolver {
       if (has_default) {
         if (!first_default) first_default = &p;
       } else if (first_default) {
-        diags_.error(p.span,
-                     fmt::format("parameter `{}` of op `{}` has no default but follows `{}`, which has one",
-                                 p.name, op.qualified_name(), first_default->name),
-                     fmt::format("give `{}` a default, move it before `{}`, or make it keyword-only after `*`",
-                                 p.name, first_default->name));
+        diags_.error(
+            p.span,
+            fmt::format(
+                "parameter `{}` of op `{}` has no default but follows `{}`, which has one",
+                p.name,
+                op.qualified_name(),
+                first_default->name),
+            fmt::format(
+                "give `{}` a default, move it before `{}`, or make it keyword-only after `*`",
+                p.name,
+                first_default->name));
         return;
       }
     }
@@ -587,21 +671,28 @@ class Resolver {
     std::set<std::string> seen;
     for (const auto& key : decl.dispatch) {
       if (key.text == "Meta") {
-        diags_.error(key.span, fmt::format("op `{}`: `Meta` is not a dispatch key here", op.qualified_name()),
-                     "Meta kernels come from `meta:` (identity, a list of names, or `custom`)");
+        diags_.error(
+            key.span,
+            fmt::format("op `{}`: `Meta` is not a dispatch key here", op.qualified_name()),
+            "Meta kernels come from `meta:` (identity, a list of names, or `custom`)");
         continue;
       }
       const auto& keys = model::dispatch_keys();
       if (std::find(keys.begin(), keys.end(), key.text) == keys.end()) {
-        std::string guess = key.text == "GPU" || key.text == "gpu" ? "CUDA" : closest_match(key.text, keys);
-        diags_.error(key.span, fmt::format("op `{}`: unknown dispatch key `{}`", op.qualified_name(), key.text),
-                     guess.empty() ? fmt::format("valid keys are {}", quoted_list(keys))
-                                   : fmt::format("did you mean `{}`?", guess));
+        std::string guess = key.text == "GPU" || key.text == "gpu" ? "CUDA"
+                                                                   : closest_match(key.text, keys);
+        diags_.error(
+            key.span,
+            fmt::format("op `{}`: unknown dispatch key `{}`", op.qualified_name(), key.text),
+            guess.empty() ? fmt::format("valid keys are {}", quoted_list(keys))
+                          : fmt::format("did you mean `{}`?", guess));
         continue;
       }
       if (!seen.insert(key.text).second) {
-        diags_.error(key.span, fmt::format("op `{}` lists dispatch key `{}` twice", op.qualified_name(), key.text),
-                     "remove the duplicate");
+        diags_.error(
+            key.span,
+            fmt::format("op `{}` lists dispatch key `{}` twice", op.qualified_name(), key.text),
+            "remove the duplicate");
         continue;
       }
       op.dispatch.push_back(key.text);
@@ -613,14 +704,18 @@ class Resolver {
     for (const auto& tag : decl.tags) {
       if (std::find(tags.begin(), tags.end(), tag.text) == tags.end()) {
         std::string guess = closest_match(tag.text, tags);
-        diags_.error(tag.span, fmt::format("op `{}`: unknown tag `{}`", op.qualified_name(), tag.text),
-                     guess.empty() ? fmt::format("torch's operator tags are {}", quoted_list(tags))
-                                   : fmt::format("did you mean `{}`?", guess));
+        diags_.error(
+            tag.span,
+            fmt::format("op `{}`: unknown tag `{}`", op.qualified_name(), tag.text),
+            guess.empty() ? fmt::format("torch's operator tags are {}", quoted_list(tags))
+                          : fmt::format("did you mean `{}`?", guess));
         continue;
       }
       if (std::find(op.tags.begin(), op.tags.end(), tag.text) != op.tags.end()) {
-        diags_.error(tag.span, fmt::format("op `{}` lists tag `{}` twice", op.qualified_name(), tag.text),
-                     "remove the duplicate");
+        diags_.error(
+            tag.span,
+            fmt::format("op `{}` lists tag `{}` twice", op.qualified_name(), tag.text),
+            "remove the duplicate");
         continue;
       }
       op.tags.push_back(tag.text);
@@ -630,18 +725,22 @@ class Resolver {
   /// `pt2_compliant_tag` promises that torch.compile and torch.export handle
   /// the op; two schemas cannot keep that promise whatever the kernels do.
   void check_pt2_compliant(const syntax::OpDecl& decl, const model::Op& op) {
-    auto tag = std::find_if(decl.tags.begin(), decl.tags.end(),
-                            [](const syntax::Name& t) { return t.text == "pt2_compliant_tag"; });
+    auto tag = std::find_if(decl.tags.begin(), decl.tags.end(), [](const syntax::Name& t) {
+      return t.text == "pt2_compliant_tag";
+    });
     if (tag == decl.tags.end()) return;
     // torch.fx binds a custom op's arguments by name, with inspect.Signature,
     // which refuses Python keywords (aten's own `from` is special-cased).
     for (const auto& p : op.params) {
       if (model::is_python_keyword(p.name)) {
-        diags_.error(tag->span,
-                     fmt::format("op `{}` has a parameter named `{}`, a Python keyword, so it cannot be "
-                                 "`pt2_compliant_tag`: torch.compile binds custom-op arguments by name",
-                                 op.qualified_name(), p.name),
-                     fmt::format("rename the parameter (e.g. `{}_` or a synonym), or drop the tag", p.name));
+        diags_.error(
+            tag->span,
+            fmt::format(
+                "op `{}` has a parameter named `{}`, a Python keyword, so it cannot be "
+                "`pt2_compliant_tag`: torch.compile binds custom-op arguments by name",
+                op.qualified_name(),
+                p.name),
+            fmt::format("rename the parameter (e.g. `{}_` or a synonym), or drop the tag", p.name));
       }
     }
     // FakeTensorMode (and so torch.compile and opcheck) treats an op with no
@@ -650,55 +749,73 @@ class Resolver {
     bool tensor_argument = false, device_parameter = false;
     for (const auto& p : op.params) {
       tensor_argument |= p.type.holds_tensor() ||
-                         (p.type.is_record() && module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf);
-      device_parameter |= p.name == "device" && p.type.is_builtin(Builtin::Device) && p.type.suffixes.size() <= 1;
+                         (p.type.is_record() &&
+                          module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf);
+      device_parameter |= p.name == "device" && p.type.is_builtin(Builtin::Device) &&
+                          p.type.suffixes.size() <= 1;
     }
     const bool returns_one_tensor = op.returns.size() == 1 && op.returns[0].type.is_plain_tensor();
     if (!tensor_argument && returns_one_tensor && !device_parameter) {
-      diags_.error(tag->span,
-                   fmt::format("op `{}` takes no tensor and returns one, so torch.compile treats it as a tensor "
-                               "constructor and passes it `device=`; it has no `device` parameter",
-                               op.qualified_name()),
-                   "add a parameter `Device device` (or `Device? device=None`), as torch's constructors have, "
-                   "and create the result on it");
+      diags_.error(
+          tag->span,
+          fmt::format(
+              "op `{}` takes no tensor and returns one, so torch.compile treats it as a tensor "
+              "constructor and passes it `device=`; it has no `device` parameter",
+              op.qualified_name()),
+          "add a parameter `Device device` (or `Device? device=None`), as torch's constructors "
+          "have, "
+          "and create the result on it");
     }
   }
 
   void check_backward(const syntax::OpDecl& decl, const model::Op& op) {
     if (!op.backward) return;
     if (!decl.mutates.empty()) {
-      diags_.error(decl.mutates.front().span,
-                   fmt::format("op `{}`: `backward: true` together with `mutates:` is not supported",
-                               op.qualified_name()),
-                   "split the in-place update into its own op without a backward");
+      diags_.error(
+          decl.mutates.front().span,
+          fmt::format(
+              "op `{}`: `backward: true` together with `mutates:` is not supported",
+              op.qualified_name()),
+          "split the in-place update into its own op without a backward");
     }
     bool has_grad_input = false, has_tensor_list = false;
     for (const auto& p : op.params) {
-      const model::Record* r = p.type.is_record() ? &module_->records[static_cast<size_t>(p.type.decl)] : nullptr;
+      const model::Record* r = p.type.is_record()
+                                   ? &module_->records[static_cast<size_t>(p.type.decl)]
+                                   : nullptr;
       has_grad_input |= r ? r->takes_grad : p.type.takes_grad();
       has_tensor_list |= r ? r->has_tensor_leaf : p.type.holds_tensor();
     }
     if (!has_grad_input) {
-      diags_.error(op.name_span,
-                   fmt::format("op `{}` has `backward: true` but no `Tensor` or `Tensor?` input", op.qualified_name()),
-                   has_tensor_list ? "`Tensor[]` inputs take no gradient yet; remove `backward: true`, or pass the "
-                                     "tensors that need gradients as `Tensor` parameters or fields"
-                                   : "remove `backward: true`; there is nothing to differentiate");
+      diags_.error(
+          op.name_span,
+          fmt::format(
+              "op `{}` has `backward: true` but no `Tensor` or `Tensor?` input",
+              op.qualified_name()),
+          has_tensor_list
+              ? "`Tensor[]` inputs take no gradient yet; remove `backward: true`, or pass the "
+                "tensors that need gradients as `Tensor` parameters or fields"
+              : "remove `backward: true`; there is nothing to differentiate");
     }
     bool has_tensor_output = false;
     for (const auto& r : op.returns) {
-      if (r.type.is_builtin(Builtin::Tensor) && (r.type.suffixes.empty() ||
-                                                 (r.type.suffixes.size() == 1 && r.type.is_list()))) {
+      if (r.type.is_builtin(Builtin::Tensor) &&
+          (r.type.suffixes.empty() || (r.type.suffixes.size() == 1 && r.type.is_list()))) {
         has_tensor_output = true;
       } else {
-        diags_.error(r.span, fmt::format("op `{}` has `backward: true`, so it may return only `Tensor` or `Tensor[]`",
-                                         op.qualified_name()),
-                     "return non-differentiable values from a separate op");
+        diags_.error(
+            r.span,
+            fmt::format(
+                "op `{}` has `backward: true`, so it may return only `Tensor` or `Tensor[]`",
+                op.qualified_name()),
+            "return non-differentiable values from a separate op");
       }
     }
     if (!has_tensor_output && op.returns.empty()) {
-      diags_.error(op.name_span, fmt::format("op `{}` has `backward: true` but returns nothing", op.qualified_name()),
-                   "remove `backward: true`, or return the result tensor");
+      diags_.error(
+          op.name_span,
+          fmt::format("op `{}` has `backward: true` but returns nothing", op.qualified_name()),
+          "remove `backward: true`, or return the result tensor");
     }
   }
 
@@ -712,18 +829,26 @@ class Resolver {
       cpp.push_back(op.cpp_name());
     }
     std::vector<bool> repeated(ops.size(), false);
-    for (auto [first, later] : find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {
+    for (auto [first, later] :
+         find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {
       repeated[later] = true;
-      diags_.error(ops_spans_[later], fmt::format("op `{}` is declared twice", qualified[later]),
-                   "give one of them an overload name, e.g. `name.variant(...)`");
+      diags_.error(
+          ops_spans_[later],
+          fmt::format("op `{}` is declared twice", qualified[later]),
+          "give one of them an overload name, e.g. `name.variant(...)`");
       diags_.note(ops_spans_[first], "first declared here");
     }
-    for (auto [first, later] : find_duplicates(std::vector<std::string_view>(cpp.begin(), cpp.end()))) {
+    for (auto [first, later] :
+         find_duplicates(std::vector<std::string_view>(cpp.begin(), cpp.end()))) {
       if (repeated[later]) continue;  // the same op twice: reported above
-      diags_.error(ops_spans_[later],
-                   fmt::format("ops `{}` and `{}` would both be called `{}` in C++ and Python", qualified[first],
-                               qualified[later], cpp[later]),
-                   "rename one of them");
+      diags_.error(
+          ops_spans_[later],
+          fmt::format(
+              "ops `{}` and `{}` would both be called `{}` in C++ and Python",
+              qualified[first],
+              qualified[later],
+              cpp[later]),
+          "rename one of them");
       diags_.note(ops_spans_[first], fmt::format("`{}` is declared here", qualified[first]));
     }
   }

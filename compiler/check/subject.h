@@ -13,17 +13,27 @@ namespace structop {
 class Subject {
  public:
   /// field `Record.name`
-  static Subject field(const std::string& record, const std::string& name) { return {Kind::Field, record, name}; }
+  static Subject field(const std::string& record, const std::string& name) {
+    return {Kind::Field, record, name};
+  }
   /// parameter `name` of OWNER (owner e.g. "op `attn`")
-  static Subject param(const std::string& name, const std::string& owner) { return {Kind::Param, name, owner}; }
+  static Subject param(const std::string& name, const std::string& owner) {
+    return {Kind::Param, name, owner};
+  }
   /// return `name` of OWNER, or "a return of OWNER" when unnamed
-  static Subject ret(const std::string& name, const std::string& owner) { return {Kind::Return, name, owner}; }
+  static Subject ret(const std::string& name, const std::string& owner) {
+    return {Kind::Return, name, owner};
+  }
 
   std::string str() const {
     switch (kind_) {
-      case Kind::Field: return fmt::format("field `{}.{}`", a_, b_);
-      case Kind::Param: return fmt::format("parameter `{}` of {}", a_, b_);
-      case Kind::Return: return a_.empty() ? fmt::format("a return of {}", b_) : fmt::format("return `{}` of {}", a_, b_);
+      case Kind::Field:
+        return fmt::format("field `{}.{}`", a_, b_);
+      case Kind::Param:
+        return fmt::format("parameter `{}` of {}", a_, b_);
+      case Kind::Return:
+        return a_.empty() ? fmt::format("a return of {}", b_)
+                          : fmt::format("return `{}` of {}", a_, b_);
     }
     return {};
   }

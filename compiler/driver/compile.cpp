@@ -1,5 +1,6 @@
 #include "driver/compile.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -11,15 +12,22 @@
 
 namespace structop {
 
-const char* structopc_version() { return STRUCTOPC_VERSION; }
+const char* structopc_version() {
+  return STRUCTOPC_VERSION;
+}
 
 std::string output_name(OutputKind kind, const std::string& stem) {
   switch (kind) {
-    case OutputKind::Header: return stem + ".ops.h";
-    case OutputKind::Source: return stem + ".ops.cpp";
-    case OutputKind::Stubs: return stem + ".ops.stubs.cpp";
-    case OutputKind::Python: return stem + "_ops.py";
-    case OutputKind::Json: return stem + ".ops.json";
+    case OutputKind::Header:
+      return stem + ".ops.h";
+    case OutputKind::Source:
+      return stem + ".ops.cpp";
+    case OutputKind::Stubs:
+      return stem + ".ops.stubs.cpp";
+    case OutputKind::Python:
+      return stem + "_ops.py";
+    case OutputKind::Json:
+      return stem + ".ops.json";
   }
   return stem;
 }
@@ -37,11 +45,16 @@ namespace {
 
 std::string emit_one(OutputKind kind, const EmitInput& in) {
   switch (kind) {
-    case OutputKind::Json: return emit_json(in);
-    case OutputKind::Header: return emit_header(in);
-    case OutputKind::Source: return emit_source(in);
-    case OutputKind::Stubs: return emit_stubs(in);
-    case OutputKind::Python: return emit_python(in);
+    case OutputKind::Json:
+      return emit_json(in);
+    case OutputKind::Header:
+      return emit_header(in);
+    case OutputKind::Source:
+      return emit_source(in);
+    case OutputKind::Stubs:
+      return emit_stubs(in);
+    case OutputKind::Python:
+      return emit_python(in);
   }
   return {};
 }
@@ -60,11 +73,18 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
     result.inputs = std::move(idl.paths);
   }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
   lower::LoweredModule lowered;
-  if (!diags.has_errors()) lowered = lower_module(module, diags);
+  const bool layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
+    return k != OutputKind::Json;
+  });
+  if (!diags.has_errors()) lowered = lower_module(module, diags, layouts);
   result.diagnostics = diags.render();
   if (diags.has_errors()) return result;
 
-  EmitInput in{module, lowered, std::filesystem::path(options.input).filename().string(), STRUCTOPC_VERSION};
+  EmitInput in{
+      module,
+      lowered,
+      std::filesystem::path(options.input).filename().string(),
+      STRUCTOPC_VERSION};
   if (options.explain_op) {
     for (const auto& lo : lowered.ops) {
       if (lo.qualified_name == *options.explain_op || lo.cpp_name == *options.explain_op) {
@@ -79,7 +99,11 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
     }
   }
   for (OutputKind kind : options.emit) {
-    OutputFile f{kind, output_name(kind, module.stem), emit_one(kind, in), kind == OutputKind::Stubs};
+    OutputFile f{
+        kind,
+        output_name(kind, module.stem),
+        emit_one(kind, in),
+        kind == OutputKind::Stubs};
     result.outputs.push_back(std::move(f));
   }
   result.ok = true;

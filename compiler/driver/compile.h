@@ -24,7 +24,7 @@ struct CompileOptions {
 /// One generated file.
 struct OutputFile {
   OutputKind kind;
-  std::string name;     // file name, e.g. `demo.ops.h`
+  std::string name;  // file name, e.g. `demo.ops.h`
   std::string content;
   bool never_overwrite = false;  // stubs: a file the user edits
 };

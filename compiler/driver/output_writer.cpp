@@ -107,17 +107,21 @@ WriteReport write_if_changed(const std::string& path, const std::string& content
 // targets; only when every one of them succeeded are they renamed into place.
 // (A rename within one folder does not fail for lack of space, so a failure
 // after that point would need another process to interfere.)
-std::vector<WriteReport> write_outputs(const std::vector<OutputFile>& files, const std::string& out_dir) {
+std::vector<WriteReport> write_outputs(
+    const std::vector<OutputFile>& files,
+    const std::string& out_dir) {
   std::error_code ec;
   if (!out_dir.empty()) fs::create_directories(out_dir, ec);
   std::vector<WriteReport> reports;
   std::vector<std::optional<std::string>> staged;  // temp file per output
   for (const auto& f : files) {
-    reports.push_back({(fs::path(out_dir.empty() ? "." : out_dir) / f.name).string(), WriteStatus::Failed, {}});
+    reports.push_back(
+        {(fs::path(out_dir.empty() ? "." : out_dir) / f.name).string(), WriteStatus::Failed, {}});
     staged.push_back(stage(f.content, f.never_overwrite, &reports.back()));
   }
   bool failed = false;  // an output that was neither staged nor left alone
-  for (size_t i = 0; i < files.size(); ++i) failed |= !staged[i] && reports[i].status == WriteStatus::Failed;
+  for (size_t i = 0; i < files.size(); ++i)
+    failed |= !staged[i] && reports[i].status == WriteStatus::Failed;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!staged[i]) continue;
     if (failed) {
@@ -130,7 +134,9 @@ std::vector<WriteReport> write_outputs(const std::vector<OutputFile>& files, con
   return reports;
 }
 
-std::string make_depfile(const std::vector<std::string>& targets, const std::vector<std::string>& inputs) {
+std::string make_depfile(
+    const std::vector<std::string>& targets,
+    const std::vector<std::string>& inputs) {
   std::string out;
   for (size_t i = 0; i < targets.size(); ++i) out += (i ? " " : "") + escape_make(targets[i]);
   out += ":";

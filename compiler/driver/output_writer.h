@@ -28,10 +28,14 @@ struct WriteReport {
 
 /// Writes `files` into `out_dir` (created if missing): every changed file, or,
 /// when any of them cannot be written, none (those report NotWritten).
-std::vector<WriteReport> write_outputs(const std::vector<OutputFile>& files, const std::string& out_dir);
+std::vector<WriteReport> write_outputs(
+    const std::vector<OutputFile>& files,
+    const std::string& out_dir);
 
 /// A Make-style depfile: `target...: input...`, spaces escaped.
-std::string make_depfile(const std::vector<std::string>& targets, const std::vector<std::string>& inputs);
+std::string make_depfile(
+    const std::vector<std::string>& targets,
+    const std::vector<std::string>& inputs);
 
 /// Writes `content` to `path` unless it already holds exactly that.
 WriteReport write_if_changed(const std::string& path, const std::string& content);

@@ -19,7 +19,9 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-bool blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
+bool blank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
 
 // A list is encoded in the text as kOpen item kSep item ... kClose.
 constexpr char kOpen = '\x01';
@@ -61,6 +63,21 @@ void lay_out(std::string_view line, size_t indent, std::string& out) {
   if (close > open + 1) items.push_back(line.substr(start, close - start));
   const std::string_view head = line.substr(0, open);
   const std::string_view tail = line.substr(close + 1);
+  // The right-hand side of an assignment (or initialization) that fits on
+  // the next line at +4 moves there whole, as clang-format does, rather than
+  // one item per line.
+  const size_t assign = head.rfind(" = ");
+  if (assign != std::string_view::npos) {
+    const std::string next = std::string(indent + 4, ' ') + std::string(head.substr(assign + 3)) +
+                             CodePrinter::flat(line.substr(open));
+    if (next.size() <= CodePrinter::kColumns) {
+      out += CodePrinter::flat(head.substr(0, assign + 2));
+      out += '\n';
+      out += next;
+      out += '\n';
+      return;
+    }
+  }
   if (items.empty()) {
     lay_out(std::string(head) + std::string(tail), indent, out);
     return;
@@ -71,7 +88,8 @@ void lay_out(std::string_view line, size_t indent, std::string& out) {
   std::string pad(indent + 4, ' ');
   if (line.compare(indent, 2, "//") == 0) {
     const size_t text = line.find_first_not_of(' ', indent + 2);
-    pad = std::string(indent, ' ') + "//" + std::string((text == std::string_view::npos ? 1 : text - indent - 2) + 4, ' ');
+    pad = std::string(indent, ' ') + "//" +
+          std::string((text == std::string_view::npos ? 1 : text - indent - 2) + 4, ' ');
   }
   for (size_t i = 0; i < items.size(); ++i) {
     std::string item = pad + std::string(items[i]);
@@ -96,8 +114,10 @@ std::string CodePrinter::flat(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 16);
   for (char c : text) {
-    if (c == kSep) out += ", ";
-    else if (c != kOpen && c != kClose) out += c;
+    if (c == kSep)
+      out += ", ";
+    else if (c != kOpen && c != kClose)
+      out += c;
   }
   return out;
 }
@@ -116,7 +136,9 @@ void CodePrinter::append_line(std::string_view text) {
   lay_out(line, line.find_first_not_of(' '), out_);
 }
 
-void CodePrinter::line(std::string_view text) { append_line(text); }
+void CodePrinter::line(std::string_view text) {
+  append_line(text);
+}
 
 void CodePrinter::emit(Vars vars, std::string_view text) {
   std::map<std::string_view, std::pair<const std::string*, bool>> table;  // value, used
@@ -142,7 +164,8 @@ void CodePrinter::emit(Vars vars, std::string_view text) {
         continue;
       }
       size_t close = body.find('$', i + 1);
-      if (close == std::string_view::npos) throw std::logic_error("unterminated $ in template: " + std::string(l));
+      if (close == std::string_view::npos)
+        throw std::logic_error("unterminated $ in template: " + std::string(l));
       std::string_view name = body.substr(i + 1, close - i - 1);
       i = close;
       if (name.empty()) {
@@ -150,10 +173,12 @@ void CodePrinter::emit(Vars vars, std::string_view text) {
         continue;
       }
       auto it = table.find(name);
-      if (it == table.end()) throw std::logic_error("template variable $" + std::string(name) + "$ not given");
+      if (it == table.end())
+        throw std::logic_error("template variable $" + std::string(name) + "$ not given");
       it->second.second = true;
-      line_indent = expanded.find_first_not_of(' ') == std::string::npos ? expanded.size()
-                                                                          : expanded.find_first_not_of(' ');
+      line_indent = expanded.find_first_not_of(' ') == std::string::npos
+                        ? expanded.size()
+                        : expanded.find_first_not_of(' ');
       const std::string& value = *it->second.first;
       for (char c : value) {
         expanded += c;
@@ -171,7 +196,8 @@ void CodePrinter::emit(Vars vars, std::string_view text) {
     }
   }
   for (const auto& [name, entry] : table) {
-    if (!entry.second) throw std::logic_error("template variable $" + std::string(name) + "$ given but not used");
+    if (!entry.second)
+      throw std::logic_error("template variable $" + std::string(name) + "$ given but not used");
   }
 }
 

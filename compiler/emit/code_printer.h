@@ -45,7 +45,8 @@ class CodePrinter {
 
   /// A printer whose text is substituted into another printer's template
   /// passes `lay_out = false`: its lists are laid out where they finally land.
-  explicit CodePrinter(int indent_step = 2, bool lay_out = true) : step_(indent_step), lay_out_(lay_out) {}
+  explicit CodePrinter(int indent_step = 2, bool lay_out = true)
+      : step_(indent_step), lay_out_(lay_out) {}
 
   /// Emits a template with substitutions.
   void emit(Vars vars, std::string_view text);

@@ -19,13 +19,16 @@ CppOp::CppOp(const model::Module& module, const lower::LoweredOp& lowered, const
   return_type_ = types_.return_type(outs);
 }
 
-std::string CppOp::qualified() const { return m_.namespace_ + "::" + lo_.qualified_name; }
+std::string CppOp::qualified() const {
+  return m_.namespace_ + "::" + lo_.qualified_name;
+}
 
 std::vector<CppParam> CppOp::params(bool with_defaults) const {
   std::vector<CppParam> out;
   for (const auto& p : lo_.api_params) {
     CppParam param{types_.param_type(p.type), p.name, std::nullopt};
-    if (with_defaults && p.cpp_default) param.default_value = types_.value(p.type, *p.default_value);
+    if (with_defaults && p.cpp_default)
+      param.default_value = types_.value(p.type, *p.default_value);
     out.push_back(std::move(param));
   }
   return out;
@@ -34,7 +37,8 @@ std::vector<CppParam> CppOp::params(bool with_defaults) const {
 std::vector<CppParam> CppOp::output_params(const std::string& prefix) const {
   std::vector<CppParam> out;
   for (const auto& o : lo_.outputs) {
-    out.push_back({fmt::format("const {}&", types_.output_type(o.type)), prefix + o.api_name, std::nullopt});
+    out.push_back(
+        {fmt::format("const {}&", types_.output_type(o.type)), prefix + o.api_name, std::nullopt});
   }
   return out;
 }
@@ -49,7 +53,10 @@ std::vector<CppParam> setup_context_params(const CppOp& op) {
 std::vector<CppParam> backward_params(const CppOp& op) {
   std::vector<CppParam> out = {{"torch::autograd::AutogradContext*", "ctx", std::nullopt}};
   if (op.list_output()) {
-    out.push_back({"const std::vector<at::Tensor>&", "grad_" + op.lowered().outputs[0].api_name, std::nullopt});
+    out.push_back(
+        {"const std::vector<at::Tensor>&",
+         "grad_" + op.lowered().outputs[0].api_name,
+         std::nullopt});
   } else {
     for (auto& g : op.output_params("grad_")) out.push_back(std::move(g));
   }
@@ -62,8 +69,12 @@ std::string signature(const std::string& head, const std::vector<CppParam>& para
   return head + "(" + CodePrinter::list(spelled) + ")";
 }
 
-std::string CppOp::slot_access(const lower::Slot& s) const { return s.api_path; }
+std::string CppOp::slot_access(const lower::Slot& s) const {
+  return s.api_path;
+}
 
-bool CppOp::list_output() const { return lo_.outputs.size() == 1 && lo_.outputs[0].type.is_list(); }
+bool CppOp::list_output() const {
+  return lo_.outputs.size() == 1 && lo_.outputs[0].type.is_list();
+}
 
 }  // namespace structop

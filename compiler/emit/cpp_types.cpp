@@ -10,7 +10,9 @@ namespace {
 
 using model::Builtin;
 
-bool is(const model::Type& t, Builtin b) { return t.is_builtin(b); }
+bool is(const model::Type& t, Builtin b) {
+  return t.is_builtin(b);
+}
 
 }  // namespace
 
@@ -36,32 +38,54 @@ std::string CppTypes::grad_record_name(int decl) const {
 std::string CppTypes::value_type(const model::Type& t) const {
   if (!t.suffixes.empty()) {
     std::string inner = value_type(t.inner());
-    return t.is_optional() ? fmt::format("c10::optional<{}>", inner) : fmt::format("std::vector<{}>", inner);
+    return t.is_optional() ? fmt::format("c10::optional<{}>", inner)
+                           : fmt::format("std::vector<{}>", inner);
   }
   switch (t.kind) {
-    case model::Type::Kind::Record: return record_name(t.decl);
-    case model::Type::Kind::Enum: return enum_name(t.decl);
-    case model::Type::Kind::Builtin: break;
+    case model::Type::Kind::Record:
+      return record_name(t.decl);
+    case model::Type::Kind::Enum:
+      return enum_name(t.decl);
+    case model::Type::Kind::Builtin:
+      break;
   }
   switch (t.builtin) {
-    case Builtin::Tensor: return "at::Tensor";
-    case Builtin::Int: return "int64_t";
-    case Builtin::SymInt: return "c10::SymInt";
-    case Builtin::Float: return "double";
-    case Builtin::Bool: return "bool";
-    case Builtin::Str: return "std::string";
-    case Builtin::Scalar: return "at::Scalar";
-    case Builtin::ScalarType: return "at::ScalarType";
-    case Builtin::Device: return "at::Device";
-    case Builtin::Layout: return "at::Layout";
-    case Builtin::MemoryFormat: return "at::MemoryFormat";
-    case Builtin::Generator: return "at::Generator";
-    case Builtin::Dimname: return "at::Dimname";
-    case Builtin::Stream: return "c10::Stream";
-    case Builtin::Storage: return "at::Storage";
-    case Builtin::QScheme: return "at::QScheme";
-    case Builtin::DeviceIndex: return "c10::DeviceIndex";
-    case Builtin::SymBool: return "c10::SymBool";
+    case Builtin::Tensor:
+      return "at::Tensor";
+    case Builtin::Int:
+      return "int64_t";
+    case Builtin::SymInt:
+      return "c10::SymInt";
+    case Builtin::Float:
+      return "double";
+    case Builtin::Bool:
+      return "bool";
+    case Builtin::Str:
+      return "std::string";
+    case Builtin::Scalar:
+      return "at::Scalar";
+    case Builtin::ScalarType:
+      return "at::ScalarType";
+    case Builtin::Device:
+      return "at::Device";
+    case Builtin::Layout:
+      return "at::Layout";
+    case Builtin::MemoryFormat:
+      return "at::MemoryFormat";
+    case Builtin::Generator:
+      return "at::Generator";
+    case Builtin::Dimname:
+      return "at::Dimname";
+    case Builtin::Stream:
+      return "c10::Stream";
+    case Builtin::Storage:
+      return "at::Storage";
+    case Builtin::QScheme:
+      return "at::QScheme";
+    case Builtin::DeviceIndex:
+      return "c10::DeviceIndex";
+    case Builtin::SymBool:
+      return "c10::SymBool";
   }
   return "void";
 }
@@ -76,14 +100,22 @@ std::string CppTypes::flat_type(const model::Type& t) const {
     if (!e.suffixes.empty()) return fmt::format("const c10::List<{}>&", value_type(e));
     if (e.is_enum()) return "const std::vector<std::string>&";
     switch (e.builtin) {
-      case Builtin::Int: return "at::IntArrayRef";
-      case Builtin::SymInt: return "c10::SymIntArrayRef";
-      case Builtin::Float: return "at::ArrayRef<double>";
-      case Builtin::Bool: return "const c10::List<bool>&";
-      case Builtin::Str: return "const std::vector<std::string>&";
-      case Builtin::Scalar: return "at::ArrayRef<at::Scalar>";
-      case Builtin::Dimname: return "at::DimnameList";
-      default: return fmt::format("const c10::List<{}>&", value_type(e));
+      case Builtin::Int:
+        return "at::IntArrayRef";
+      case Builtin::SymInt:
+        return "c10::SymIntArrayRef";
+      case Builtin::Float:
+        return "at::ArrayRef<double>";
+      case Builtin::Bool:
+        return "const c10::List<bool>&";
+      case Builtin::Str:
+        return "const std::vector<std::string>&";
+      case Builtin::Scalar:
+        return "at::ArrayRef<at::Scalar>";
+      case Builtin::Dimname:
+        return "at::DimnameList";
+      default:
+        return fmt::format("const c10::List<{}>&", value_type(e));
     }
   }
   if (t.is_optional()) {
@@ -91,32 +123,44 @@ std::string CppTypes::flat_type(const model::Type& t) const {
     if (e.is_list()) {
       model::Type item = e.inner();
       if (is(item, Builtin::Int) && item.suffixes.empty()) return "at::OptionalIntArrayRef";
-      if (is(item, Builtin::SymInt) && item.suffixes.empty()) return "c10::OptionalArrayRef<c10::SymInt>";
-      if (is(item, Builtin::Float) && item.suffixes.empty()) return "c10::optional<at::ArrayRef<double>>";
+      if (is(item, Builtin::SymInt) && item.suffixes.empty())
+        return "c10::OptionalArrayRef<c10::SymInt>";
+      if (is(item, Builtin::Float) && item.suffixes.empty())
+        return "c10::optional<at::ArrayRef<double>>";
       return fmt::format("const c10::optional<c10::List<{}>>&", value_type(item));
     }
     if (e.is_enum() || is(e, Builtin::Str)) return "c10::optional<c10::string_view>";
     if (is(e, Builtin::SymInt)) return "c10::optional<c10::SymInt>";
     std::string inner = value_type(e);
     bool by_ref = is(e, Builtin::Tensor) || is(e, Builtin::Scalar) || is(e, Builtin::Generator);
-    return by_ref ? fmt::format("const c10::optional<{}>&", inner) : fmt::format("c10::optional<{}>", inner);
+    return by_ref ? fmt::format("const c10::optional<{}>&", inner)
+                  : fmt::format("c10::optional<{}>", inner);
   }
   if (t.is_enum()) return "c10::string_view";
   switch (t.builtin) {
-    case Builtin::Tensor: return "const at::Tensor&";
-    case Builtin::SymInt: return "c10::SymInt";
-    case Builtin::Str: return "c10::string_view";
-    case Builtin::Scalar: return "const at::Scalar&";
-    case Builtin::Generator: return "const at::Generator&";
-    case Builtin::Storage: return "const at::Storage&";
-    default: return value_type(t);
+    case Builtin::Tensor:
+      return "const at::Tensor&";
+    case Builtin::SymInt:
+      return "c10::SymInt";
+    case Builtin::Str:
+      return "c10::string_view";
+    case Builtin::Scalar:
+      return "const at::Scalar&";
+    case Builtin::Generator:
+      return "const at::Generator&";
+    case Builtin::Storage:
+      return "const at::Storage&";
+    default:
+      return value_type(t);
   }
 }
 
 std::string CppTypes::param_type(const model::Type& t) const {
   if (t.is_record()) return "const " + record_name(t.decl) + "&";
   // An enum is `E` or `E?` (the resolver rejects other suffixes).
-  if (t.is_enum()) return t.is_optional() ? fmt::format("c10::optional<{}>", enum_name(t.decl)) : enum_name(t.decl);
+  if (t.is_enum())
+    return t.is_optional() ? fmt::format("c10::optional<{}>", enum_name(t.decl))
+                           : enum_name(t.decl);
   return flat_type(t);
 }
 
@@ -134,10 +178,16 @@ std::string CppTypes::return_type(const std::vector<model::Type>& outputs) const
   return "std::tuple<" + parts + ">";
 }
 
-std::string CppTypes::flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const {
+std::string CppTypes::flat_to_value(
+    const model::Type& t,
+    const std::string& expr,
+    const std::string& path) const {
   if (t.is_enum()) {
-    return fmt::format("structop::parse_{}enum<{}>({})", t.is_optional() ? "optional_" : "", enum_name(t.decl),
-                       CodePrinter::list({expr, path}));
+    return fmt::format(
+        "structop::parse_{}enum<{}>({})",
+        t.is_optional() ? "optional_" : "",
+        enum_name(t.decl),
+        CodePrinter::list({expr, path}));
   }
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
@@ -145,7 +195,8 @@ std::string CppTypes::flat_to_value(const model::Type& t, const std::string& exp
 }
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
-  if (t.is_enum()) return fmt::format("structop::{}enum_name({})", t.is_optional() ? "optional_" : "", expr);
+  if (t.is_enum())
+    return fmt::format("structop::{}enum_name({})", t.is_optional() ? "optional_" : "", expr);
   if (same_as_flat(t)) return expr;
   return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
 }
@@ -162,26 +213,36 @@ bool CppTypes::same_as_flat(const model::Type& t) const {
 std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
   using V = lower::Value::Kind;
   switch (v.kind) {
-    case V::None: return "c10::nullopt";
-    case V::Bool: return v.bool_value ? "true" : "false";
-    case V::Int: return v.int_value == INT64_MIN ? "INT64_MIN" : std::to_string(v.int_value);
-    case V::Float: return v.text;  // `1.`, `.5` and `1e5` are valid C++ doubles
-    case V::Str: return cpp_string_literal(v.text);
-    case V::Enum: return fmt::format("{}::{}", enum_name(v.decl), api_name(v.text));
+    case V::None:
+      return "c10::nullopt";
+    case V::Bool:
+      return v.bool_value ? "true" : "false";
+    case V::Int:
+      return v.int_value == INT64_MIN ? "INT64_MIN" : std::to_string(v.int_value);
+    case V::Float:
+      return v.text;  // `1.`, `.5` and `1e5` are valid C++ doubles
+    case V::Str:
+      return cpp_string_literal(v.text);
+    case V::Enum:
+      return fmt::format("{}::{}", enum_name(v.decl), api_name(v.text));
     case V::Constant: {
-      const model::NamedConstant* c = v.constant_type == Builtin::ScalarType ? model::find_dtype(v.text)
-                                      : v.constant_type == Builtin::Layout   ? model::find_layout(v.text)
-                                                                             : model::find_memory_format(v.text);
+      const model::NamedConstant* c = v.constant_type == Builtin::ScalarType
+                                          ? model::find_dtype(v.text)
+                                      : v.constant_type == Builtin::Layout
+                                          ? model::find_layout(v.text)
+                                          : model::find_memory_format(v.text);
       return c->cpp;
     }
-    case V::Device: return fmt::format("at::Device({})", cpp_string_literal(v.text));
+    case V::Device:
+      return fmt::format("at::Device({})", cpp_string_literal(v.text));
     case V::List: {
       model::Type element = (t.is_optional() ? t.inner() : t).inner();
       std::string items;
       for (const auto& item : v.items) items += (items.empty() ? "" : ", ") + value(element, item);
       return "{" + items + "}";
     }
-    case V::Record: return "{}";
+    case V::Record:
+      return "{}";
   }
   return "{}";
 }

@@ -46,7 +46,8 @@ class CppTypes {
   /// An expression converting the flat argument `expr` (of flat_type(t)) to
   /// value_type(t). `path` is a `structop::ArgPath` expression naming the
   /// leaf, used in enum errors.
-  std::string flat_to_value(const model::Type& t, const std::string& expr, const std::string& path) const;
+  std::string flat_to_value(const model::Type& t, const std::string& expr, const std::string& path)
+      const;
   /// An expression converting the value `expr` (of value_type(t), or of
   /// param_type(t) for a plain parameter) to an argument of flat_type(t).
   std::string value_to_flat(const model::Type& t, const std::string& expr) const;

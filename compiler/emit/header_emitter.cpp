@@ -72,38 +72,42 @@ class HeaderEmitter {
     grad_records();
     call_api();
     kernel_declarations();
-    p_.line();
+    if (!ops_.empty()) p_.line();
     ns_.leave();
     // One newline at the end of the file, not a blank line.
     std::string text = p_.str();
-    while (text.size() > 1 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n') text.pop_back();
+    while (text.size() > 1 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n')
+      text.pop_back();
     return text;
   }
 
  private:
   void prologue() {
-    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)}, {"ns", m_.namespace_},
-             {"stem", m_.stem}, {"runtime", std::to_string(STRUCTOP_RUNTIME_VERSION_EXPECTED)}},
-            R"cc(
-      // $notice$
-      //
-      // Records, enums, grad records, the C++ call API and the kernel declarations
-      // of the `$ns$` ops (torch.ops.$ns$.*). Light: include it from kernel sources.
-      // The kernels you write are declared in namespace kernels below; their
-      // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs). Each enum and
-      // record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
-      // files that include one another can be included together.
-      #pragma once
+    p_.emit(
+        {{"notice", generated_notice(in_.version, in_.source_name)},
+         {"ns", m_.namespace_},
+         {"stem", m_.stem},
+         {"runtime", std::to_string(STRUCTOP_RUNTIME_VERSION_EXPECTED)}},
+        R"cc(
+          // $notice$
+          //
+          // Records, enums, grad records, the C++ call API and the kernel declarations
+          // of the `$ns$` ops (torch.ops.$ns$.*). Light: include it from kernel sources.
+          // The kernels you write are declared in namespace kernels below; their
+          // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs). Each enum and
+          // record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
+          // files that include one another can be included together.
+#pragma once
 
-      #include <structop/runtime.h>
+#include <structop/runtime.h>
 
-      #include <cstdint>
-      #include <string>
-      #include <tuple>
-      #include <vector>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
 
-      STRUCTOP_REQUIRE_RUNTIME_VERSION($runtime$);
-    )cc");
+          STRUCTOP_REQUIRE_RUNTIME_VERSION($runtime$);
+        )cc");
     p_.line();
   }
 
@@ -128,31 +132,37 @@ class HeaderEmitter {
       ns_.leave();
       open_guard(e.cpp_namespace, e.name);
       ns_.enter(e.cpp_namespace);
-      p_.emit({{"doc", doc_comment(e.doc)}, {"name", name}, {"values", fmt::format("{}", fmt::join(values, ", "))}},
-              R"cc(
-        $doc$
-        enum class $name$ { $values$ };
-      )cc");
+      p_.emit(
+          {{"doc", doc_comment(e.doc)},
+           {"name", name},
+           {"values", fmt::format("{}", fmt::join(values, ", "))}},
+          R"cc(
+            $doc$ enum class $name$ { $values$ };
+          )cc");
       p_.line();
       ns_.leave();
-      p_.emit({{"qualified", e.cpp_namespace + "::" + name},
-               {"type_name", cpp_string_literal(e.name)},
-               {"count", std::to_string(e.values.size())},
-               {"names", fmt::format("{}", fmt::join(quoted, ", "))}},
-              R"cc(
-        template <>
-        struct structop::EnumTraits<$qualified$> {
-          static constexpr const char* type_name = $type_name$;
-          static constexpr std::array<c10::string_view, $count$> names{{$names$}};
-        };
-      )cc");
+      p_.emit(
+          {{"qualified", e.cpp_namespace + "::" + name},
+           {"type_name", cpp_string_literal(e.name)},
+           {"count", std::to_string(e.values.size())},
+           {"names", fmt::format("{}", fmt::join(quoted, ", "))}},
+          R"cc(
+            template <>
+            struct structop::EnumTraits<$qualified$> {
+              static constexpr const char* type_name = $type_name$;
+              static constexpr std::array<c10::string_view, $count$> names{{$names$}};
+            };
+          )cc");
       p_.line();
       ns_.enter(e.cpp_namespace);
-      p_.emit({{"name", name}, {"spellings", quoted_list(e.values)}},
-              R"cc(
-        /// The IDL spelling ($spellings$); parse with structop::parse_enum<$name$>.
-        inline c10::string_view to_string($name$ value) { return structop::enum_name(value); }
-      )cc");
+      p_.emit(
+          {{"name", name}, {"spellings", quoted_list(e.values)}},
+          R"cc(
+            /// The IDL spelling ($spellings$); parse with structop::parse_enum<$name$>.
+            inline c10::string_view to_string($name$ value) {
+              return structop::enum_name(value);
+            }
+          )cc");
       p_.line();
       ns_.leave();
       close_guard();
@@ -173,7 +183,8 @@ class HeaderEmitter {
         fields += types_.value_type(f.type) + " " + lf.api_name;
         if (lf.default_value) {
           fields += " = " + types_.value(f.type, *lf.default_value);
-        } else if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].all_defaulted) {
+        } else if (
+            f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].all_defaulted) {
           // All-defaulted: callers may leave it out (`Linear{w, b}`) without
           // -Wmissing-field-initializers.
           fields += " = {}";
@@ -183,15 +194,19 @@ class HeaderEmitter {
       if (!fields.empty()) fields.pop_back();
       ns_.enter(r.cpp_namespace);
       open_guard(r.cpp_namespace, r.name);
-      p_.emit({{"doc", doc_comment(r.doc.empty() ? "Record `" + r.name + "` (frozen: kernels take it by const reference)." : r.doc)},
-               {"name", api_name(r.name)},
-               {"fields", fields}},
-              R"cc(
-        $doc$
-        struct $name$ {
-          $fields$
-        };
-      )cc");
+      p_.emit(
+          {{"doc",
+            doc_comment(
+                r.doc.empty()
+                    ? "Record `" + r.name + "` (frozen: kernels take it by const reference)."
+                    : r.doc)},
+           {"name", api_name(r.name)},
+           {"fields", fields}},
+          R"cc(
+            $doc$ struct $name$ {
+              $fields$
+            };
+          )cc");
       close_guard();
       p_.line();
     }
@@ -212,20 +227,22 @@ class HeaderEmitter {
       fields.pop_back();
       ns_.enter(r.cpp_namespace);
       open_guard(r.cpp_namespace, r.name + "Grad");
-      p_.emit({{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
-              R"cc(
-        /// Gradients for the tensor fields of $record$: every slot must be given
-        /// (at::Tensor() or c10::nullopt for "no gradient").
-        struct $name$ {
-          $fields$
-        };
-      )cc");
+      p_.emit(
+          {{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
+          R"cc(
+            /// Gradients for the tensor fields of $record$: every slot must be given
+            /// (at::Tensor() or c10::nullopt for "no gradient").
+            struct $name$ {
+              $fields$
+            };
+          )cc");
       close_guard();
       p_.line();
     }
   }
 
   void call_api() {
+    if (ops_.empty()) return;
     ns_.enter(m_.cpp_namespace);
     for (const auto& op : ops_) {
       if (!op.op().backward) continue;
@@ -233,32 +250,36 @@ class HeaderEmitter {
       std::string fields, slots;
       for (size_t p : op.grad_params()) {
         const model::Param& param = op.op().params[p];
-        std::string type = param.type.is_record() ? types_.grad_record_name(param.type.decl) : "structop::Grad";
+        std::string type = param.type.is_record() ? types_.grad_record_name(param.type.decl)
+                                                  : "structop::Grad";
         fields += fmt::format("{} {};\n", type, lo.api_params[p].name);
       }
       for (size_t i = 0; i < op.grad_slots().size(); ++i) {
-        slots += fmt::format("static constexpr std::size_t {} = {};\n", lo.slots[op.grad_slots()[i]].cpp_name, i);
+        slots += fmt::format(
+            "static constexpr std::size_t {} = {};\n",
+            lo.slots[op.grad_slots()[i]].cpp_name,
+            i);
       }
       if (!fields.empty()) fields.pop_back();
       if (!slots.empty()) slots.pop_back();
-      p_.emit({{"name", op.name()},
-               {"grads", op.names().grads},
-               {"grad_slot", op.names().grad_slot},
-               {"backward", op.names().backward},
-               {"fields", fields},
-               {"slots", slots}},
-              R"cc(
-        /// What kernels::$backward$ returns: one member per parameter with a tensor.
-        struct $grads$ {
-          $fields$
-        };
+      p_.emit(
+          {{"name", op.name()},
+           {"grads", op.names().grads},
+           {"grad_slot", op.names().grad_slot},
+           {"backward", op.names().backward},
+           {"fields", fields},
+           {"slots", slots}},
+          R"cc(
+            /// What kernels::$backward$ returns: one member per parameter with a tensor.
+            struct $grads$ {
+              $fields$
+            };
 
-        /// Index of each tensor slot of $name$, for ctx->needs_input_grad(index).
-        struct $grad_slot$ {
-          $slots$
-        };
-
-      )cc");
+            /// Index of each tensor slot of $name$, for ctx->needs_input_grad(index).
+            struct $grad_slot$ {
+              $slots$
+            };
+          )cc");
     }
     p_.emit(R"cc(
       // Call API: flattens the records and calls the op through the dispatcher
@@ -269,16 +290,17 @@ class HeaderEmitter {
       if (!op.op().doc.empty()) doc += "\n" + doc_comment(op.op().doc);
       doc += fmt::format("\n/// lowered: {}::{}", m_.namespace_, op.lowered().schema);
       p_.line();
-      p_.emit({{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},
-              R"cc(
-        $doc$
-        $decl$;
-      )cc");
+      p_.emit(
+          {{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},
+          R"cc(
+            $doc$ $decl$;
+          )cc");
     }
     p_.line();
   }
 
   void kernel_declarations() {
+    if (ops_.empty()) return;
     p_.emit(R"cc(
       // Kernels: written by you (stubs: structopc --emit stubs).
       namespace kernels {
@@ -287,30 +309,34 @@ class HeaderEmitter {
       p_.line();
       std::vector<CppParam> params = op.params(false);
       for (const auto& k : op.kernels()) {
-        p_.emit({{"decl", signature(op.return_type() + " " + k.name, params)},
-                 {"where", k.dispatch_key.value_or("every device")},
-                 {"qualified", op.qualified()}},
-                R"cc(
-          /// $qualified$ forward on $where$.
-          $decl$;
-        )cc");
+        p_.emit(
+            {{"decl", signature(op.return_type() + " " + k.name, params)},
+             {"where", k.dispatch_key.value_or("every device")},
+             {"qualified", op.qualified()}},
+            R"cc(
+              /// $qualified$ forward on $where$.
+              $decl$;
+            )cc");
       }
       if (op.op().meta == model::MetaKind::Custom) {
-        p_.emit({{"decl", signature(op.return_type() + " " + op.names().meta, params)}},
-                R"cc(
-          /// Meta kernel: outputs with the right shape, dtype and device, no data.
-          $decl$;
-        )cc");
+        p_.emit(
+            {{"decl", signature(op.return_type() + " " + op.names().meta, params)}},
+            R"cc(
+              /// Meta kernel: outputs with the right shape, dtype and device, no data.
+              $decl$;
+            )cc");
       }
       if (op.op().backward) {
-        p_.emit({{"setup", signature("void " + op.names().setup_context, setup_context_params(op))},
-                 {"backward", signature(op.names().grads + " " + op.names().backward, backward_params(op))}},
-                R"cc(
-          /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
-          $setup$;
-          /// Gradients for the inputs, given those of the outputs.
-          $backward$;
-        )cc");
+        p_.emit(
+            {{"setup", signature("void " + op.names().setup_context, setup_context_params(op))},
+             {"backward",
+              signature(op.names().grads + " " + op.names().backward, backward_params(op))}},
+            R"cc(
+              /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+              $setup$;
+              /// Gradients for the inputs, given those of the outputs.
+              $backward$;
+            )cc");
       }
     }
     p_.emit(R"cc(
@@ -329,6 +355,8 @@ class HeaderEmitter {
 
 }  // namespace
 
-std::string emit_header(const EmitInput& in) { return HeaderEmitter(in).run(); }
+std::string emit_header(const EmitInput& in) {
+  return HeaderEmitter(in).run();
+}
 
 }  // namespace structop

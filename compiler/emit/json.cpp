@@ -6,14 +6,24 @@
 
 namespace structop {
 
-std::string json_quote(const std::string& s) { return quote(s, Quoting::Json); }
+std::string json_quote(const std::string& s) {
+  return quote(s, Quoting::Json);
+}
 
 void Json::dump_to(std::string& out, int indent) const {
   switch (kind_) {
-    case Kind::Null: out += "null"; return;
-    case Kind::Bool: out += bool_ ? "true" : "false"; return;
-    case Kind::Int: out += std::to_string(int_); return;
-    case Kind::String: out += json_quote(string_); return;
+    case Kind::Null:
+      out += "null";
+      return;
+    case Kind::Bool:
+      out += bool_ ? "true" : "false";
+      return;
+    case Kind::Int:
+      out += std::to_string(int_);
+      return;
+    case Kind::String:
+      out += json_quote(string_);
+      return;
     case Kind::Array:
     case Kind::Object: {
       const bool object = kind_ == Kind::Object;

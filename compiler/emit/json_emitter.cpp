@@ -10,9 +10,12 @@ namespace {
 
 const char* meta_name(model::MetaKind k) {
   switch (k) {
-    case model::MetaKind::Identity: return "identity";
-    case model::MetaKind::Names: return "names";
-    case model::MetaKind::Custom: return "custom";
+    case model::MetaKind::Identity:
+      return "identity";
+    case model::MetaKind::Names:
+      return "names";
+    case model::MetaKind::Custom:
+      return "custom";
   }
   return "?";
 }
@@ -21,7 +24,9 @@ Json optional_default(const std::optional<model::Default>& d) {
   return d ? Json(describe_default(*d)) : Json();
 }
 
-Json optional_default(const model::Default* d) { return d ? Json(describe_default(*d)) : Json(); }
+Json optional_default(const model::Default* d) {
+  return d ? Json(describe_default(*d)) : Json();
+}
 
 Json enums_json(const model::Module& m) {
   Json out = Json::array();
@@ -80,11 +85,16 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   }
   Json outputs = Json::array();
   for (const auto& o : lo.outputs) {
-    outputs.push(Json::object().set("name", o.name).set("api_name", o.api_name).set("schema_type", o.schema_type));
+    outputs.push(Json::object()
+                     .set("name", o.name)
+                     .set("api_name", o.api_name)
+                     .set("schema_type", o.schema_type));
   }
   Json kernels = Json::array();
   for (const auto& k : lo.kernels) {
-    kernels.push(Json::object().set("name", k.name).set("dispatch_key", k.dispatch_key ? Json(*k.dispatch_key) : Json()));
+    kernels.push(Json::object()
+                     .set("name", k.name)
+                     .set("dispatch_key", k.dispatch_key ? Json(*k.dispatch_key) : Json()));
   }
   Json meta_sources = Json::array();
   for (size_t i : lo.meta_sources) meta_sources.push(lo.slots[i].name);
@@ -137,16 +147,20 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
     std::string def = "-";
     if (s.default_value) {
       def = describe_default(*s.default_value);
-      if (!s.schema_default) def += " (API only)";
-      else if (*s.schema_default != def) def += " (schema: " + *s.schema_default + ")";
+      if (!s.schema_default)
+        def += " (API only)";
+      else if (*s.schema_default != def)
+        def += " (schema: " + *s.schema_default + ")";
     }
-    rows.push_back({{s.path, s.name, type, def, s.kwarg_only ? "yes" : "no", s.mutated ? "yes" : "no"}});
+    rows.push_back(
+        {{s.path, s.name, type, def, s.kwarg_only ? "yes" : "no", s.mutated ? "yes" : "no"}});
   }
   size_t width[6] = {};
   for (const auto& r : rows) {
     for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], r.cells[c].size());
   }
-  std::string out = fmt::format("op:      {}\nlowered: {}\n\n", original_signature(op, in.module), lo.schema);
+  std::string out =
+      fmt::format("op:      {}\nlowered: {}\n\n", original_signature(op, in.module), lo.schema);
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string line;
     for (size_t c = 0; c < 6; ++c) {

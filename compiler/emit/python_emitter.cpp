@@ -40,26 +40,42 @@ class PythonEmitter {
  private:
   // ---- names and types -----------------------------------------------------
 
-  const model::Record& record(const model::Type& t) const { return m_.records[static_cast<size_t>(t.decl)]; }
-  const model::Enum& enum_of(const model::Type& t) const { return m_.enums[static_cast<size_t>(t.decl)]; }
+  const model::Record& record(const model::Type& t) const {
+    return m_.records[static_cast<size_t>(t.decl)];
+  }
+  const model::Enum& enum_of(const model::Type& t) const {
+    return m_.enums[static_cast<size_t>(t.decl)];
+  }
 
   std::string builtin_hint(Builtin b) const {
     switch (b) {
-      case Builtin::Tensor: return "torch.Tensor";
+      case Builtin::Tensor:
+        return "torch.Tensor";
       case Builtin::Int:
       case Builtin::DeviceIndex:
-      case Builtin::SymInt: return "int";
-      case Builtin::Float: return "float";
+      case Builtin::SymInt:
+        return "int";
+      case Builtin::Float:
+        return "float";
       case Builtin::Bool:
-      case Builtin::SymBool: return "bool";
-      case Builtin::Str: return "str";
-      case Builtin::Scalar: return "typing.Union[int, float, bool]";
-      case Builtin::ScalarType: return "torch.dtype";
-      case Builtin::Device: return "typing.Union[torch.device, str]";
-      case Builtin::Layout: return "torch.layout";
-      case Builtin::MemoryFormat: return "torch.memory_format";
-      case Builtin::Generator: return "torch.Generator";
-      default: return "typing.Any";
+      case Builtin::SymBool:
+        return "bool";
+      case Builtin::Str:
+        return "str";
+      case Builtin::Scalar:
+        return "typing.Union[int, float, bool]";
+      case Builtin::ScalarType:
+        return "torch.dtype";
+      case Builtin::Device:
+        return "typing.Union[torch.device, str]";
+      case Builtin::Layout:
+        return "torch.layout";
+      case Builtin::MemoryFormat:
+        return "torch.memory_format";
+      case Builtin::Generator:
+        return "torch.Generator";
+      default:
+        return "typing.Any";
     }
   }
 
@@ -72,12 +88,14 @@ class PythonEmitter {
       return fmt::format(param ? "typing.Sequence[{}]" : "typing.List[{}]", hint(inner, param));
     }
     switch (t.kind) {
-      case model::Type::Kind::Record: return api_name(record(t).name);
+      case model::Type::Kind::Record:
+        return api_name(record(t).name);
       case model::Type::Kind::Enum: {
         std::string name = api_name(enum_of(t).name);
         return param ? fmt::format("typing.Union[{}, str]", name) : name;
       }
-      case model::Type::Kind::Builtin: return builtin_hint(t.builtin);
+      case model::Type::Kind::Builtin:
+        return builtin_hint(t.builtin);
     }
     return "typing.Any";
   }
@@ -88,24 +106,37 @@ class PythonEmitter {
       return fmt::format(t.is_optional() ? "_optional({})" : "_list({})", check_spec(t.inner()));
     }
     switch (t.kind) {
-      case model::Type::Kind::Record: return fmt::format("_record({})", api_name(record(t).name));
-      case model::Type::Kind::Enum: return fmt::format("_enum({})", api_name(enum_of(t).name));
+      case model::Type::Kind::Record:
+        return fmt::format("_record({})", api_name(record(t).name));
+      case model::Type::Kind::Enum:
+        return fmt::format("_enum({})", api_name(enum_of(t).name));
       case model::Type::Kind::Builtin:
         switch (t.builtin) {
-          case Builtin::Tensor: return "_TENSOR";
+          case Builtin::Tensor:
+            return "_TENSOR";
           case Builtin::Int:
           case Builtin::DeviceIndex:
-          case Builtin::SymInt: return "_INT";
-          case Builtin::Float: return "_FLOAT";
+          case Builtin::SymInt:
+            return "_INT";
+          case Builtin::Float:
+            return "_FLOAT";
           case Builtin::Bool:
-          case Builtin::SymBool: return "_BOOL";
-          case Builtin::Str: return "_STR";
-          case Builtin::Scalar: return "_SCALAR";
-          case Builtin::ScalarType: return "_DTYPE";
-          case Builtin::Device: return "_DEVICE";
-          case Builtin::Layout: return "_LAYOUT";
-          case Builtin::MemoryFormat: return "_MEMORY_FORMAT";
-          default: return "_ANY";
+          case Builtin::SymBool:
+            return "_BOOL";
+          case Builtin::Str:
+            return "_STR";
+          case Builtin::Scalar:
+            return "_SCALAR";
+          case Builtin::ScalarType:
+            return "_DTYPE";
+          case Builtin::Device:
+            return "_DEVICE";
+          case Builtin::Layout:
+            return "_LAYOUT";
+          case Builtin::MemoryFormat:
+            return "_MEMORY_FORMAT";
+          default:
+            return "_ANY";
         }
     }
     return "_ANY";
@@ -118,19 +149,31 @@ class PythonEmitter {
   std::string literal(const lower::Value& v, bool as_list) const {
     using V = lower::Value::Kind;
     switch (v.kind) {
-      case V::None: return "None";
-      case V::Bool: return v.bool_value ? "True" : "False";
-      case V::Int: return std::to_string(v.int_value);
-      case V::Float: return v.text;
-      case V::Str: return python_string_literal(v.text);
-      case V::Enum: return fmt::format("{}.{}", api_name(m_.enums[static_cast<size_t>(v.decl)].name), api_name(v.text));
+      case V::None:
+        return "None";
+      case V::Bool:
+        return v.bool_value ? "True" : "False";
+      case V::Int:
+        return std::to_string(v.int_value);
+      case V::Float:
+        return v.text;
+      case V::Str:
+        return python_string_literal(v.text);
+      case V::Enum:
+        return fmt::format(
+            "{}.{}",
+            api_name(m_.enums[static_cast<size_t>(v.decl)].name),
+            api_name(v.text));
       case V::Constant: {
-        const model::NamedConstant* c = v.constant_type == Builtin::ScalarType ? model::find_dtype(v.text)
-                                        : v.constant_type == Builtin::Layout   ? model::find_layout(v.text)
-                                                                               : model::find_memory_format(v.text);
+        const model::NamedConstant* c = v.constant_type == Builtin::ScalarType
+                                            ? model::find_dtype(v.text)
+                                        : v.constant_type == Builtin::Layout
+                                            ? model::find_layout(v.text)
+                                            : model::find_memory_format(v.text);
         return c->python;
       }
-      case V::Device: return fmt::format("torch.device({})", python_string_literal(v.text));
+      case V::Device:
+        return fmt::format("torch.device({})", python_string_literal(v.text));
       case V::List: {
         std::vector<std::string> items;
         for (const auto& item : v.items) items.push_back(literal(item, false));
@@ -138,7 +181,8 @@ class PythonEmitter {
         if (as_list) return "[" + joined + "]";
         return items.size() == 1 ? "(" + joined + ",)" : "(" + joined + ")";
       }
-      case V::Record: return api_name(m_.records[static_cast<size_t>(v.decl)].name) + "()";
+      case V::Record:
+        return api_name(m_.records[static_cast<size_t>(v.decl)].name) + "()";
     }
     return "None";
   }
@@ -155,14 +199,15 @@ class PythonEmitter {
     if (!all_list.empty()) all_list.pop_back();
 
     std::string doc = m_.doc.empty() ? "" : "\n\n" + m_.doc;
-    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)},
-             {"ns", m_.namespace_},
-             {"doc", doc},
-             {"version", python_string_literal(in_.version)},
-             {"ns_literal", python_string_literal(m_.namespace_)},
-             {"stem_literal", python_string_literal(m_.stem)},
-             {"all", all_list}},
-            R"py(
+    p_.emit(
+        {{"notice", generated_notice(in_.version, in_.source_name)},
+         {"ns", m_.namespace_},
+         {"doc", doc},
+         {"version", python_string_literal(in_.version)},
+         {"ns_literal", python_string_literal(m_.namespace_)},
+         {"stem_literal", python_string_literal(m_.stem)},
+         {"all", all_list}},
+        R"py(
       # $notice$
       """Python API for the `$ns$` ops (torch.ops.$ns$.*).$doc$
 
@@ -323,7 +368,11 @@ class PythonEmitter {
       const model::Op& op = m_.ops[lo.op];
       std::string name = api_name(lo.cpp_name);
       globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
-      binds += fmt::format("_{}_op = ops.{}.{}\n", name, op.name, op.overload.empty() ? "default" : op.overload);
+      binds += fmt::format(
+          "_{}_op = ops.{}.{}\n",
+          name,
+          op.name,
+          op.overload.empty() ? "default" : op.overload);
     }
     if (binds.empty()) {
       p_.emit(R"py(
@@ -336,8 +385,9 @@ class PythonEmitter {
       return;
     }
     binds.pop_back();
-    p_.emit({{"globals", globals}, {"binds", binds}, {"ns", m_.namespace_}},
-            R"py(
+    p_.emit(
+        {{"globals", globals}, {"binds", binds}, {"ns", m_.namespace_}},
+        R"py(
 
 
       def _bind():
@@ -356,13 +406,16 @@ class PythonEmitter {
 
   void enum_class(const model::Enum& e) {
     std::string values;
-    for (const auto& v : e.values) values += fmt::format("{} = {}\n", api_name(v), python_string_literal(v));
+    for (const auto& v : e.values)
+      values += fmt::format("{} = {}\n", api_name(v), python_string_literal(v));
     values.pop_back();
     p_.line();
     p_.line();
-    p_.emit({{"name", api_name(e.name)}, {"doc", docstring(e.doc.empty() ? "Enum `" + e.name + "` (lowered to str)." : e.doc)},
-             {"values", values}},
-            R"py(
+    p_.emit(
+        {{"name", api_name(e.name)},
+         {"doc", docstring(e.doc.empty() ? "Enum `" + e.name + "` (lowered to str)." : e.doc)},
+         {"values", values}},
+        R"py(
       class $name$(str, enum.Enum):
           $doc$
 
@@ -376,7 +429,8 @@ class PythonEmitter {
   static std::string docstring(const std::string& text) {
     std::string body = text;
     size_t pos = 0;
-    while ((pos = body.find("\"\"\"", pos)) != std::string::npos) body.replace(pos, 3, "\\\"\\\"\\\"");
+    while ((pos = body.find("\"\"\"", pos)) != std::string::npos)
+      body.replace(pos, 3, "\\\"\\\"\\\"");
     while (!body.empty() && body.back() == '\n') body.pop_back();
     return "\"\"\"" + body + (body.find('\n') != std::string::npos ? "\n\"\"\"" : "\"\"\"");
   }
@@ -388,7 +442,8 @@ class PythonEmitter {
     std::vector<std::string> specs, children, statics;
     std::string fields, doc = r.doc.empty() ? "Record `" + r.name + "`." : r.doc;
     std::string attrs;
-    const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(&r - m_.records.data())];
+    const lower::RecordLayout& layout =
+        in_.lowered.records[static_cast<size_t>(&r - m_.records.data())];
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
       const std::optional<lower::Value>& default_value = layout.fields[fi].default_value;
@@ -396,32 +451,40 @@ class PythonEmitter {
       std::string value;
       if (default_value) {
         value = f.type.is_list() && default_value->kind == lower::Value::Kind::List
-                    ? fmt::format(" = dataclasses.field(default_factory=lambda: {})", literal(*default_value, true))
+                    ? fmt::format(
+                          " = dataclasses.field(default_factory=lambda: {})",
+                          literal(*default_value, true))
                     : " = " + literal(*default_value, false);
       } else if (f.type.is_record() && record(f.type).all_defaulted) {
         // A lambda, not the class itself: torch.compile (2.13) cannot trace a
         // dataclass default_factory that is a class.
-        value = fmt::format(" = dataclasses.field(default_factory=lambda: {}())", api_name(record(f.type).name));
+        value = fmt::format(
+            " = dataclasses.field(default_factory=lambda: {}())",
+            api_name(record(f.type).name));
       }
-      if (!value.empty()) seen_default = true;
-      else if (seen_default) kw_only = true;
+      if (!value.empty())
+        seen_default = true;
+      else if (seen_default)
+        kw_only = true;
       fields += fmt::format("{}: {}{}\n", name, hint(f.type, false), value);
       specs.push_back(fmt::format("({}, {})", python_string_literal(name), check_spec(f.type)));
-      (f.type.is_record() || f.type.holds_tensor() ? children : statics).push_back(python_string_literal(name));
+      (f.type.is_record() || f.type.holds_tensor() ? children : statics)
+          .push_back(python_string_literal(name));
       if (!f.doc.empty()) attrs += fmt::format("    {}: {}\n", name, f.doc);
     }
     if (!attrs.empty()) doc += "\n\nAttributes:\n" + attrs;
     if (!fields.empty()) fields.pop_back();
     p_.line();
     p_.line();
-    p_.emit({{"name", api_name(r.name)},
-             {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
-             {"doc", docstring(doc)},
-             {"fields", fields},
-             {"specs", py_tuple(specs)},
-             {"children", py_tuple(children)},
-             {"statics", py_tuple(statics)}},
-            R"py(
+    p_.emit(
+        {{"name", api_name(r.name)},
+         {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
+         {"doc", docstring(doc)},
+         {"fields", fields},
+         {"specs", py_tuple(specs)},
+         {"children", py_tuple(children)},
+         {"statics", py_tuple(statics)}},
+        R"py(
       @dataclasses.dataclass($frozen$)
       class $name$:
           $doc$
@@ -469,7 +532,10 @@ class PythonEmitter {
       const std::string& access = s.api_path;
       if (!args.empty()) args += ", ";
       args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
-      slot_map += fmt::format("    {}: {},\n", python_string_literal(s.path), python_string_literal(s.name));
+      slot_map += fmt::format(
+          "    {}: {},\n",
+          python_string_literal(s.path),
+          python_string_literal(s.name));
     }
     std::string overload = op.overload.empty() ? "default" : op.overload;
     // Re-calling after binding: positional parameters by position, keyword-only by name.
@@ -479,23 +545,28 @@ class PythonEmitter {
       forward_args += p.kwarg_only ? api_name(p.name) + "=" + api_name(p.name) : api_name(p.name);
     }
     std::string doc = op.doc.empty() ? "" : op.doc + "\n\n";
-    doc += fmt::format("Calls torch.ops.{}.{} (lowered schema: {}).", m_.namespace_, lo.qualified_name, lo.schema);
+    doc += fmt::format(
+        "Calls torch.ops.{}.{} (lowered schema: {}).",
+        m_.namespace_,
+        lo.qualified_name,
+        lo.schema);
 
     p_.line();
     p_.line();
-    p_.emit({{"name", name},
-             {"params", params},
-             {"ret", return_hint(lo)},
-             {"doc", docstring(doc)},
-             {"call", fmt::format("_{}_op({})", name, args)},
-             {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
-             {"forward", forward_args},
-             {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
-             {"checks", py_tuple(checks)},
-             {"values", py_tuple(values)},
-             {"slot_map", slot_map},
-             {"schema", python_string_literal(m_.namespace_ + "::" + lo.schema)}},
-            R"py(
+    p_.emit(
+        {{"name", name},
+         {"params", params},
+         {"ret", return_hint(lo)},
+         {"doc", docstring(doc)},
+         {"call", fmt::format("_{}_op({})", name, args)},
+         {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
+         {"forward", forward_args},
+         {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
+         {"checks", py_tuple(checks)},
+         {"values", py_tuple(values)},
+         {"slot_map", slot_map},
+         {"schema", python_string_literal(m_.namespace_ + "::" + lo.schema)}},
+        R"py(
       _$name$_params = $checks$
       _$name$_op = None  # torch.ops.$qualified_attr$, bound by _bind()
 
@@ -524,6 +595,8 @@ class PythonEmitter {
 
 }  // namespace
 
-std::string emit_python(const EmitInput& in) { return PythonEmitter(in).run(); }
+std::string emit_python(const EmitInput& in) {
+  return PythonEmitter(in).run();
+}
 
 }  // namespace structop

@@ -37,8 +37,12 @@ std::string join(const Strings& items, const std::string& sep) {
 }
 
 /// `(a, b)` and `{a, b}`: lists the printer lays out where they land.
-std::string args(const Strings& items) { return "(" + CodePrinter::list(items) + ")"; }
-std::string braces(const Strings& items) { return "{" + CodePrinter::list(items) + "}"; }
+std::string args(const Strings& items) {
+  return "(" + CodePrinter::list(items) + ")";
+}
+std::string braces(const Strings& items) {
+  return "{" + CodePrinter::list(items) + "}";
+}
 
 /// A raw string literal, `R"(text)"`, so that schemas read as torch prints
 /// them; the delimiter grows until `)delim"` does not occur in the text.
@@ -56,15 +60,17 @@ class SourceEmitter {
 
   std::string run() {
     prologue();
-    p_.line(fmt::format("namespace {} {{", m_.cpp_namespace));
-    p_.line("namespace {");
-    unflatten_functions();
-    for (const auto& op : ops_) op_section(op);
-    p_.line();
-    p_.line("}  // namespace");
-    call_api();
-    p_.line();
-    p_.line(fmt::format("}}  // namespace {}", m_.cpp_namespace));
+    if (!ops_.empty()) {  // an IDL of records only has nothing to adapt or call
+      p_.line(fmt::format("namespace {} {{", m_.cpp_namespace));
+      p_.line("namespace {");
+      unflatten_functions();
+      for (const auto& op : ops_) op_section(op);
+      p_.line();
+      p_.line("}  // namespace");
+      call_api();
+      p_.line();
+      p_.line(fmt::format("}}  // namespace {}", m_.cpp_namespace));
+    }
     registration();
     return p_.str();
   }
@@ -73,7 +79,9 @@ class SourceEmitter {
   // ---- records -------------------------------------------------------------
 
   const model::Record& record(int decl) const { return m_.records[static_cast<size_t>(decl)]; }
-  const lower::RecordLayout& layout(int decl) const { return in_.lowered.records[static_cast<size_t>(decl)]; }
+  const lower::RecordLayout& layout(int decl) const {
+    return in_.lowered.records[static_cast<size_t>(decl)];
+  }
 
   /// `unflatten_R(path, leaves...)` with the given leaf expressions (one per
   /// leaf of R, in order).
@@ -108,31 +116,34 @@ class SourceEmitter {
       const lower::RecordLayout& lay = layout(decl);
       Strings params;
       if (lay.has_enum_leaf) params.push_back("const structop::ArgPath& path");
-      for (const auto& leaf : lay.leaves) params.push_back(types_.flat_type(leaf.type) + " " + leaf.cpp_name);
+      for (const auto& leaf : lay.leaves)
+        params.push_back(types_.flat_type(leaf.type) + " " + leaf.cpp_name);
       const std::string type = types_.record_name(decl);
       Strings fields;
       for (size_t i = 0; i < r.fields.size(); ++i) {
         const model::Field& f = r.fields[i];
         const lower::RecordField& rf = lay.fields[i];
-        const std::string leaf_path = fmt::format("structop::ArgPath(path, {})", cpp_string_literal(f.name));
+        const std::string leaf_path = fmt::format(
+            "structop::ArgPath(path, {})",
+            cpp_string_literal(f.name));
         if (f.type.is_record()) {
           Strings leaves;
-          for (size_t l = rf.first_leaf; l < rf.first_leaf + rf.leaf_count; ++l) leaves.push_back(lay.leaves[l].cpp_name);
+          for (size_t l = rf.first_leaf; l < rf.first_leaf + rf.leaf_count; ++l)
+            leaves.push_back(lay.leaves[l].cpp_name);
           fields.push_back(unflatten_call(f.type.decl, leaf_path, leaves));
         } else {
-          fields.push_back(types_.flat_to_value(f.type, lay.leaves[rf.first_leaf].cpp_name, leaf_path));
+          fields.push_back(
+              types_.flat_to_value(f.type, lay.leaves[rf.first_leaf].cpp_name, leaf_path));
         }
       }
       p_.line();
-      p_.emit({{"type", type},
-               {"name", r.name},
-               {"params", args(params)},
-               {"init", braces(fields)}},
-              R"cc(
-        $type$ unflatten_$name$$params$ {
-          return $type$$init$;
-        }
-      )cc");
+      p_.emit(
+          {{"type", type}, {"name", r.name}, {"params", args(params)}, {"init", braces(fields)}},
+          R"cc(
+            $type$ unflatten_$name$$params$ {
+              return $type$$init$;
+            }
+          )cc");
     }
   }
 
@@ -140,7 +151,8 @@ class SourceEmitter {
 
   Strings flat_params(const CppOp& op) const {
     Strings out;
-    for (const auto& s : op.lowered().slots) out.push_back(types_.flat_type(s.type) + " " + s.cpp_name);
+    for (const auto& s : op.lowered().slots)
+      out.push_back(types_.flat_type(s.type) + " " + s.cpp_name);
     return out;
   }
 
@@ -153,8 +165,9 @@ class SourceEmitter {
   /// True when the kernels' arguments differ from the flat ones (a record to
   /// build or an enum to parse).
   static bool needs_records(const model::Op& o) {
-    return std::any_of(o.params.begin(), o.params.end(),
-                       [](const model::Param& p) { return p.type.is_record() || p.type.is_enum(); });
+    return std::any_of(o.params.begin(), o.params.end(), [](const model::Param& p) {
+      return p.type.is_record() || p.type.is_enum();
+    });
   }
 
   /// The `with_records` lambda: builds the record-form arguments from the
@@ -167,18 +180,25 @@ class SourceEmitter {
     for (size_t i = 0; i < o.params.size(); ++i) {
       const model::Param& p = o.params[i];
       const std::string& name = lo.api_params[i].name;
-      const std::string path = fmt::format("structop::ArgPath(op_name, {})", cpp_string_literal(p.name));
+      const std::string path = fmt::format(
+          "structop::ArgPath(op_name, {})",
+          cpp_string_literal(p.name));
       if (p.type.is_record()) {
         Strings leaves;
         for (const auto& s : lo.slots) {
           if (s.param == i) leaves.push_back(s.cpp_name);
         }
-        locals.push_back(fmt::format("const {} {} = {};", types_.record_name(p.type.decl), name,
-                                     unflatten_call(p.type.decl, path, leaves)));
+        locals.push_back(fmt::format(
+            "const {} {} = {};",
+            types_.record_name(p.type.decl),
+            name,
+            unflatten_call(p.type.decl, path, leaves)));
         call_args.push_back(name);
       } else if (p.type.is_enum()) {
-        const lower::Slot& s = *std::find_if(lo.slots.begin(), lo.slots.end(),
-                                             [&](const lower::Slot& slot) { return slot.param == i; });
+        const lower::Slot& s = *std::find_if(
+            lo.slots.begin(),
+            lo.slots.end(),
+            [&](const lower::Slot& slot) { return slot.param == i; });
         call_args.push_back(types_.flat_to_value(p.type, s.cpp_name, path));
       } else {
         call_args.push_back(name);
@@ -187,10 +207,7 @@ class SourceEmitter {
     CodePrinter p(2, false);
     p.emit({{"locals", join(locals, "\n")}, {"args", args(call_args)}}, R"cc(
       // The kernels take records: built from the flat arguments when one runs.
-      const auto with_records = [&](auto&& fn) {
-        $locals$
-        return fn$args$;
-      };
+      const auto with_records = [&](auto&& fn) { $locals$ return fn$args$; };
     )cc");
     return p.str();
   }
@@ -213,8 +230,9 @@ class SourceEmitter {
         continue;
       }
       std::string lower = *k.dispatch_key;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+      });
       out.push_back(lower);
     }
     out.push_back("meta");
@@ -233,35 +251,37 @@ class SourceEmitter {
     Strings params = flat_params(op);
     // Only the autograd path needs the key set (to redispatch below autograd).
     if (op.op().backward) params.insert(params.begin(), "c10::DispatchKeySet ks");
-    p_.emit({{"adapter", op.names().adapter},
-             {"op", cpp_string_literal(op.qualified())},
-             {"kernels", join(kernel_enumerators(op), ", ")},
-             {"ret", op.return_type()},
-             {"find", find + args(find_args)},
-             {"backward", backward},
-             {"params", args(params)},
-             {"body", kernel_body(op)}},
-            R"cc(
+    p_.emit(
+        {{"adapter", op.names().adapter},
+         {"op", cpp_string_literal(op.qualified())},
+         {"kernels", join(kernel_enumerators(op), ", ")},
+         {"ret", op.return_type()},
+         {"find", find + args(find_args)},
+         {"backward", backward},
+         {"params", args(params)},
+         {"body", kernel_body(op)}},
+        R"cc(
 
-      struct $adapter$ {
-        static constexpr const char* op_name = $op$;
-        /// The kernels this adapter implements; an instance is registered for each.
-        enum class Kernel { $kernels$ };
-        Kernel kernel;
-        $backward$
+          struct $adapter$ {
+            static constexpr const char* op_name = $op$;
+            /// The kernels this adapter implements; an instance is registered for each.
+            enum class Kernel { $kernels$ };
+            Kernel kernel;
+            $backward$
 
-        $ret$ operator()$params$ const {
-          $body$
-        }
+                $ret$
+                operator() $params$ {
+              $body$
+            }
 
-        using signature = structop::kernel_signature<decltype(&$adapter$::operator())>;
+            using signature = structop::kernel_signature<decltype(&$adapter$::operator())>;
 
-        static const c10::TypedOperatorHandle<signature>& handle() {
-          static const auto handle = $find$;
-          return handle;
-        }
-      };
-    )cc");
+            static const c10::TypedOperatorHandle<signature>& handle() {
+              static const auto handle = $find$;
+              return handle;
+            }
+          };
+        )cc");
   }
 
   std::string kernel_body(const CppOp& op) const {
@@ -271,11 +291,15 @@ class SourceEmitter {
     // Meta.
     std::string meta;
     if (op.op().meta == model::MetaKind::Custom) {
-      meta = ret + kernel_call(op, "kernels::" + op.names().meta) + ";" + (returns ? "" : "\nreturn;");
+      meta = ret + kernel_call(op, "kernels::" + op.names().meta) + ";" +
+             (returns ? "" : "\nreturn;");
     } else {
       Strings outs;
-      for (size_t slot : lo.meta_sources) outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].cpp_name));
-      meta = outs.empty() ? "return;" : outs.size() == 1 ? "return " + outs[0] + ";" : "return " + braces(outs) + ";";
+      for (size_t slot : lo.meta_sources)
+        outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].cpp_name));
+      meta = outs.empty()       ? "return;"
+             : outs.size() == 1 ? "return " + outs[0] + ";"
+                                : "return " + braces(outs) + ";";
     }
     // Forward kernel(s): the last one needs no test.
     const Strings names = kernel_enumerators(op);
@@ -285,22 +309,22 @@ class SourceEmitter {
       if (k + 1 == op.kernels().size()) {
         forward += call;
       } else {
-        forward += fmt::format("if (kernel == Kernel::{}) {{\n  {}{}\n}}\n", names[k], call, returns ? "" : "\n  return;");
+        forward += fmt::format(
+            "if (kernel == Kernel::{}) {{\n  {}{}\n}}\n",
+            names[k],
+            call,
+            returns ? "" : "\n  return;");
       }
     }
     CodePrinter p(2, false);
-    p.emit({{"with_records", with_records(op)},
-            {"autograd", op.op().backward ? autograd_path(op) : ""},
-            {"meta", meta},
-            {"forward", forward}},
-           R"cc(
-      $with_records$
-      $autograd$
-      if (kernel == Kernel::meta) {
-        $meta$
-      }
-      $forward$
-    )cc");
+    p.emit(
+        {{"with_records", with_records(op)},
+         {"autograd", op.op().backward ? autograd_path(op) : ""},
+         {"meta", meta},
+         {"forward", forward}},
+        R"cc(
+          $with_records$ $autograd$ if (kernel == Kernel::meta){$meta$} $forward$
+        )cc");
     return trimmed(p.str());
   }
 
@@ -327,7 +351,8 @@ class SourceEmitter {
     } else {
       result = "outputs";
       result_decl = "auto outputs";
-      for (size_t i = 0; i < outs.size(); ++i) unpack.push_back(fmt::format("auto& {} = std::get<{}>(outputs);", outs[i], i));
+      for (size_t i = 0; i < outs.size(); ++i)
+        unpack.push_back(fmt::format("auto& {} = std::get<{}>(outputs);", outs[i], i));
     }
     const std::string setup = "kernels::" + op.names().setup_context;
     std::string run_setup;
@@ -346,27 +371,26 @@ class SourceEmitter {
       run_setup = "grad_fn->run_setup_context" + args(setup_args) + ";";
     }
     CodePrinter p(2, false);
-    p.emit({{"make", args(grad_inputs)},
-            {"decl", result_decl},
-            {"redispatch", args(redispatch)},
-            {"unpack", join(unpack, "\n")},
-            {"run_setup", run_setup},
-            {"outputs", join(outs, ", ")},
-            {"result", result}},
-           R"cc(
-      if (kernel == Kernel::autograd) {
-        // Null when grad mode is off or no tensor slot requires grad: then no
-        // autograd state is created at all.
-        auto grad_fn = structop::make_grad_fn$make$;
-        $decl$ = structop::redispatch_below_autograd$redispatch$;
-        if (grad_fn) {
-          $unpack$
-          $run_setup$
-          grad_fn->record_outputs($outputs$);
-        }
-        return $result$;
-      }
-    )cc");
+    p.emit(
+        {{"make", args(grad_inputs)},
+         {"decl", result_decl},
+         {"redispatch", args(redispatch)},
+         {"unpack", join(unpack, "\n")},
+         {"run_setup", run_setup},
+         {"outputs", join(outs, ", ")},
+         {"result", result}},
+        R"cc(
+          if (kernel == Kernel::autograd) {
+            // Null when grad mode is off or no tensor slot requires grad: then no
+            // autograd state is created at all.
+            auto grad_fn = structop::make_grad_fn$make$;
+            $decl$ = structop::redispatch_below_autograd$redispatch$;
+            if (grad_fn) {
+              $unpack$ $run_setup$ grad_fn->record_outputs($outputs$);
+            }
+            return $result$;
+          }
+        )cc");
     return trimmed(p.str());
   }
 
@@ -381,9 +405,15 @@ class SourceEmitter {
       if (s.type.is_enum()) {
         notes.push_back(describe_type(s.type, m_));
       }
-      if (s.default_value && !s.schema_default) notes.push_back("default " + describe_default(*s.default_value) + " in the APIs");
-      rows.push_back({std::to_string(i), s.path, s.name, s.schema_type, s.schema_default.value_or(""),
-                      notes.empty() ? "" : "(" + join(notes, ", ") + ")"});
+      if (s.default_value && !s.schema_default)
+        notes.push_back("default " + describe_default(*s.default_value) + " in the APIs");
+      rows.push_back(
+          {std::to_string(i),
+           s.path,
+           s.name,
+           s.schema_type,
+           s.schema_default.value_or(""),
+           notes.empty() ? "" : "(" + join(notes, ", ") + ")"});
     }
     size_t width[6] = {};
     for (const auto& r : rows) {
@@ -395,19 +425,20 @@ class SourceEmitter {
       for (size_t c = 0; c < 5; ++c) line += fmt::format(" {:<{}}", r[c], width[c] + 1);
       // The notes go on a line of their own where they would pass the limit.
       const bool own_line = line.size() + 1 + r[5].size() > CodePrinter::kColumns;
-      if (!r[5].empty()) line += own_line ? "\n//" + std::string(5 + width[0] + 2, ' ') + r[5] : " " + r[5];
+      if (!r[5].empty())
+        line += own_line ? "\n//" + std::string(5 + width[0] + 2, ' ') + r[5] : " " + r[5];
       while (line.back() == ' ') line.pop_back();
       table += line + "\n";
     }
     table.pop_back();
     std::string title = fmt::format("// {}", original_signature(op.op(), m_));
-    p_.emit({{"title", title}, {"table", table}},
-            R"cc(
-      // ===========================================================================
-      $title$
-      $table$
-      // ===========================================================================
-    )cc");
+    p_.emit(
+        {{"title", title}, {"table", table}},
+        R"cc(
+          // ===========================================================================
+          $title$ $table$
+              // ===========================================================================
+        )cc");
   }
 
   /// The graph node's side of the adapter: the grad slots' paths and backward.
@@ -421,29 +452,31 @@ class SourceEmitter {
     if (op.list_output()) {
       grads.push_back("grad_outputs");
     } else {
-      for (size_t i = 0; i < lo.outputs.size(); ++i) grads.push_back(fmt::format("grad_outputs[{}]", i));
+      for (size_t i = 0; i < lo.outputs.size(); ++i)
+        grads.push_back(fmt::format("grad_outputs[{}]", i));
     }
     CodePrinter p(2, false);
-    p.emit({{"paths", braces(paths)},
-            {"count", std::to_string(paths.size())},
-            {"grads_type", op.names().grads},
-            {"backward", op.names().backward},
-            {"grads", join(grads, ", ")},
-            {"moves", args(moves)}},
-           R"cc(
+    p.emit(
+        {{"paths", braces(paths)},
+         {"count", std::to_string(paths.size())},
+         {"grads_type", op.names().grads},
+         {"backward", op.names().backward},
+         {"grads", join(grads, ", ")},
+         {"moves", args(moves)}},
+        R"cc(
 
-      // Original path of each tensor slot, in lowered order (= the node's edges).
-      static constexpr const char* grad_paths[] = $paths$;
+          // Original path of each tensor slot, in lowered order (= the node's edges).
+          static constexpr const char* grad_paths[] = $paths$;
 
-      static torch::autograd::variable_list backward(
-          torch::autograd::AutogradContext* ctx,
-          const torch::autograd::variable_list& grad_outputs) {
-        $grads_type$ grads = kernels::$backward$(ctx, $grads$);
-        return structop::grad_list$moves$;
-      }
+          static torch::autograd::variable_list backward(
+              torch::autograd::AutogradContext* ctx,
+              const torch::autograd::variable_list& grad_outputs) {
+            $grads_type$ grads = kernels::$backward$(ctx, $grads$);
+            return structop::grad_list$moves$;
+          }
 
-      static constexpr structop::BackwardDef backward_def = {op_name, grad_paths, $count$, &backward};
-    )cc");
+          static constexpr structop::BackwardDef backward_def = {op_name, grad_paths, $count$, &backward};
+        )cc");
     std::string text = p.str();
     while (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
@@ -452,7 +485,10 @@ class SourceEmitter {
   // ---- call API and registration -------------------------------------------
 
   /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
-  std::string call_statement(const std::string& ret, const std::string& fn, const Strings& call_args) const {
+  std::string call_statement(
+      const std::string& ret,
+      const std::string& fn,
+      const Strings& call_args) const {
     return (ret == "void" ? "" : "return ") + fn + args(call_args) + ";";
   }
 
@@ -469,18 +505,20 @@ class SourceEmitter {
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
         std::string access = op.slot_access(s);
-        args.push_back(s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
+        args.push_back(
+            s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }
       p_.line();
-      p_.emit({{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-               {"adapter", op.names().adapter},
-               {"body", call_statement(op.return_type(), "op.call", args)}},
-              R"cc(
-        $decl$ {
-          const auto& op = $adapter$::handle();
-          $body$
-        }
-      )cc");
+      p_.emit(
+          {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
+           {"adapter", op.names().adapter},
+           {"body", call_statement(op.return_type(), "op.call", args)}},
+          R"cc(
+            $decl$ {
+              const auto& op = $adapter$::handle();
+              $body$
+            }
+          )cc");
     }
   }
 
@@ -495,17 +533,18 @@ class SourceEmitter {
       if (!tags.empty()) def_args.push_back(braces(tags));
       defs.push_back("m.def" + args(def_args) + ";");
     }
-    p_.line();
-    p_.emit({{"ns", ns}, {"defs", join(defs, "\n")}},
-            R"cc(
-      // ===========================================================================
-      // Registration
-      // ===========================================================================
+    if (!ops_.empty()) p_.line();  // else the includes' blank line is enough
+    p_.emit(
+        {{"ns", ns}, {"defs", defs.empty() ? "" : "\n  " + join(defs, "\n  ") + "\n"}},
+        R"cc(
+          // ===========================================================================
+          // Registration
+          // ===========================================================================
 
-      TORCH_LIBRARY_FRAGMENT($ns$, m) {
-        $defs$
-      }
-    )cc");
+          TORCH_LIBRARY_FRAGMENT($ns$, m) {
+            $defs$
+          }
+        )cc");
     // An adapter instance for every key the op implements (one C++ type per
     // op, so the dispatcher's templates are instantiated once per op),
     // grouped by dispatch key in first-use order. Autograd: the adapter for
@@ -520,7 +559,8 @@ class SourceEmitter {
       const std::string name = cpp_string_literal(op.lowered().qualified_name);
       const std::string adapter = cpp + "::" + op.names().adapter;
       auto impl = [&](const std::string& kernel) {
-        return fmt::format("m.impl({}, {}{{{}::Kernel::{}}});", name, adapter, adapter, kernel);
+        return "m.impl" +
+               args({name, fmt::format("{}{{{}::Kernel::{}}}", adapter, adapter, kernel)}) + ";";
       };
       const Strings kernels = kernel_enumerators(op);
       for (size_t k = 0; k < op.kernels().size(); ++k) {
@@ -529,10 +569,12 @@ class SourceEmitter {
         by_key[key].push_back(impl(kernels[k]));
       }
       meta.push_back(impl("meta"));
-      autograd.push_back(op.op().backward ? impl("autograd")
-                                          : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
+      autograd.push_back(
+          op.op().backward ? impl("autograd")
+                           : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
       if (!op.op().backward && op.lowered().writes_inputs) {
-        inplace_or_view.push_back(fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
+        inplace_or_view.push_back(
+            fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
       }
     }
     keys.push_back("Meta");
@@ -544,29 +586,32 @@ class SourceEmitter {
       by_key["ADInplaceOrView"] = inplace_or_view;
     }
     for (const auto& key : keys) {
+      if (by_key[key].empty()) continue;  // an IDL without ops
       p_.line();
-      p_.emit({{"ns", ns}, {"key", key}, {"impls", join(by_key[key], "\n")}},
-              R"cc(
-        TORCH_LIBRARY_IMPL($ns$, $key$, m) {
-          $impls$
-        }
-      )cc");
+      p_.emit(
+          {{"ns", ns}, {"key", key}, {"impls", join(by_key[key], "\n")}},
+          R"cc(
+            TORCH_LIBRARY_IMPL($ns$, $key$, m) {
+              $impls$
+            }
+          )cc");
     }
   }
 
   void prologue() {
-    p_.emit({{"notice", generated_notice(in_.version, in_.source_name)}, {"stem", m_.stem}},
-            R"cc(
-      // $notice$
-      //
-      // Registration of the lowered schemas; per op, the adapter between the flat
-      // arguments and the records the kernels take (one kernel for the op's
-      // devices, Meta and Autograd); and the C++ call API.
-      #include "$stem$.ops.h"
+    p_.emit(
+        {{"notice", generated_notice(in_.version, in_.source_name)}, {"stem", m_.stem}},
+        R"cc(
+          // $notice$
+          //
+          // Registration of the lowered schemas; per op, the adapter between the flat
+          // arguments and the records the kernels take (one kernel for the op's
+          // devices, Meta and Autograd); and the C++ call API.
+#include "$stem$.ops.h"
 
-      #include <structop/convert.h>
-      #include <structop/registration.h>
-    )cc");
+#include <structop/convert.h>
+#include <structop/registration.h>
+        )cc");
     p_.line();
   }
 
@@ -579,6 +624,8 @@ class SourceEmitter {
 
 }  // namespace
 
-std::string emit_source(const EmitInput& in) { return SourceEmitter(in).run(); }
+std::string emit_source(const EmitInput& in) {
+  return SourceEmitter(in).run();
+}
 
 }  // namespace structop

@@ -52,8 +52,11 @@ class DiskReader : public FileReader {
 
 class Loader {
  public:
-  Loader(const std::vector<std::string>& include_dirs, FileReader& reader, SourceManager& sources,
-         Diagnostics& diags)
+  Loader(
+      const std::vector<std::string>& include_dirs,
+      FileReader& reader,
+      SourceManager& sources,
+      Diagnostics& diags)
       : include_dirs_(include_dirs), reader_(reader), sources_(sources), diags_(diags) {}
 
   LoadedIdl run(const std::string& main_path) {
@@ -94,9 +97,10 @@ class Loader {
   void include(const std::string& from, const syntax::Name& inc) {
     std::string path = find_include(from, inc.text);
     if (path.empty()) {
-      std::string hint = include_dirs_.empty()
-                             ? "paths are relative to the including file; add a search folder with -I"
-                             : fmt::format("searched next to `{}` and in {}", from, quoted_list(include_dirs_));
+      std::string hint =
+          include_dirs_.empty()
+              ? "paths are relative to the including file; add a search folder with -I"
+              : fmt::format("searched next to `{}` and in {}", from, quoted_list(include_dirs_));
       diags_.error(inc.span, fmt::format("cannot find included file `{}`", inc.text), hint);
       return;
     }
@@ -104,8 +108,10 @@ class Loader {
     auto it = state_.find(key);
     if (it != state_.end() && it->second == State::Done) return;  // diamond: read once
     if (stack_.size() >= kMaxIncludeDepth) {
-      diags_.error(inc.span, fmt::format("includes nest more than {} files deep", kMaxIncludeDepth),
-                   "include the shared files from the main file instead of through a chain");
+      diags_.error(
+          inc.span,
+          fmt::format("includes nest more than {} files deep", kMaxIncludeDepth),
+          "include the shared files from the main file instead of through a chain");
       return;
     }
     if (it != state_.end() && it->second == State::InProgress) {
@@ -115,8 +121,10 @@ class Loader {
         if (frame.key == key) on = true;
         if (on) chain += fmt::format("`{}` -> ", frame.path);
       }
-      diags_.error(inc.span, fmt::format("include cycle: {}`{}`", chain, path),
-                   "move the shared records and enums into a file that includes neither");
+      diags_.error(
+          inc.span,
+          fmt::format("include cycle: {}`{}`", chain, path),
+          "move the shared records and enums into a file that includes neither");
       return;
     }
     std::string error;
@@ -163,8 +171,12 @@ FileReader& disk_reader() {
   return reader;
 }
 
-LoadedIdl load_idl(const std::string& main_path, const std::vector<std::string>& include_dirs,
-                   FileReader& reader, SourceManager& sources, Diagnostics& diags) {
+LoadedIdl load_idl(
+    const std::string& main_path,
+    const std::vector<std::string>& include_dirs,
+    FileReader& reader,
+    SourceManager& sources,
+    Diagnostics& diags) {
   return Loader(include_dirs, reader, sources, diags).run(main_path);
 }
 

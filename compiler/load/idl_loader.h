@@ -38,7 +38,11 @@ struct LoadedIdl {
 };
 
 /// Loads `main_path` and its includes. Problems go to `diags`.
-LoadedIdl load_idl(const std::string& main_path, const std::vector<std::string>& include_dirs,
-                   FileReader& reader, SourceManager& sources, Diagnostics& diags);
+LoadedIdl load_idl(
+    const std::string& main_path,
+    const std::vector<std::string>& include_dirs,
+    FileReader& reader,
+    SourceManager& sources,
+    Diagnostics& diags);
 
 }  // namespace structop

@@ -16,11 +16,13 @@ namespace {
 using syntax::Name;
 
 /// The keys each mapping of the IDL may have (empty: any name).
-const std::vector<std::string> kFileKeys = {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"};
+const std::vector<std::string> kFileKeys =
+    {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"};
 const std::vector<std::string> kEnumKeys = {"values", "doc"};
 const std::vector<std::string> kRecordKeys = {"fields", "doc"};
 const std::vector<std::string> kFieldKeys = {"type", "default", "doc"};
-const std::vector<std::string> kOpKeys = {"func", "mutates", "backward", "meta", "dispatch", "tags", "doc"};
+const std::vector<std::string> kOpKeys =
+    {"func", "mutates", "backward", "meta", "dispatch", "tags", "doc"};
 const std::vector<std::string> kAnyKey = {};
 
 /// Walks one mapping: rejects non-scalar and duplicate keys, and keys not in
@@ -33,13 +35,18 @@ class MappingWalker {
   /// Returns false if an entry was skipped (unknown key, YAML alias), so the
   /// caller does not also report the key it expected as missing.
   template <class Visit>
-  bool walk(const YamlNode& map, const std::vector<std::string>& allowed, const char* where,
-            Visit&& visit) {
-    const auto dups = find_duplicates(map.entry_count(), [&](size_t i) -> std::optional<std::string_view> {
-      const YamlNode& key = doc_.key(map, i);
-      if (!key.is_scalar()) return std::nullopt;
-      return key.value;
-    });
+  bool walk(
+      const YamlNode& map,
+      const std::vector<std::string>& allowed,
+      const char* where,
+      Visit&& visit) {
+    const auto dups = find_duplicates(
+        map.entry_count(),
+        [&](size_t i) -> std::optional<std::string_view> {
+          const YamlNode& key = doc_.key(map, i);
+          if (!key.is_scalar()) return std::nullopt;
+          return key.value;
+        });
     auto dup = dups.begin();  // repeats come in entry order
     bool clean = true;
     for (size_t i = 0; i < map.entry_count(); ++i) {
@@ -52,22 +59,28 @@ class MappingWalker {
         continue;
       }
       if (!key.is_scalar()) {
-        diags_.error(key.span, fmt::format("{} keys must be plain names, found {}", where, describe(key)));
+        diags_.error(
+            key.span,
+            fmt::format("{} keys must be plain names, found {}", where, describe(key)));
         clean = false;
         continue;
       }
       if (repeat) {
-        diags_.error(key.span, fmt::format("duplicate key `{}` in {}", key.value, where),
-                     "remove or rename one of them; YAML keys must be unique");
+        diags_.error(
+            key.span,
+            fmt::format("duplicate key `{}` in {}", key.value, where),
+            "remove or rename one of them; YAML keys must be unique");
         diags_.note(doc_.key(map, first).span, fmt::format("`{}` first appears here", key.value));
         continue;
       }
       if (!allowed.empty() &&
           std::find(allowed.begin(), allowed.end(), key.value) == allowed.end()) {
         std::string guess = closest_match(key.value, allowed);
-        diags_.error(key.span, fmt::format("unknown key `{}` in {}", key.value, where),
-                     guess.empty() ? fmt::format("valid keys are {}", quoted_list(allowed))
-                                   : fmt::format("did you mean `{}`?", guess));
+        diags_.error(
+            key.span,
+            fmt::format("unknown key `{}` in {}", key.value, where),
+            guess.empty() ? fmt::format("valid keys are {}", quoted_list(allowed))
+                          : fmt::format("did you mean `{}`?", guess));
         clean = false;
         continue;
       }
@@ -90,35 +103,38 @@ class IdlReader {
     out->file_id = file_id_;
     const YamlNode& root = doc_.node(doc_.root);
     if (!root.is_mapping()) {
-      diags_.error(root.span, fmt::format("an IDL file must be a mapping, found {}", describe(root)),
-                   "start the file with `namespace: NAME`");
+      diags_.error(
+          root.span,
+          fmt::format("an IDL file must be a mapping, found {}", describe(root)),
+          "start the file with `namespace: NAME`");
       return;
     }
     bool has_namespace = false;
-    bool clean = walker_.walk(root, kFileKeys,
-                 "the file", [&](const Name& key, const YamlNode& value) {
-                   if (key.text == "namespace") {
-                     has_namespace = true;  // a bad one is reported by read_identifier
-                     read_identifier(value, "namespace", &out->namespace_);
-                   } else if (key.text == "cpp_namespace") {
-                     Name ns;
-                     if (read_cpp_namespace(value, &ns)) out->cpp_namespace = ns;
-                   } else if (key.text == "include") {
-                     read_includes(value, &out->includes);
-                   } else if (key.text == "doc") {
-                     read_doc(value, &out->doc);
-                   } else if (key.text == "enums") {
-                     read_enums(value, &out->enums);
-                   } else if (key.text == "records") {
-                     read_records(value, &out->records);
-                   } else if (key.text == "ops") {
-                     read_ops(value, &out->ops);
-                   }
-                 });
+    bool clean =
+        walker_.walk(root, kFileKeys, "the file", [&](const Name& key, const YamlNode& value) {
+          if (key.text == "namespace") {
+            has_namespace = true;  // a bad one is reported by read_identifier
+            read_identifier(value, "namespace", &out->namespace_);
+          } else if (key.text == "cpp_namespace") {
+            Name ns;
+            if (read_cpp_namespace(value, &ns)) out->cpp_namespace = ns;
+          } else if (key.text == "include") {
+            read_includes(value, &out->includes);
+          } else if (key.text == "doc") {
+            read_doc(value, &out->doc);
+          } else if (key.text == "enums") {
+            read_enums(value, &out->enums);
+          } else if (key.text == "records") {
+            read_records(value, &out->records);
+          } else if (key.text == "ops") {
+            read_ops(value, &out->ops);
+          }
+        });
     if (!has_namespace && clean) {
-      diags_.error(Span{file_id_, root.span.line, root.span.column, 1},
-                   "missing required key `namespace`",
-                   "add `namespace: NAME`; the ops become torch.ops.NAME.*");
+      diags_.error(
+          Span{file_id_, root.span.line, root.span.column, 1},
+          "missing required key `namespace`",
+          "add `namespace: NAME`; the ops become torch.ops.NAME.*");
     }
   }
 
@@ -128,15 +144,19 @@ class IdlReader {
   bool expect_scalar(const YamlNode& node, const char* what) {
     if (node.is_scalar()) return true;
     if (node.alias) return false;  // already reported
-    diags_.error(node.span, fmt::format("{} must be a single value, found {}", what, describe(node)));
+    diags_.error(
+        node.span,
+        fmt::format("{} must be a single value, found {}", what, describe(node)));
     return false;
   }
 
   bool read_identifier(const YamlNode& node, const char* what, Name* out) {
     if (!expect_scalar(node, what)) return false;
     if (!is_identifier(node.value)) {
-      diags_.error(node.span, fmt::format("{} `{}` is not a valid identifier", what, node.value),
-                   "use letters, digits and `_`, not starting with a digit");
+      diags_.error(
+          node.span,
+          fmt::format("{} `{}` is not a valid identifier", what, node.value),
+          "use letters, digits and `_`, not starting with a digit");
       return false;
     }
     *out = Name{node.value, node.span};
@@ -150,8 +170,10 @@ class IdlReader {
     while (true) {
       size_t end = s.find("::", start);
       if (!is_identifier(s.substr(start, end == std::string_view::npos ? end : end - start))) {
-        diags_.error(node.span, fmt::format("cpp_namespace `{}` is not a C++ namespace name", s),
-                     "use identifiers separated by `::`, e.g. `mylib::ops`");
+        diags_.error(
+            node.span,
+            fmt::format("cpp_namespace `{}` is not a C++ namespace name", s),
+            "use identifiers separated by `::`, e.g. `mylib::ops`");
         return false;
       }
       if (end == std::string_view::npos) break;
@@ -173,8 +195,12 @@ class IdlReader {
       if (node.value == "true" || node.value == "True") return *out = true, true;
       if (node.value == "false" || node.value == "False") return *out = false, true;
     }
-    diags_.error(node.span, fmt::format("{} must be `true` or `false`, found {}", what,
-                                        node.is_scalar() ? "`" + node.value + "`" : describe(node)));
+    diags_.error(
+        node.span,
+        fmt::format(
+            "{} must be `true` or `false`, found {}",
+            what,
+            node.is_scalar() ? "`" + node.value + "`" : describe(node)));
     return false;
   }
 
@@ -185,7 +211,8 @@ class IdlReader {
       return;
     }
     if (!node.is_sequence()) {
-      if (!node.alias) diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
+      if (!node.alias)
+        diags_.error(node.span, fmt::format("{} must be a list, found {}", what, describe(node)));
       return;
     }
     for (int child : doc_.children(node)) {
@@ -205,8 +232,10 @@ class IdlReader {
   void read_enums(const YamlNode& node, std::vector<syntax::EnumDecl>* out) {
     if (!node.is_mapping()) {
       if (node.kind != YamlNode::Kind::Null) {  // (an alias is Null)
-        diags_.error(node.span, fmt::format("`enums` must be a mapping of enum names, found {}", describe(node)),
-                     "write `enums: {Mode: [a, b]}`");
+        diags_.error(
+            node.span,
+            fmt::format("`enums` must be a mapping of enum names, found {}", describe(node)),
+            "write `enums: {Mode: [a, b]}`");
       }
       return;
     }
@@ -219,15 +248,22 @@ class IdlReader {
       const YamlNode* values = &value;
       if (value.is_mapping()) {
         values = nullptr;
-        bool clean = walker_.walk(value, kEnumKeys, fmt::format("enum `{}`", name.text).c_str(),
-                                  [&](const Name& key, const YamlNode& v) {
-                                    if (key.text == "values") values = &v;
-                                    else read_doc(v, &e.doc);
-                                  });
+        bool clean = walker_.walk(
+            value,
+            kEnumKeys,
+            fmt::format("enum `{}`", name.text).c_str(),
+            [&](const Name& key, const YamlNode& v) {
+              if (key.text == "values")
+                values = &v;
+              else
+                read_doc(v, &e.doc);
+            });
         if (!values) {
           if (clean) {
-            diags_.error(name.span, fmt::format("enum `{}` has no `values`", name.text),
-                         "write `values: [a, b]`");
+            diags_.error(
+                name.span,
+                fmt::format("enum `{}` has no `values`", name.text),
+                "write `values: [a, b]`");
           }
           e.incomplete = true;
           out->push_back(std::move(e));
@@ -236,13 +272,18 @@ class IdlReader {
       }
       if (values->alias) {
         e.incomplete = true;
-      } else if (values->kind == YamlNode::Kind::Null ||
-                 (values->is_sequence() && doc_.children(*values).empty())) {
+      } else if (
+          values->kind == YamlNode::Kind::Null ||
+          (values->is_sequence() && doc_.children(*values).empty())) {
         // The checker reports empty enums (with the decl), so keep it.
       } else if (!values->is_sequence()) {
-        diags_.error(values->span, fmt::format("values of enum `{}` must be a list of names, found {}",
-                                               name.text, describe(*values)),
-                     "write `[a, b, c]`");
+        diags_.error(
+            values->span,
+            fmt::format(
+                "values of enum `{}` must be a list of names, found {}",
+                name.text,
+                describe(*values)),
+            "write `[a, b, c]`");
         e.incomplete = true;
       } else {
         for (int child : doc_.children(*values)) {
@@ -261,15 +302,19 @@ class IdlReader {
 
   bool check_decl_name(const Name& name, const char* what) {
     if (is_identifier(name.text)) return true;
-    diags_.error(name.span, fmt::format("{} name `{}` is not a valid identifier", what, name.text),
-                 "use letters, digits and `_`, not starting with a digit");
+    diags_.error(
+        name.span,
+        fmt::format("{} name `{}` is not a valid identifier", what, name.text),
+        "use letters, digits and `_`, not starting with a digit");
     return false;
   }
 
   void read_records(const YamlNode& node, std::vector<syntax::RecordDecl>* out) {
     if (!node.is_mapping()) {
       if (node.kind != YamlNode::Kind::Null) {
-        diags_.error(node.span, fmt::format("`records` must be a mapping of record names, found {}", describe(node)));
+        diags_.error(
+            node.span,
+            fmt::format("`records` must be a mapping of record names, found {}", describe(node)));
       }
       return;
     }
@@ -280,28 +325,36 @@ class IdlReader {
       // From here on the record is kept even if broken (marked incomplete),
       // so its uses do not also report "unknown type".
       if (!value.is_mapping()) {
-        diags_.error(value.kind == YamlNode::Kind::Null ? name.span : value.span,
-                     fmt::format("record `{}` must be a mapping with `fields`, found {}", name.text,
-                                 describe(value)),
-                     "write `fields: {name: TYPE, ...}`");
+        diags_.error(
+            value.kind == YamlNode::Kind::Null ? name.span : value.span,
+            fmt::format(
+                "record `{}` must be a mapping with `fields`, found {}",
+                name.text,
+                describe(value)),
+            "write `fields: {name: TYPE, ...}`");
         r.incomplete = true;
         out->push_back(std::move(r));
         return;
       }
       bool has_fields = false;
-      bool clean = walker_.walk(value, kRecordKeys, fmt::format("record `{}`", name.text).c_str(),
-                                [&](const Name& key, const YamlNode& v) {
-                                  if (key.text == "doc") {
-                                    read_doc(v, &r.doc);
-                                  } else {
-                                    has_fields = true;
-                                    if (!read_fields(r.name, v, &r.fields)) r.incomplete = true;
-                                  }
-                                });
+      bool clean = walker_.walk(
+          value,
+          kRecordKeys,
+          fmt::format("record `{}`", name.text).c_str(),
+          [&](const Name& key, const YamlNode& v) {
+            if (key.text == "doc") {
+              read_doc(v, &r.doc);
+            } else {
+              has_fields = true;
+              if (!read_fields(r.name, v, &r.fields)) r.incomplete = true;
+            }
+          });
       if (!has_fields) {
         if (clean) {
-          diags_.error(name.span, fmt::format("record `{}` has no `fields`", name.text),
-                       "write `fields: {name: TYPE, ...}`");
+          diags_.error(
+              name.span,
+              fmt::format("record `{}` has no `fields`", name.text),
+              "write `fields: {name: TYPE, ...}`");
         }
         r.incomplete = true;
       }
@@ -313,39 +366,57 @@ class IdlReader {
   bool read_fields(const Name& record, const YamlNode& node, std::vector<syntax::FieldDecl>* out) {
     if (!node.is_mapping()) {
       if (node.alias) return false;
-      diags_.error(node.span, fmt::format("fields of record `{}` must be a mapping, found {}", record.text,
-                                          describe(node)),
-                   "write `fields: {name: TYPE, ...}`");
+      diags_.error(
+          node.span,
+          fmt::format(
+              "fields of record `{}` must be a mapping, found {}",
+              record.text,
+              describe(node)),
+          "write `fields: {name: TYPE, ...}`");
       return false;
     }
     std::string where = fmt::format("fields of record `{}`", record.text);
     bool all_read = true;
-    bool clean = walker_.walk(node, kAnyKey, where.c_str(), [&](const Name& name, const YamlNode& value) {
-      if (!check_decl_name(name, "field")) {
-        all_read = false;
-        return;
-      }
-      syntax::FieldDecl f;
-      f.name = name;
-      std::string what = fmt::format("field `{}.{}`", record.text, name.text);
-      bool ok = false;
-      if (value.is_scalar()) {
-        ok = syntax::parse_field_spec(value.value, origin_of(value), diags_, &f.type, &f.default_value, what);
-      } else if (value.is_mapping()) {
-        ok = read_long_field(record, value, &f);
-      } else if (value.kind == YamlNode::Kind::Null) {
-        diags_.error(name.span, fmt::format("{} has no type", what), "write `name: TYPE` or `name: TYPE = DEFAULT`");
-      } else {
-        diags_.error(value.span, fmt::format("{} must be `TYPE`, `TYPE = DEFAULT` or a mapping, found {}", what,
-                                             describe(value)),
-                     "for a list type write `T[]`");
-      }
-      if (ok) {
-        out->push_back(std::move(f));
-      } else {
-        all_read = false;
-      }
-    });
+    bool clean =
+        walker_.walk(node, kAnyKey, where.c_str(), [&](const Name& name, const YamlNode& value) {
+          if (!check_decl_name(name, "field")) {
+            all_read = false;
+            return;
+          }
+          syntax::FieldDecl f;
+          f.name = name;
+          std::string what = fmt::format("field `{}.{}`", record.text, name.text);
+          bool ok = false;
+          if (value.is_scalar()) {
+            ok = syntax::parse_field_spec(
+                value.value,
+                origin_of(value),
+                diags_,
+                &f.type,
+                &f.default_value,
+                what);
+          } else if (value.is_mapping()) {
+            ok = read_long_field(record, value, &f);
+          } else if (value.kind == YamlNode::Kind::Null) {
+            diags_.error(
+                name.span,
+                fmt::format("{} has no type", what),
+                "write `name: TYPE` or `name: TYPE = DEFAULT`");
+          } else {
+            diags_.error(
+                value.span,
+                fmt::format(
+                    "{} must be `TYPE`, `TYPE = DEFAULT` or a mapping, found {}",
+                    what,
+                    describe(value)),
+                "for a list type write `T[]`");
+          }
+          if (ok) {
+            out->push_back(std::move(f));
+          } else {
+            all_read = false;
+          }
+        });
     return all_read && clean;
   }
 
@@ -353,28 +424,40 @@ class IdlReader {
     const YamlNode* type = nullptr;
     const YamlNode* def = nullptr;
     const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
-    bool clean = walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
-      if (key.text == "type") type = &v;
-      else if (key.text == "default") def = &v;
-      else read_doc(v, &f->doc);
-    });
+    bool clean =
+        walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
+          if (key.text == "type")
+            type = &v;
+          else if (key.text == "default")
+            def = &v;
+          else
+            read_doc(v, &f->doc);
+        });
     if (!clean) return false;  // e.g. `defualt:`; reported, and the field would be wrong without it
     if (!type || type->kind == YamlNode::Kind::Null) {
-      diags_.error(type ? type->span : f->name.span, fmt::format("{} has no type", what), "add `type: TYPE`");
+      diags_.error(
+          type ? type->span : f->name.span,
+          fmt::format("{} has no type", what),
+          "add `type: TYPE`");
       return false;
     }
     if (!expect_scalar(*type, "a field type")) return false;
     std::optional<syntax::Literal> none;
-    if (!syntax::parse_field_spec(type->value, origin_of(*type), diags_, &f->type, &none, what)) return false;
+    if (!syntax::parse_field_spec(type->value, origin_of(*type), diags_, &f->type, &none, what))
+      return false;
     if (none) {
-      diags_.error(none->span, "in the long form the default goes under `default:`",
-                   fmt::format("write `default: {}`", none->text));
+      diags_.error(
+          none->span,
+          "in the long form the default goes under `default:`",
+          fmt::format("write `default: {}`", none->text));
       return false;
     }
     if (def) {
       if (def->kind == YamlNode::Kind::Null) {
-        diags_.error(def->span, fmt::format("{} has an empty default", what),
-                     "write `default: None` for an optional field");
+        diags_.error(
+            def->span,
+            fmt::format("{} has an empty default", what),
+            "write `default: None` for an optional field");
         return false;
       }
       if (def->is_sequence()) {
@@ -427,14 +510,17 @@ class IdlReader {
         auto lit = syntax::parse_literal(item.value, origin_of(item), diags_, what);
         if (!lit) return std::nullopt;
         if (lit->kind == syntax::Literal::Kind::List) {
-          diags_.error(item.span, fmt::format("{}: nested lists are not valid default values", what));
+          diags_.error(
+              item.span,
+              fmt::format("{}: nested lists are not valid default values", what));
           return std::nullopt;
         }
         list.items.push_back(std::move(*lit));
       }
     }
     list.text = "[";
-    for (size_t i = 0; i < list.items.size(); ++i) list.text += (i ? ", " : "") + list.items[i].text;
+    for (size_t i = 0; i < list.items.size(); ++i)
+      list.text += (i ? ", " : "") + list.items[i].text;
     list.text += "]";
     return list;
   }
@@ -442,8 +528,10 @@ class IdlReader {
   void read_ops(const YamlNode& node, std::vector<syntax::OpDecl>* out) {
     if (!node.is_sequence()) {
       if (node.kind != YamlNode::Kind::Null) {
-        diags_.error(node.span, fmt::format("`ops` must be a list, found {}", describe(node)),
-                     "write each op as `- func: name(ARGS) -> RETURNS`");
+        diags_.error(
+            node.span,
+            fmt::format("`ops` must be a list, found {}", describe(node)),
+            "write each op as `- func: name(ARGS) -> RETURNS`");
       }
       return;
     }
@@ -452,38 +540,39 @@ class IdlReader {
       const YamlNode& item = doc_.node(child);
       if (item.alias) continue;  // already reported
       if (!item.is_mapping()) {
-        diags_.error(item.span, fmt::format("each op must be a mapping with `func:`, found {}", describe(item)),
-                     "write `- func: name(ARGS) -> RETURNS`");
+        diags_.error(
+            item.span,
+            fmt::format("each op must be a mapping with `func:`, found {}", describe(item)),
+            "write `- func: name(ARGS) -> RETURNS`");
         continue;
       }
       syntax::OpDecl op;
       bool has_func = false;
       bool func_ok = false;
-      bool clean = walker_.walk(item, kOpKeys, "an op",
-                   [&](const Name& key, const YamlNode& v) {
-                     if (key.text == "func") {
-                       has_func = true;
-                       if (!expect_scalar(v, "func")) return;
-                       op.func_span = v.span;
-                       auto sig = syntax::parse_func(v.value, origin_of(v), diags_);
-                       if (sig) {
-                         op.sig = std::move(*sig);
-                         func_ok = true;
-                       }
-                     } else if (key.text == "mutates") {
-                       read_name_list(v, "mutates", &op.mutates);
-                     } else if (key.text == "backward") {
-                       read_bool(v, "backward", &op.backward);
-                     } else if (key.text == "meta") {
-                       read_meta(v, &op.meta);
-                     } else if (key.text == "dispatch") {
-                       read_name_list(v, "dispatch", &op.dispatch);
-                     } else if (key.text == "tags") {
-                       read_name_list(v, "tags", &op.tags);
-                     } else {
-                       read_doc(v, &op.doc);
-                     }
-                   });
+      bool clean = walker_.walk(item, kOpKeys, "an op", [&](const Name& key, const YamlNode& v) {
+        if (key.text == "func") {
+          has_func = true;
+          if (!expect_scalar(v, "func")) return;
+          op.func_span = v.span;
+          auto sig = syntax::parse_func(v.value, origin_of(v), diags_);
+          if (sig) {
+            op.sig = std::move(*sig);
+            func_ok = true;
+          }
+        } else if (key.text == "mutates") {
+          read_name_list(v, "mutates", &op.mutates);
+        } else if (key.text == "backward") {
+          read_bool(v, "backward", &op.backward);
+        } else if (key.text == "meta") {
+          read_meta(v, &op.meta);
+        } else if (key.text == "dispatch") {
+          read_name_list(v, "dispatch", &op.dispatch);
+        } else if (key.text == "tags") {
+          read_name_list(v, "tags", &op.tags);
+        } else {
+          read_doc(v, &op.doc);
+        }
+      });
       if (!has_func && clean) {
         diags_.error(item.span, "op has no `func:`", "write `func: name(ARGS) -> RETURNS`");
       }
@@ -495,7 +584,8 @@ class IdlReader {
     meta->span = node.span;
     if (node.alias) return;
     if (node.is_scalar() && !node.quoted && (node.value == "identity" || node.value == "custom")) {
-      meta->kind = node.value == "identity" ? syntax::MetaDecl::Kind::Identity : syntax::MetaDecl::Kind::Custom;
+      meta->kind = node.value == "identity" ? syntax::MetaDecl::Kind::Identity
+                                            : syntax::MetaDecl::Kind::Custom;
       return;
     }
     if (node.is_sequence()) {
@@ -503,8 +593,10 @@ class IdlReader {
       read_name_list(node, "meta", &meta->names);
       return;
     }
-    diags_.error(node.span, "`meta` must be `identity`, `custom` or a list of parameter names",
-                 "e.g. `meta: [q, q]` makes both outputs take `q`'s shape, dtype and device");
+    diags_.error(
+        node.span,
+        "`meta` must be `identity`, `custom` or a list of parameter names",
+        "e.g. `meta: [q, q]` makes both outputs take `q`'s shape, dtype and device");
   }
 
   const YamlDocument& doc_;

@@ -17,8 +17,12 @@ struct StopParsing {};
 
 class TreeBuilder : public YAML::EventHandler {
  public:
-  TreeBuilder(const SourceFile& file, int file_id, Diagnostics& diags, YamlDocument& doc,
-              const YamlLimits& limits)
+  TreeBuilder(
+      const SourceFile& file,
+      int file_id,
+      Diagnostics& diags,
+      YamlDocument& doc,
+      const YamlLimits& limits)
       : file_(file), file_id_(file_id), diags_(diags), doc_(doc), limits_(limits) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
@@ -29,27 +33,38 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
-    diags_.error(span_of(mark), "YAML aliases (`*name`) are not supported in structop IDL files",
-                 "write the value out in full");
+    diags_.error(
+        span_of(mark),
+        "YAML aliases (`*name`) are not supported in structop IDL files",
+        "write the value out in full");
     add(YamlNode::Kind::Null, span_of(mark)).alias = true;
   }
 
-  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
-                const std::string& value) override {
+  void OnScalar(
+      const YAML::Mark& mark,
+      const std::string& tag,
+      YAML::anchor_t,
+      const std::string& value) override {
     YamlNode& node = add(YamlNode::Kind::Scalar, Span{});  // located below
     node.value = value;
     node.quoted = tag == "!";
     locate_scalar(mark, node);
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
+  void OnSequenceStart(
+      const YAML::Mark& mark,
+      const std::string&,
+      YAML::anchor_t,
+      YAML::EmitterStyle::value) override {
     open(add(YamlNode::Kind::Sequence, span_of(mark)));
   }
   void OnSequenceEnd() override { close(); }
 
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
+  void OnMapStart(
+      const YAML::Mark& mark,
+      const std::string&,
+      YAML::anchor_t,
+      YAML::EmitterStyle::value) override {
     open(add(YamlNode::Kind::Mapping, span_of(mark)));
   }
   void OnMapEnd() override { close(); }
@@ -81,8 +96,10 @@ class TreeBuilder : public YAML::EventHandler {
 
   YamlNode& add(YamlNode::Kind kind, Span span) {
     if (doc_.nodes.size() >= limits_.max_nodes) {
-      diags_.error(span, fmt::format("file has more than {} YAML nodes", limits_.max_nodes),
-                   "split the IDL into several files");
+      diags_.error(
+          span,
+          fmt::format("file has more than {} YAML nodes", limits_.max_nodes),
+          "split the IDL into several files");
       throw StopParsing{};
     }
     int index = static_cast<int>(doc_.nodes.size());
@@ -107,7 +124,8 @@ class TreeBuilder : public YAML::EventHandler {
     const std::string& text = file_.text();
     size_t pos = static_cast<size_t>(mark.pos);
     if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'')) ++pos;
-    node.span = file_.span_at(file_id_, pos, static_cast<int>(std::max<size_t>(1, node.value.size())));
+    node.span =
+        file_.span_at(file_id_, pos, static_cast<int>(std::max<size_t>(1, node.value.size())));
     node.verbatim = node.value.find('\n') == std::string::npos &&
                     text.compare(pos, node.value.size(), node.value) == 0;
     if (!node.verbatim) node.span.length = 1;
@@ -138,36 +156,48 @@ size_t invalid_utf8_at(std::string_view text) {
 
 /// A hint for yaml-cpp's terse messages about the usual mistakes.
 std::string syntax_hint(const std::string& message) {
-  if (message.find("end of") != std::string::npos || message.find("illegal map value") != std::string::npos ||
+  if (message.find("end of") != std::string::npos ||
+      message.find("illegal map value") != std::string::npos ||
       message.find("block") != std::string::npos) {
-    return "check the indentation; quote values that contain `: `, ` #`, `{` or `[` (e.g. a `func:` line)";
+    return "check the indentation; quote values that contain `: `, ` #`, `{` or `[` (e.g. a "
+           "`func:` line)";
   }
   return {};
 }
 
 }  // namespace
 
-bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, YamlDocument* out,
-               const YamlLimits& limits) {
+bool load_yaml(
+    const SourceManager& sources,
+    int file_id,
+    Diagnostics& diags,
+    YamlDocument* out,
+    const YamlLimits& limits) {
   const SourceFile& file = sources.file(file_id);
   *out = YamlDocument{};
   if (file.text().size() > limits.max_bytes) {
-    diags.error(Span{file_id, 0, 0, 1},
-                fmt::format("file is {} bytes; structop IDL files are limited to {} bytes",
-                            file.text().size(), limits.max_bytes),
-                "split the IDL into several files with `include:`");
+    diags.error(
+        Span{file_id, 0, 0, 1},
+        fmt::format(
+            "file is {} bytes; structop IDL files are limited to {} bytes",
+            file.text().size(),
+            limits.max_bytes),
+        "split the IDL into several files with `include:`");
     return false;
   }
   if (file.text().find('\0') != std::string::npos) {
-    diags.error(file.span_at(file_id, file.text().find('\0')),
-                "file contains a NUL byte; an IDL file must be UTF-8 text");
+    diags.error(
+        file.span_at(file_id, file.text().find('\0')),
+        "file contains a NUL byte; an IDL file must be UTF-8 text");
     return false;
   }
   if (size_t bad = invalid_utf8_at(file.text()); bad != std::string::npos) {
-    diags.error(file.span_at(file_id, bad),
-                fmt::format("file is not valid UTF-8 (byte 0x{:02X}); an IDL file must be UTF-8 text",
-                            static_cast<unsigned char>(file.text()[bad])),
-                "save the file as UTF-8");
+    diags.error(
+        file.span_at(file_id, bad),
+        fmt::format(
+            "file is not valid UTF-8 (byte 0x{:02X}); an IDL file must be UTF-8 text",
+            static_cast<unsigned char>(file.text()[bad])),
+        "save the file as UTF-8");
     return false;
   }
   // About one node per 24 bytes of IDL (the corpus of ATen's ops has one per
@@ -181,44 +211,65 @@ bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, Ya
   try {
     YAML::Parser parser(in);
     if (!parser.HandleNextDocument(builder)) {
-      diags.error(Span{file_id, 0, 0, 1}, "file is empty",
-                  "an IDL file needs at least `namespace: NAME`");
+      diags.error(
+          Span{file_id, 0, 0, 1},
+          "file is empty",
+          "an IDL file needs at least `namespace: NAME`");
       return false;
     }
     // A second document is an error; look only at where it starts.
     struct FirstEvent : YAML::EventHandler {
       YAML::Mark mark = YAML::Mark::null_mark();
-      void OnDocumentStart(const YAML::Mark& m) override { mark = m; throw StopParsing{}; }
+      void OnDocumentStart(const YAML::Mark& m) override {
+        mark = m;
+        throw StopParsing{};
+      }
       void OnDocumentEnd() override {}
       void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
       void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-      void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&)
+          override {}
+      void OnSequenceStart(
+          const YAML::Mark&,
+          const std::string&,
+          YAML::anchor_t,
+          YAML::EmitterStyle::value) override {}
       void OnSequenceEnd() override {}
-      void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnMapStart(
+          const YAML::Mark&,
+          const std::string&,
+          YAML::anchor_t,
+          YAML::EmitterStyle::value) override {}
       void OnMapEnd() override {}
     } second;
     try {
       parser.HandleNextDocument(second);
     } catch (const StopParsing&) {
-      diags.error(second.mark.pos >= 0 ? file.span_at(file_id, static_cast<size_t>(second.mark.pos))
-                                       : Span{file_id, 0, 0, 1},
-                  "file contains more than one YAML document",
-                  "remove the `---` separator; put each IDL in its own file");
+      diags.error(
+          second.mark.pos >= 0 ? file.span_at(file_id, static_cast<size_t>(second.mark.pos))
+                               : Span{file_id, 0, 0, 1},
+          "file contains more than one YAML document",
+          "remove the `---` separator; put each IDL in its own file");
     }
   } catch (const StopParsing&) {
     return false;
   } catch (const YAML::DeepRecursion& e) {
     Span span = e.mark.is_null() || e.mark.pos < 0
                     ? Span{file_id, 0, 0, 1}
-                    : file.span_at(file_id, std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
-    diags.error(span, fmt::format("YAML nesting is too deep (more than {} levels)", e.depth() - 1),
-                "an IDL file needs only a few levels of nesting");
+                    : file.span_at(
+                          file_id,
+                          std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
+    diags.error(
+        span,
+        fmt::format("YAML nesting is too deep (more than {} levels)", e.depth() - 1),
+        "an IDL file needs only a few levels of nesting");
     return false;
   } catch (const YAML::Exception& e) {
     Span span = e.mark.is_null() || e.mark.pos < 0
                     ? Span{file_id, 0, 0, 1}
-                    : file.span_at(file_id, std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
+                    : file.span_at(
+                          file_id,
+                          std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
     std::string msg = e.msg;
     diags.error(span, fmt::format("invalid YAML: {}", msg), syntax_hint(msg));
     return false;
@@ -228,10 +279,14 @@ bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, Ya
 
 const char* describe(const YamlNode& node) {
   switch (node.kind) {
-    case YamlNode::Kind::Null: return "empty";
-    case YamlNode::Kind::Scalar: return "a scalar";
-    case YamlNode::Kind::Sequence: return "a list";
-    case YamlNode::Kind::Mapping: return "a mapping";
+    case YamlNode::Kind::Null:
+      return "empty";
+    case YamlNode::Kind::Scalar:
+      return "a scalar";
+    case YamlNode::Kind::Sequence:
+      return "a list";
+    case YamlNode::Kind::Mapping:
+      return "a mapping";
   }
   return "a value";
 }

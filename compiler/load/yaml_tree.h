@@ -69,7 +69,9 @@ struct YamlDocument {
   ChildRange children(const YamlNode& n) const {
     return {child_index.data() + n.first_child, n.child_count};
   }
-  const YamlNode& key(const YamlNode& map, size_t entry) const { return node(children(map)[2 * entry]); }
+  const YamlNode& key(const YamlNode& map, size_t entry) const {
+    return node(children(map)[2 * entry]);
+  }
   const YamlNode& value(const YamlNode& map, size_t entry) const {
     return node(children(map)[2 * entry + 1]);
   }
@@ -87,8 +89,12 @@ struct YamlLimits {
 /// several documents and oversize input to `diags`. Returns false when no tree
 /// could be built; a tree with reported problems is still returned (so later
 /// phases can find more errors) only if parsing itself succeeded.
-bool load_yaml(const SourceManager& sources, int file_id, Diagnostics& diags, YamlDocument* out,
-               const YamlLimits& limits = {});
+bool load_yaml(
+    const SourceManager& sources,
+    int file_id,
+    Diagnostics& diags,
+    YamlDocument* out,
+    const YamlLimits& limits = {});
 
 /// Human-readable kind for messages: "a mapping", "a list", "a string", "empty".
 const char* describe(const YamlNode& node);

@@ -70,17 +70,18 @@ struct RecordLayout {
 
 /// One flat parameter of the lowered schema.
 struct Slot {
-  std::string name;             // lowered name: `cfg__inner__w`
-  std::string cpp_name;         // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
-  std::string path;             // original path: `cfg.inner.w` (`x` for a plain parameter)
-  std::string api_path;         // the same as the C++ and Python APIs spell it (`from` -> `from_`)
-  size_t param = 0;             // index of the original parameter in model::Op::params
-  std::vector<size_t> fields;   // field indices from the parameter's record to the leaf
-  model::Type type;             // the leaf's type (enums stay enums; see schema_type)
-  std::string schema_type;      // as in the schema: `Tensor(a!)`, `str`, `float?`
+  std::string name;            // lowered name: `cfg__inner__w`
+  std::string cpp_name;        // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
+  std::string path;            // original path: `cfg.inner.w` (`x` for a plain parameter)
+  std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)
+  size_t param = 0;            // index of the original parameter in model::Op::params
+  std::vector<size_t> fields;  // field indices from the parameter's record to the leaf
+  model::Type type;            // the leaf's type (enums stay enums; see schema_type)
+  std::string schema_type;     // as in the schema: `Tensor(a!)`, `str`, `float?`
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.
   const model::Default* default_value = nullptr;
-  std::optional<std::string> schema_default;    // what the schema shows, when it can (see apply_schema_defaults)
+  std::optional<std::string>
+      schema_default;  // what the schema shows, when it can (see apply_schema_defaults)
   bool kwarg_only = false;
   bool mutated = false;
   /// The default as a value, when there is one.

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "check/describe.h"
 #include "base/duplicates.h"
+#include "check/describe.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -23,7 +23,9 @@ std::string_view schema_base(const model::Type& type) {
 }
 
 /// "1 name", "2 names".
-std::string count(size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+std::string count(size_t n, const char* noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
 
 /// A name users may write in `mutates:` / `meta:`, and the slots it stands for.
 struct NameTarget {
@@ -37,11 +39,19 @@ class OpLowering {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
     out_.cpp_name = lower::join_identifier(
-        op_.overload.empty() ? std::vector<std::string>{op_.name} : std::vector<std::string>{op_.name, op_.overload});
+        op_.overload.empty() ? std::vector<std::string>{op_.name}
+                             : std::vector<std::string>{op_.name, op_.overload});
     if (model::is_reserved_word(out_.cpp_name)) out_.cpp_name += "_";
-    auto named = [&](const char* suffix) { return lower::join_identifier({out_.cpp_name, suffix}); };
-    out_.names = {named("meta"), named("setup_context"), named("backward"), named("grads"), named("grad_slot"),
-                  lower::join_identifier({"op", out_.cpp_name})};
+    auto named = [&](const char* suffix) {
+      return lower::join_identifier({out_.cpp_name, suffix});
+    };
+    out_.names = {
+        named("meta"),
+        named("setup_context"),
+        named("backward"),
+        named("grads"),
+        named("grad_slot"),
+        lower::join_identifier({"op", out_.cpp_name})};
   }
 
   lower::LoweredOp run() {
@@ -54,11 +64,13 @@ class OpLowering {
     // Names are only looked up for `mutates:` and listed `meta:`.
     if (!op_.mutates.empty() || op_.meta == model::MetaKind::Names) build_names();
     resolve_mutates();
-    out_.writes_inputs = std::any_of(out_.slots.begin(), out_.slots.end(), [](const lower::Slot& s) {
-      return s.mutated || (s.type.alias && s.type.alias->is_write);
-    });
+    out_.writes_inputs = std::any_of(
+        out_.slots.begin(),
+        out_.slots.end(),
+        [](const lower::Slot& s) { return s.mutated || (s.type.alias && s.type.alias->is_write); });
     out_.outputs.reserve(op_.returns.size());
-    for (const auto& r : op_.returns) out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
+    for (const auto& r : op_.returns)
+      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
     resolve_meta();
     apply_schema_defaults();
     print_schema();
@@ -89,8 +101,12 @@ class OpLowering {
     flatten_record(index, p.type.decl, p.name, p.name, &fields);
   }
 
-  void flatten_record(size_t param, int record, const std::string& name, const std::string& path,
-                      std::vector<size_t>* fields) {
+  void flatten_record(
+      size_t param,
+      int record,
+      const std::string& name,
+      const std::string& path,
+      std::vector<size_t>* fields) {
     const model::Record& r = module_.records[static_cast<size_t>(record)];
     for (size_t i = 0; i < r.fields.size(); ++i) {
       const model::Field& f = r.fields[i];
@@ -110,7 +126,8 @@ class OpLowering {
         s.default_value = f.default_value ? &*f.default_value : nullptr;
         s.kwarg_only = op_.params[param].kwarg_only;
         s.cpp_name = lower::join_identifier(cpp_parts_);
-        for (const auto& part : cpp_parts_) s.api_path += (s.api_path.empty() ? "" : ".") + api_spelling(part);
+        for (const auto& part : cpp_parts_)
+          s.api_path += (s.api_path.empty() ? "" : ".") + api_spelling(part);
         add_slot(std::move(s));
       }
       fields->pop_back();
@@ -190,8 +207,9 @@ class OpLowering {
     } else {
       for (const auto& key : op_.dispatch) {
         std::string lower = key;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
+          return static_cast<char>(std::tolower(c));
+        });
         out_.kernels.push_back({lower::join_identifier({out_.cpp_name, lower}), key});
       }
     }
@@ -208,30 +226,46 @@ class OpLowering {
     for (auto [first_index, later_index] : find_duplicates(names)) {
       const lower::Slot& first = out_.slots[first_index];
       const lower::Slot& later = out_.slots[later_index];
-      diags_.error(op_.params[later.param].span,
-                   fmt::format("op `{}`: `{}` and `{}` both lower to the parameter name `{}`", op_.qualified_name(),
-                               first.path, later.path, later.name),
-                   "record leaves are named `param__field`; rename the field or the parameter");
+      diags_.error(
+          op_.params[later.param].span,
+          fmt::format(
+              "op `{}`: `{}` and `{}` both lower to the parameter name `{}`",
+              op_.qualified_name(),
+              first.path,
+              later.path,
+              later.name),
+          "record leaves are named `param__field`; rename the field or the parameter");
       if (first.param != later.param) {
-        diags_.note(op_.params[first.param].span,
-                    fmt::format("`{}` comes from parameter `{}`", first.path, op_.params[first.param].name));
+        diags_.note(
+            op_.params[first.param].span,
+            fmt::format(
+                "`{}` comes from parameter `{}`",
+                first.path,
+                op_.params[first.param].name));
       }
     }
     // Keyword names get a trailing `_` in C++ and Python; that must stay unique
     // too. (Without a keyword the names are the parameters', already unique.)
-    if (std::none_of(op_.params.begin(), op_.params.end(),
-                     [](const model::Param& p) { return model::is_reserved_word(p.name); })) {
+    if (std::none_of(op_.params.begin(), op_.params.end(), [](const model::Param& p) {
+          return model::is_reserved_word(p.name);
+        })) {
       return;
     }
     std::vector<std::string> spelled;
     spelled.reserve(op_.params.size());
-    for (const auto& p : op_.params) spelled.push_back(model::is_reserved_word(p.name) ? p.name + "_" : p.name);
+    for (const auto& p : op_.params)
+      spelled.push_back(model::is_reserved_word(p.name) ? p.name + "_" : p.name);
     std::vector<std::string_view> api(spelled.begin(), spelled.end());
     for (auto [first, later] : find_duplicates(api)) {
-      diags_.error(op_.params[later].span,
-                   fmt::format("op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
-                               op_.qualified_name(), op_.params[first].name, op_.params[later].name, spelled[later]),
-                   "rename one of them");
+      diags_.error(
+          op_.params[later].span,
+          fmt::format(
+              "op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
+              op_.qualified_name(),
+              op_.params[first].name,
+              op_.params[later].name,
+              spelled[later]),
+          "rename one of them");
     }
   }
 
@@ -246,7 +280,8 @@ class OpLowering {
       names_[s.name].slots.push_back(i);
       if (s.path != s.name) names_[s.path].slots.push_back(i);
       // Every enclosing prefix: `cfg`, `cfg.inner`.
-      for (size_t dot = s.path.find('.'); dot != std::string::npos; dot = s.path.find('.', dot + 1)) {
+      for (size_t dot = s.path.find('.'); dot != std::string::npos;
+           dot = s.path.find('.', dot + 1)) {
         names_[s.path.substr(0, dot)].slots.push_back(i);
       }
     }
@@ -255,7 +290,8 @@ class OpLowering {
   std::vector<std::string> valid_names(bool plain_tensors_only) const {
     std::vector<std::string> out;
     for (const auto& [name, target] : names_) {
-      if (plain_tensors_only && !(target.slots.size() == 1 && out_.slots[target.slots[0]].type.is_plain_tensor())) {
+      if (plain_tensors_only &&
+          !(target.slots.size() == 1 && out_.slots[target.slots[0]].type.is_plain_tensor())) {
         continue;
       }
       out.push_back(name);
@@ -265,11 +301,13 @@ class OpLowering {
 
   /// "valid names are ..." for `mutates:` (any tensor) or `meta:` (plain
   /// tensors only), with a guess when `name` looks like a typo (`guess`).
-  std::string valid_names_hint(const std::string& name, bool plain_only, bool guess_typo = true) const {
+  std::string valid_names_hint(const std::string& name, bool plain_only, bool guess_typo = true)
+      const {
     std::vector<std::string> valid = valid_names(plain_only);
     if (valid.empty()) {
-      return plain_only ? "this op has no plain `Tensor` input to copy metadata from; set `meta: custom`"
-                        : "this op has no tensor parameters";
+      return plain_only
+                 ? "this op has no plain `Tensor` input to copy metadata from; set `meta: custom`"
+                 : "this op has no tensor parameters";
     }
     std::string list = "valid names are " + quoted_list(valid);
     std::string guess = guess_typo ? closest_match(name, valid) : std::string();
@@ -277,10 +315,14 @@ class OpLowering {
   }
 
   void report_unknown(const syntax::Name& n, const char* key, bool plain_only) {
-    diags_.error(n.span,
-                 fmt::format("op `{}`: `{}` in `{}:` is not a tensor parameter or field", op_.qualified_name(),
-                             n.text, key),
-                 valid_names_hint(n.text, plain_only));
+    diags_.error(
+        n.span,
+        fmt::format(
+            "op `{}`: `{}` in `{}:` is not a tensor parameter or field",
+            op_.qualified_name(),
+            n.text,
+            key),
+        valid_names_hint(n.text, plain_only));
   }
 
   /// The slot named `name` (lowered name or dotted path), if any.
@@ -297,10 +339,14 @@ class OpLowering {
       if (it == names_.end()) {
         if (const lower::Slot* s = find_slot(n.text)) {
           // A parameter or field that exists but holds no tensor.
-          diags_.error(n.span,
-                       fmt::format("op `{}`: `{}` in `mutates:` has type `{}`; only tensors can be mutated",
-                                   op_.qualified_name(), n.text, describe_type(s->type, module_)),
-                       valid_names_hint(n.text, false, false));
+          diags_.error(
+              n.span,
+              fmt::format(
+                  "op `{}`: `{}` in `mutates:` has type `{}`; only tensors can be mutated",
+                  op_.qualified_name(),
+                  n.text,
+                  describe_type(s->type, module_)),
+              valid_names_hint(n.text, false, false));
           continue;
         }
         report_unknown(n, "mutates", false);
@@ -309,9 +355,14 @@ class OpLowering {
       for (size_t slot : it->second.slots) {
         lower::Slot& s = out_.slots[slot];
         if (s.type.is_list()) {
-          diags_.error(n.span, fmt::format("op `{}`: `{}` is a `{}`; only `Tensor` and `Tensor?` can be mutated",
-                                           op_.qualified_name(), s.path, schema_type(s.type)),
-                       "mutate the tensors of a list through a separate op");
+          diags_.error(
+              n.span,
+              fmt::format(
+                  "op `{}`: `{}` is a `{}`; only `Tensor` and `Tensor?` can be mutated",
+                  op_.qualified_name(),
+                  s.path,
+                  schema_type(s.type)),
+              "mutate the tensors of a list through a separate op");
           continue;
         }
         if (s.type.alias) continue;  // already annotated in the func line
@@ -332,10 +383,13 @@ class OpLowering {
     }
     if (op_.meta == model::MetaKind::Custom) return;
     if (!only_tensors) {
-      diags_.error(op_.name_span,
-                   fmt::format("op `{}` returns `{}`, which a default meta kernel cannot shape",
-                               op_.qualified_name(), return_list()),
-                   fmt::format("set `meta: custom` and write `kernels::{}`", out_.names.meta));
+      diags_.error(
+          op_.name_span,
+          fmt::format(
+              "op `{}` returns `{}`, which a default meta kernel cannot shape",
+              op_.qualified_name(),
+              return_list()),
+          fmt::format("set `meta: custom` and write `kernels::{}`", out_.names.meta));
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {
@@ -343,19 +397,26 @@ class OpLowering {
         if (out_.slots[i].type.is_plain_tensor()) out_.meta_sources.push_back(i);
       }
       if (out_.meta_sources.size() < tensor_outputs) {
-        diags_.error(op_.name_span,
-                     fmt::format("op `{}` has {} but only {} for the default (identity) meta kernel",
-                                 op_.qualified_name(), count(tensor_outputs, "tensor output"),
-                                 count(out_.meta_sources.size(), "plain tensor input")),
-                     "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
+        diags_.error(
+            op_.name_span,
+            fmt::format(
+                "op `{}` has {} but only {} for the default (identity) meta kernel",
+                op_.qualified_name(),
+                count(tensor_outputs, "tensor output"),
+                count(out_.meta_sources.size(), "plain tensor input")),
+            "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
       }
       return;
     }
     if (op_.meta_names.size() != tensor_outputs) {
-      diags_.error(op_.meta_names.empty() ? op_.name_span : op_.meta_names.front().span,
-                   fmt::format("op `{}` has {} but `meta:` lists {}", op_.qualified_name(),
-                               count(tensor_outputs, "tensor output"), count(op_.meta_names.size(), "name")),
-                   "list exactly one tensor input per output, in output order");
+      diags_.error(
+          op_.meta_names.empty() ? op_.name_span : op_.meta_names.front().span,
+          fmt::format(
+              "op `{}` has {} but `meta:` lists {}",
+              op_.qualified_name(),
+              count(tensor_outputs, "tensor output"),
+              count(op_.meta_names.size(), "name")),
+          "list exactly one tensor input per output, in output order");
       return;
     }
     for (const auto& n : op_.meta_names) {
@@ -366,15 +427,24 @@ class OpLowering {
         continue;
       }
       if (it != names_.end() && it->second.slots.size() > 1) {
-        diags_.error(n.span,
-                     fmt::format("op `{}`: `{}` in `meta:` stands for {} tensors; name the one each output copies",
-                                 op_.qualified_name(), n.text, it->second.slots.size()),
-                     valid_names_hint(n.text, true, false));
+        diags_.error(
+            n.span,
+            fmt::format(
+                "op `{}`: `{}` in `meta:` stands for {} tensors; name the one each output copies",
+                op_.qualified_name(),
+                n.text,
+                it->second.slots.size()),
+            valid_names_hint(n.text, true, false));
       } else if (const lower::Slot* s = find_slot(n.text)) {
-        diags_.error(n.span,
-                     fmt::format("op `{}`: `{}` in `meta:` has type `{}`; outputs copy the metadata of a plain `Tensor`",
-                                 op_.qualified_name(), n.text, describe_type(s->type, module_)),
-                     valid_names_hint(n.text, true, false));
+        diags_.error(
+            n.span,
+            fmt::format(
+                "op `{}`: `{}` in `meta:` has type `{}`; outputs copy the metadata of a plain "
+                "`Tensor`",
+                op_.qualified_name(),
+                n.text,
+                describe_type(s->type, module_)),
+            valid_names_hint(n.text, true, false));
       } else {
         report_unknown(n, "meta", true);
       }
@@ -403,7 +473,9 @@ class OpLowering {
   void print_schema() {
     // Alias sets for mutated leaves: fresh letters not used by the func line.
     std::set<std::string> used;
-    bool any_mutated = std::any_of(out_.slots.begin(), out_.slots.end(), [](const auto& s) { return s.mutated; });
+    bool any_mutated = std::any_of(out_.slots.begin(), out_.slots.end(), [](const auto& s) {
+      return s.mutated;
+    });
     if (any_mutated) {
       auto collect = [&](const model::Type& t) {
         if (t.alias) {
@@ -451,7 +523,9 @@ class OpLowering {
       }
     }
     std::string returns;
-    bool named = std::any_of(out_.outputs.begin(), out_.outputs.end(), [](const auto& o) { return !o.name.empty(); });
+    bool named = std::any_of(out_.outputs.begin(), out_.outputs.end(), [](const auto& o) {
+      return !o.name.empty();
+    });
     for (const auto& o : out_.outputs) {
       if (!returns.empty()) returns += ", ";
       returns += o.name.empty() ? o.schema_type : o.schema_type + " " + o.name;
@@ -480,11 +554,15 @@ class OpLowering {
       if (s.schema_default) {
         if (!first_default) first_default = &s;
       } else if (first_default) {
-        diags_.error(op_.span,
-                     fmt::format("internal error: lowered schema `{}` has positional `{}` without a default "
-                                 "after `{}` with one",
-                                 out_.schema, s.name, first_default->name),
-                     "please report this with the IDL file");
+        diags_.error(
+            op_.span,
+            fmt::format(
+                "internal error: lowered schema `{}` has positional `{}` without a default "
+                "after `{}` with one",
+                out_.schema,
+                s.name,
+                first_default->name),
+            "please report this with the IDL file");
         return;
       }
     }
@@ -572,12 +650,16 @@ Value typed_default(const model::Type& type, const model::Default& d) {
     v.kind = Value::Kind::List;
     if (lit.kind == K::List) {
       for (size_t i = 0; i < lit.items.size(); ++i) {
-        model::Default item{lit.items[i], i < d.item_constants.size() ? d.item_constants[i] : std::string(), {}};
+        model::Default item{
+            lit.items[i],
+            i < d.item_constants.size() ? d.item_constants[i] : std::string(),
+            {}};
         v.items.push_back(typed_default(element, item));
       }
     } else {  // `int[2] x=1` means [1, 1]
       model::Default item{lit, d.constant, {}};
-      for (int64_t i = 0; i < scalar.suffixes.back().size; ++i) v.items.push_back(typed_default(element, item));
+      for (int64_t i = 0; i < scalar.suffixes.back().size; ++i)
+        v.items.push_back(typed_default(element, item));
     }
     return v;
   }
@@ -599,7 +681,8 @@ Value typed_default(const model::Type& type, const model::Default& d) {
       v.kind = Value::Kind::Device;
       v.text = d.constant;
       return v;
-    default: break;
+    default:
+      break;
   }
   switch (lit.kind) {
     case K::Bool:
@@ -628,7 +711,8 @@ Value typed_default(const model::Type& type, const model::Default& d) {
         v.text = lit.string_value;
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return v;
 }
@@ -663,9 +747,12 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
     return std::to_string(c->code);
   };
   switch (scalar.builtin) {
-    case Builtin::ScalarType: return constant(model::find_dtype(value.constant));
-    case Builtin::Layout: return constant(model::find_layout(value.constant));
-    case Builtin::MemoryFormat: return constant(model::find_memory_format(value.constant));
+    case Builtin::ScalarType:
+      return constant(model::find_dtype(value.constant));
+    case Builtin::Layout:
+      return constant(model::find_layout(value.constant));
+    case Builtin::MemoryFormat:
+      return constant(model::find_memory_format(value.constant));
     case Builtin::Device:
       // torch keeps an optional device's default as a plain string; leave it
       // to the APIs rather than register a default of the wrong kind.
@@ -675,15 +762,20 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
       return lit.text.empty() || (lit.text[0] != '"' && lit.text[0] != '\'')
                  ? syntax::quote_schema_string(lit.string_value)
                  : lit.text;
-    default: return lit.text;
+    default:
+      return lit.text;
   }
 }
 
-lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags) {
+lower::LoweredModule lower_module(
+    const model::Module& module,
+    Diagnostics& diags,
+    bool with_record_layouts) {
   lower::LoweredModule out;
-  out.records = record_layouts(module);
+  if (with_record_layouts) out.records = record_layouts(module);
   out.ops.reserve(module.ops.size());
-  for (size_t i = 0; i < module.ops.size(); ++i) out.ops.push_back(OpLowering(module, i, diags).run());
+  for (size_t i = 0; i < module.ops.size(); ++i)
+    out.ops.push_back(OpLowering(module, i, diags).run());
   return out;
 }
 

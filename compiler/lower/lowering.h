@@ -13,8 +13,14 @@
 namespace structop {
 
 /// Lowers every op of `module`. Problems (unknown `mutates:` names, lowered
-/// name collisions...) go to `diags`.
-lower::LoweredModule lower_module(const model::Module& module, Diagnostics& diags);
+/// name collisions...) go to `diags`. The record layouts are only computed
+/// with `record_layouts` (the C++ and Python emitters need them; `--check`
+/// and JSON do not, and for records nested a thousand levels deep their
+/// leaf paths are cubic in the depth).
+lower::LoweredModule lower_module(
+    const model::Module& module,
+    Diagnostics& diags,
+    bool record_layouts = true);
 
 /// The schema spelling of a default for a parameter of `type`, or nullopt
 /// when torch's schema cannot express it (the APIs still apply it).

@@ -52,7 +52,7 @@ struct Literal {
   enum class Kind { None, Bool, Int, Float, String, Identifier, List };
 
   Kind kind = Kind::None;
-  std::string text;        // source spelling, e.g. `1e-05`, `"a\"b"`, `[0,1]`
+  std::string text;  // source spelling, e.g. `1e-05`, `"a\"b"`, `[0,1]`
   bool bool_value = false;
   int64_t int_value = 0;
   double float_value = 0;

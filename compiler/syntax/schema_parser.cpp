@@ -22,18 +22,29 @@ struct Token {
 };
 
 // ASCII only, without the locale lookups of <cctype>: the schema grammar is ASCII.
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-constexpr bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
-constexpr bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+constexpr bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+constexpr bool is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+constexpr bool is_ident_char(char c) {
+  return is_ident_start(c) || is_digit(c);
+}
+constexpr bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 /// Recursive-descent parser over a small hand-written lexer. The first error
 /// stops the parse of this text (the rest of the file is still checked).
 class SchemaParser {
  public:
   /// `context` names what is parsed (`field \`Cfg.x\``) and prefixes messages.
-  SchemaParser(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
-               std::string_view context = {})
+  SchemaParser(
+      std::string_view text,
+      const TextOrigin& origin,
+      Diagnostics& diags,
+      std::string_view context = {})
       : text_(text), origin_(origin), diags_(diags), context_(context) {
     advance();
   }
@@ -54,8 +65,10 @@ class SchemaParser {
     if (!expect_punct('(', "`(` after the operator name")) return std::nullopt;
     if (!params(&sig)) return std::nullopt;
     if (cur_.kind != Tok::Arrow) {
-      fail(cur_, "expected `->` and the return types after `)`",
-           "an op without results is written `-> ()`");
+      fail(
+          cur_,
+          "expected `->` and the return types after `)`",
+          "an op without results is written `-> ()`");
       return std::nullopt;
     }
     advance();
@@ -97,8 +110,9 @@ class SchemaParser {
       while (i < text_.size() && is_ident_char(text_[i])) ++i;
       t.kind = Tok::Ident;
       t.end = i;
-    } else if (is_digit(text_[i]) || (text_[i] == '-' && i + 1 < text_.size() &&
-                                      (is_digit(text_[i + 1]) || text_[i + 1] == '.'))) {
+    } else if (
+        is_digit(text_[i]) || (text_[i] == '-' && i + 1 < text_.size() &&
+                               (is_digit(text_[i + 1]) || text_[i + 1] == '.'))) {
       t.end = scan_number(i);
       t.kind = Tok::Number;
     } else if (text_[i] == '.' && i + 1 < text_.size() && is_digit(text_[i + 1])) {
@@ -161,15 +175,20 @@ class SchemaParser {
   // ---- helpers -------------------------------------------------------------
 
   std::string_view spelling(const Token& t) const { return text_.substr(t.begin, t.end - t.begin); }
-  Span span_of(const Token& t) const { return origin_.at(t.begin, std::max<size_t>(1, t.end - t.begin)); }
+  Span span_of(const Token& t) const {
+    return origin_.at(t.begin, std::max<size_t>(1, t.end - t.begin));
+  }
   bool is_punct(char c) const { return cur_.kind == Tok::Punct && cur_.punct == c; }
   bool is_ident(std::string_view s) const { return cur_.kind == Tok::Ident && spelling(cur_) == s; }
 
   std::string describe(const Token& t) const {
     switch (t.kind) {
-      case Tok::End: return "end of text";
-      case Tok::Error: return "an unterminated string";
-      default: return fmt::format("`{}`", spelling(t));
+      case Tok::End:
+        return "end of text";
+      case Tok::Error:
+        return "an unterminated string";
+      default:
+        return fmt::format("`{}`", spelling(t));
     }
   }
 
@@ -177,7 +196,12 @@ class SchemaParser {
     if (!context_.empty()) {
       message = context_ + ": " + message;
     } else if (op_name_) {
-      message = fmt::format("op `{}{}{}`: {}", *op_name_, op_overload_->empty() ? "" : ".", *op_overload_, message);
+      message = fmt::format(
+          "op `{}{}{}`: {}",
+          *op_name_,
+          op_overload_->empty() ? "" : ".",
+          *op_overload_,
+          message);
     }
     if (!failed_) diags_.error(span_of(at), std::move(message), std::move(hint));
     failed_ = true;
@@ -191,7 +215,8 @@ class SchemaParser {
   }
 
   bool expect_ident(const char* what, Name* out) {
-    if (cur_.kind != Tok::Ident) return fail(cur_, fmt::format("expected {}, found {}", what, describe(cur_)));
+    if (cur_.kind != Tok::Ident)
+      return fail(cur_, fmt::format("expected {}, found {}", what, describe(cur_)));
     out->text = std::string(spelling(cur_));
     out->span = span_of(cur_);
     advance();
@@ -223,9 +248,13 @@ class SchemaParser {
         p.kwarg_only = kwarg_only;
         if (!parse_type(&p.type)) return false;
         if (cur_.kind != Tok::Ident) {
-          return fail(cur_, fmt::format("expected a parameter name after type `{}`, found {}",
-                                        to_schema(p.type), describe(cur_)),
-                      "parameters are written `TYPE name`, e.g. `Tensor x`");
+          return fail(
+              cur_,
+              fmt::format(
+                  "expected a parameter name after type `{}`, found {}",
+                  to_schema(p.type),
+                  describe(cur_)),
+              "parameters are written `TYPE name`, e.g. `Tensor x`");
         }
         expect_ident("a parameter name", &p.name);
         if (is_punct('=')) {
@@ -244,7 +273,9 @@ class SchemaParser {
         advance();
         return true;
       }
-      return fail(cur_, fmt::format("expected `,` or `)` in the parameter list, found {}", describe(cur_)));
+      return fail(
+          cur_,
+          fmt::format("expected `,` or `)` in the parameter list, found {}", describe(cur_)));
     }
   }
 
@@ -265,7 +296,9 @@ class SchemaParser {
         advance();
         return true;
       }
-      return fail(cur_, fmt::format("expected `,` or `)` in the return list, found {}", describe(cur_)));
+      return fail(
+          cur_,
+          fmt::format("expected `,` or `)` in the return list, found {}", describe(cur_)));
     }
   }
 
@@ -312,7 +345,9 @@ class SchemaParser {
         if (cur_.kind == Tok::Number) {
           std::string_view n = spelling(cur_);
           if (n.find_first_not_of("0123456789") != std::string_view::npos || n.size() > 9) {
-            return fail(cur_, fmt::format("list size must be a non-negative integer, found `{}`", n));
+            return fail(
+                cur_,
+                fmt::format("list size must be a non-negative integer, found `{}`", n));
           }
           s.size = std::strtoll(std::string(n).c_str(), nullptr, 10);
           advance();
@@ -339,8 +374,10 @@ class SchemaParser {
       } else if (is_punct('*')) {
         sets->emplace_back("*");
       } else {
-        return fail(cur_, fmt::format("expected an alias set name, found {}", describe(cur_)),
-                    "alias annotations look like `Tensor(a!)` or `Tensor(a -> *)`");
+        return fail(
+            cur_,
+            fmt::format("expected an alias set name, found {}", describe(cur_)),
+            "alias annotations look like `Tensor(a!)` or `Tensor(a -> *)`");
       }
       advance();
       if (!is_punct('|')) return true;
@@ -408,7 +445,9 @@ class SchemaParser {
                 continue;
               }
               if (!is_punct(']')) {
-                return fail(cur_, fmt::format("expected `,` or `]` in the list, found {}", describe(cur_)));
+                return fail(
+                    cur_,
+                    fmt::format("expected `,` or `]` in the list, found {}", describe(cur_)));
               }
               break;
             }
@@ -416,8 +455,10 @@ class SchemaParser {
           advance();  // ]
           break;
         }
-        return fail(cur_, fmt::format("expected a default value, found {}", describe(cur_)),
-                    "defaults are schema literals: None, True, 1, -2, 1.5, 1e-5, \"text\", [1, 2]");
+        return fail(
+            cur_,
+            fmt::format("expected a default value, found {}", describe(cur_)),
+            "defaults are schema literals: None, True, 1, -2, 1.5, 1e-5, \"text\", [1, 2]");
     }
     lit->text = std::string(text_.substr(begin, prev_end_ - begin));
     lit->span = origin_.at(begin, std::max<size_t>(1, prev_end_ - begin));
@@ -437,7 +478,10 @@ class SchemaParser {
       lit->int_value = std::strtoll(s.c_str(), &end, 10);
     }
     if (end != s.c_str() + s.size()) {
-      return fail(cur_, fmt::format("`{}` is not a number", s), "numbers look like 1, -2, 1.5 or 1e-5");
+      return fail(
+          cur_,
+          fmt::format("`{}` is not a number", s),
+          "numbers look like 1, -2, 1.5 or 1e-5");
     }
     if (errno == ERANGE) return fail(cur_, fmt::format("number `{}` is out of range", s));
     return true;
@@ -453,20 +497,40 @@ class SchemaParser {
       }
       if (++i >= body.size()) break;
       switch (body[i]) {
-        case 'n': *out += '\n'; break;
-        case 't': *out += '\t'; break;
-        case 'r': *out += '\r'; break;
-        case 'a': *out += '\a'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'v': *out += '\v'; break;
-        case '\\': case '\'': case '"': *out += body[i]; break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 't':
+          *out += '\t';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 'a':
+          *out += '\a';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
+        case 'v':
+          *out += '\v';
+          break;
+        case '\\':
+        case '\'':
+        case '"':
+          *out += body[i];
+          break;
         default: {
           Token at = t;
           at.begin = t.begin + 1 + i - 1;
           at.end = at.begin + 2;
-          return fail(at, fmt::format("unsupported escape `\\{}` in string literal", body[i]),
-                      "supported escapes: \\n \\t \\r \\a \\b \\f \\v \\\\ \\' \\\"");
+          return fail(
+              at,
+              fmt::format("unsupported escape `\\{}` in string literal", body[i]),
+              "supported escapes: \\n \\t \\r \\a \\b \\f \\v \\\\ \\' \\\"");
         }
       }
     }
@@ -487,19 +551,30 @@ class SchemaParser {
 
 }  // namespace
 
-std::optional<FuncSig> parse_func(std::string_view text, const TextOrigin& origin, Diagnostics& diags) {
+std::optional<FuncSig> parse_func(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags) {
   SchemaParser p(text, origin, diags);
   return p.func();
 }
 
-bool parse_field_spec(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
-                      TypeExpr* type, std::optional<Literal>* default_value, std::string_view context) {
+bool parse_field_spec(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags,
+    TypeExpr* type,
+    std::optional<Literal>* default_value,
+    std::string_view context) {
   SchemaParser p(text, origin, diags, context);
   return p.field_spec(type, default_value);
 }
 
-std::optional<Literal> parse_literal(std::string_view text, const TextOrigin& origin,
-                                     Diagnostics& diags, std::string_view context) {
+std::optional<Literal> parse_literal(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags,
+    std::string_view context) {
   SchemaParser p(text, origin, diags, context);
   return p.lone_literal();
 }
@@ -515,8 +590,11 @@ std::string to_schema(const AliasAnnotation& alias) {
   return out;
 }
 
-void append_schema_type(std::string& out, std::string_view base, const std::optional<AliasAnnotation>& alias,
-                        const std::vector<TypeSuffix>& suffixes) {
+void append_schema_type(
+    std::string& out,
+    std::string_view base,
+    const std::optional<AliasAnnotation>& alias,
+    const std::vector<TypeSuffix>& suffixes) {
   out += base;
   if (alias) out += '(' + to_schema(*alias) + ')';
   for (const auto& s : suffixes) {
@@ -537,6 +615,8 @@ std::string to_schema(const TypeExpr& type) {
   return out;
 }
 
-std::string quote_schema_string(std::string_view value) { return quote(value, Quoting::Schema); }
+std::string quote_schema_string(std::string_view value) {
+  return quote(value, Quoting::Schema);
+}
 
 }  // namespace structop::syntax

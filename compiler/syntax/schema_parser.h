@@ -33,25 +33,37 @@ struct TextOrigin {
 
 /// Parses a whole `func:` line. Reports problems to `diags` (prefixed with
 /// "op `NAME`: " once the name is read); nullopt on error.
-std::optional<FuncSig> parse_func(std::string_view text, const TextOrigin& origin,
-                                  Diagnostics& diags);
+std::optional<FuncSig> parse_func(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags);
 
 /// Parses `TYPE` or `TYPE = DEFAULT` (the short form of a record field).
 /// `context` (e.g. "field `Cfg.x`") prefixes every message.
-bool parse_field_spec(std::string_view text, const TextOrigin& origin, Diagnostics& diags,
-                      TypeExpr* type, std::optional<Literal>* default_value,
-                      std::string_view context = {});
+bool parse_field_spec(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags,
+    TypeExpr* type,
+    std::optional<Literal>* default_value,
+    std::string_view context = {});
 
 /// Parses a lone default literal (the long form's `default:`).
-std::optional<Literal> parse_literal(std::string_view text, const TextOrigin& origin,
-                                     Diagnostics& diags, std::string_view context = {});
+std::optional<Literal> parse_literal(
+    std::string_view text,
+    const TextOrigin& origin,
+    Diagnostics& diags,
+    std::string_view context = {});
 
 /// Schema spelling of a type: `Tensor(a!)[]?`.
 std::string to_schema(const TypeExpr& type);
 /// Appends the schema spelling of a type given by its parts (no temporaries:
 /// the lowering prints every slot of every op with it).
-void append_schema_type(std::string& out, std::string_view base, const std::optional<AliasAnnotation>& alias,
-                        const std::vector<TypeSuffix>& suffixes);
+void append_schema_type(
+    std::string& out,
+    std::string_view base,
+    const std::optional<AliasAnnotation>& alias,
+    const std::vector<TypeSuffix>& suffixes);
 /// Schema spelling of an alias annotation, without parentheses: `a! -> *`.
 std::string to_schema(const AliasAnnotation& alias);
 /// A string literal in schema syntax, with escapes: `"a\"b"`.

@@ -18,8 +18,11 @@ at::Tensor kernels::rec8_grad(const at::Tensor& x, const Cfg8& cfg) {
   return at::addcmul(x, cfg.w, cfg.b);
 }
 
-void kernels::rec8_grad_setup_context(AutogradContext* ctx, const at::Tensor& /*x*/,
-                                      const Cfg8& cfg, const at::Tensor& /*output*/) {
+void kernels::rec8_grad_setup_context(
+    AutogradContext* ctx,
+    const at::Tensor& /*x*/,
+    const Cfg8& cfg,
+    const at::Tensor& /*output*/) {
   ctx->save_for_backward({cfg.w, cfg.b});
 }
 
@@ -29,4 +32,3 @@ rec8_grad_grads kernels::rec8_grad_backward(AutogradContext* ctx, const at::Tens
 }
 
 }  // namespace bench
-

@@ -36,12 +36,27 @@ using torch::autograd::variable_list;
 
 namespace bench_ref {
 
-using flat8_signature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                                   double, double, bool, int64_t, c10::string_view);
+using flat8_signature = at::Tensor(
+    const at::Tensor&,
+    const at::Tensor&,
+    const at::Tensor&,
+    double,
+    double,
+    double,
+    bool,
+    int64_t,
+    c10::string_view);
 
-at::Tensor flat8_kernel(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
-                        double /*scale*/, double /*shift*/, double /*eps*/, bool /*flag*/,
-                        int64_t /*steps*/, c10::string_view /*mode*/) {
+at::Tensor flat8_kernel(
+    const at::Tensor& x,
+    const at::Tensor& w,
+    const at::Tensor& b,
+    double /*scale*/,
+    double /*shift*/,
+    double /*eps*/,
+    bool /*flag*/,
+    int64_t /*steps*/,
+    c10::string_view /*mode*/) {
   return at::addcmul(x, w, b);
 }
 
@@ -64,9 +79,17 @@ C10_NOINLINE at::Tensor flat8_fn(const at::Tensor& x, const at::Tensor& w, const
 /// The autograd kernel of flat8_fn, as in PyTorch's dispatcher tutorial.
 class Flat8Function : public torch::autograd::Function<Flat8Function> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
-                            const at::Tensor& b, double scale, double shift, double eps, bool flag,
-                            int64_t steps, c10::string_view mode) {
+  static at::Tensor forward(
+      AutogradContext* ctx,
+      const at::Tensor& x,
+      const at::Tensor& w,
+      const at::Tensor& b,
+      double scale,
+      double shift,
+      double eps,
+      bool flag,
+      int64_t steps,
+      c10::string_view mode) {
     static const auto op = handle("bench_ref::flat8_fn");
     at::AutoDispatchBelowADInplaceOrView guard;
     ctx->save_for_backward({w, b});
@@ -80,9 +103,16 @@ class Flat8Function : public torch::autograd::Function<Flat8Function> {
   }
 };
 
-at::Tensor flat8_fn_autograd(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
-                             double scale, double shift, double eps, bool flag, int64_t steps,
-                             c10::string_view mode) {
+at::Tensor flat8_fn_autograd(
+    const at::Tensor& x,
+    const at::Tensor& w,
+    const at::Tensor& b,
+    double scale,
+    double shift,
+    double eps,
+    bool flag,
+    int64_t steps,
+    c10::string_view mode) {
   return Flat8Function::apply(x, w, b, scale, shift, eps, flag, steps, mode);
 }
 

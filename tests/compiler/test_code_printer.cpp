@@ -49,14 +49,18 @@ TEST_CASE("a list that fits stays on its line", "[printer]") {
   CHECK(q.str() == "g();\n");
 }
 
-TEST_CASE("a list that does not fit breaks after its opener, one item per line at +4", "[printer]") {
+TEST_CASE(
+    "a list that does not fit breaks after its opener, one item per line at +4",
+    "[printer]") {
   const std::string long_a(40, 'a'), long_b(40, 'b'), long_c(40, 'c');
   CodePrinter p;
   {
     CodePrinter::Indent in(p);
     p.line("return f(" + CodePrinter::list({long_a, long_b, long_c}) + ");");
   }
-  CHECK(p.str() == "  return f(\n      " + long_a + ",\n      " + long_b + ",\n      " + long_c + ");\n");
+  CHECK(
+      p.str() ==
+      "  return f(\n      " + long_a + ",\n      " + long_b + ",\n      " + long_c + ");\n");
   // Each line stays within the limit that the flat form passed.
   for (size_t at = 0, next; at < p.str().size(); at = next + 1) {
     next = p.str().find('\n', at);
@@ -78,21 +82,26 @@ TEST_CASE("the closer's line counts: a list is measured where it lands", "[print
 }
 
 TEST_CASE("nested lists break from the outside in", "[printer]") {
-  const std::string inner = "g(" + CodePrinter::list({std::string(50, 'p'), std::string(50, 'q')}) + ")";
+  const std::string inner = "g(" + CodePrinter::list({std::string(50, 'p'), std::string(50, 'q')}) +
+                            ")";
   CodePrinter p;
   p.line("f(" + CodePrinter::list({"x", inner}) + ");");
-  CHECK(p.str() == "f(\n    x,\n    g(\n        " + std::string(50, 'p') + ",\n        " +
-                       std::string(50, 'q') + "));\n");
+  CHECK(
+      p.str() == "f(\n    x,\n    g(\n        " + std::string(50, 'p') + ",\n        " +
+                     std::string(50, 'q') + "));\n");
 }
 
 TEST_CASE("a list inside a comment continues as a comment", "[printer]") {
   CodePrinter p;
   p.line("//   return {" + CodePrinter::list({std::string(45, 'a'), std::string(45, 'b')}) + "};");
-  CHECK(p.str() == "//   return {\n//       " + std::string(45, 'a') + ",\n//       " + std::string(45, 'b') +
-                       "};\n");
+  CHECK(
+      p.str() == "//   return {\n//       " + std::string(45, 'a') + ",\n//       " +
+                     std::string(45, 'b') + "};\n");
 }
 
-TEST_CASE("a printer that does not lay out keeps its lists for the printer they land in", "[printer]") {
+TEST_CASE(
+    "a printer that does not lay out keeps its lists for the printer they land in",
+    "[printer]") {
   CodePrinter inner(2, false);
   inner.line("h(" + CodePrinter::list({items(1, "u"), items(1, "v")}) + ");");
   CHECK(CodePrinter::flat(inner.str()) == "h(u0, v0);\n");

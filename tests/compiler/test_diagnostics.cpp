@@ -48,9 +48,11 @@ TEST_CASE("utf8_char_length accepts well-formed UTF-8 only", "[base]") {
   CHECK(utf8_char_length("\xF4\x90\x80\x80", 0) == 0);  // above U+10FFFF
   CHECK(utf8_char_length("\x80", 0) == 0);              // stray continuation byte
   CHECK(utf8_char_length("\xFF", 0) == 0);
-  CHECK(utf8_char_length("\xE2\x82"
-                         "a",
-                         0) == 0);       // bad continuation
+  CHECK(
+      utf8_char_length(
+          "\xE2\x82"
+          "a",
+          0) == 0);                      // bad continuation
   CHECK(utf8_char_length("a", 1) == 0);  // past the end
 }
 
@@ -70,15 +72,17 @@ TEST_CASE("an error renders GCC-style with the line, a caret and a hint", "[base
   s.diags.error(Span{id, 4, 14, 5}, "unknown type `flaot`", "did you mean `float`?");
   CHECK(s.diags.has_errors());
   CHECK(s.diags.error_count() == 1);
-  CHECK(s.diags.render() ==
-        "demo.ops.yaml:4:14: error: unknown type `flaot`\n"
-        " 4 |       scale: flaot = 1.0\n"
-        "   |              ^~~~~\n"
-        "hint: did you mean `float`?\n");
+  CHECK(
+      s.diags.render() ==
+      "demo.ops.yaml:4:14: error: unknown type `flaot`\n"
+      " 4 |       scale: flaot = 1.0\n"
+      "   |              ^~~~~\n"
+      "hint: did you mean `float`?\n");
 }
 
-TEST_CASE("a span without a line names only the file; one without a file names structopc",
-          "[base]") {
+TEST_CASE(
+    "a span without a line names only the file; one without a file names structopc",
+    "[base]") {
   Sink s;
   int id = s.add("empty.ops.yaml", "");
   s.diags.error(Span{id, 0, 0, 1}, "file is empty");

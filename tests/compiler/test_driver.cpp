@@ -54,8 +54,9 @@ MemoryReader demo_reader() {
   return MemoryReader{{"idl/demo.ops.yaml", kDemo}, {"idl/common.ops.yaml", kCommon}};
 }
 
-CompileResult compile_demo(std::vector<OutputKind> emit = {OutputKind::Json},
-                           std::optional<std::string> explain = std::nullopt) {
+CompileResult compile_demo(
+    std::vector<OutputKind> emit = {OutputKind::Json},
+    std::optional<std::string> explain = std::nullopt) {
   MemoryReader reader = demo_reader();
   CompileOptions options;
   options.input = "idl/demo.ops.yaml";
@@ -114,8 +115,15 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   CHECK(r.inputs == std::vector<std::string>{"idl/demo.ops.yaml", "idl/common.ops.yaml"});
 
   JsonValue j = parse_json(r.outputs[0].content);
-  CHECK(j.keys() == std::vector<std::string>{"generator", "source", "namespace", "cpp_namespace",
-                                             "enums", "records", "ops"});
+  CHECK(
+      j.keys() == std::vector<std::string>{
+                      "generator",
+                      "source",
+                      "namespace",
+                      "cpp_namespace",
+                      "enums",
+                      "records",
+                      "ops"});
   CHECK(j["generator"].string == std::string("structopc ") + structopc_version());
   CHECK(j["source"].string == "demo.ops.yaml");
   CHECK(j["namespace"].string == "demo");
@@ -148,9 +156,10 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   const JsonValue& op = ops[0];
   CHECK(op["name"].string == "op");
   CHECK(op["cpp_name"].string == "op");
-  CHECK(op["schema"].string ==
-        "op(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b, float cfg__scale=1.0, str "
-        "cfg__mode=\"causal\") -> Tensor");
+  CHECK(
+      op["schema"].string ==
+      "op(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b, float cfg__scale=1.0, str "
+      "cfg__mode=\"causal\") -> Tensor");
   CHECK(op["signature"].string == "op(Tensor x, WeightCfg cfg) -> Tensor");
   CHECK(op["backward"].boolean);
   CHECK(op["meta"].string == "identity");
@@ -159,9 +168,19 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   CHECK(op["doc"].string == "Scales.");
   REQUIRE(op["slots"].items.size() == 5);
   const JsonValue& w = op["slots"][1];
-  CHECK(w.keys() == std::vector<std::string>{"path", "name", "cpp_name", "param", "type", "schema_type",
-                                             "default", "schema_default", "kwarg_only", "mutated",
-                                             "differentiable"});
+  CHECK(
+      w.keys() == std::vector<std::string>{
+                      "path",
+                      "name",
+                      "cpp_name",
+                      "param",
+                      "type",
+                      "schema_type",
+                      "default",
+                      "schema_default",
+                      "kwarg_only",
+                      "mutated",
+                      "differentiable"});
   CHECK(w["path"].string == "cfg.inner.w");
   CHECK(w["name"].string == "cfg__inner__w");
   CHECK(w["param"].string == "cfg");
@@ -218,8 +237,9 @@ TEST_CASE("compile() writes nothing on any error", "[driver]") {
   CompileResult r = compile(options, reader);
   CHECK_FALSE(r.ok);
   CHECK(r.outputs.empty());
-  CHECK(contains(r.diagnostics,
-                 "x.ops.yaml:3:24: error: parameter `s` of op `op`: unknown type `flaot`\n"));
+  CHECK(contains(
+      r.diagnostics,
+      "x.ops.yaml:3:24: error: parameter `s` of op `op`: unknown type `flaot`\n"));
   CHECK(r.inputs == std::vector<std::string>{"x.ops.yaml"});
 }
 
@@ -228,28 +248,29 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
   INFO(r.diagnostics);
   REQUIRE(r.ok);
   CHECK(r.outputs.empty());
-  CHECK(r.explanation ==
-        "op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
-        "lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float "
-        "cfg__scale=1.0, "
-        "str cfg__mode=\"causal\", *, ScalarType dt=6) -> ()\n"
-        "\n"
-        "original path  lowered name   type                    default                    "
-        "kwarg-only  mutated\n"
-        "-------------  -------------  ----------------------  -------------------------  "
-        "----------  -------\n"
-        "x              x              Tensor                  -                          no       "
-        "   no\n"
-        "cfg.inner.w    cfg__inner__w  Tensor -> Tensor(a!)    -                          no       "
-        "   yes\n"
-        "cfg.inner.b    cfg__inner__b  Tensor? -> Tensor(b!)?  -                          no       "
-        "   yes\n"
-        "cfg.scale      cfg__scale     float                   1.0                        no       "
-        "   no\n"
-        "cfg.mode       cfg__mode      MaskType -> str         causal (schema: \"causal\")  no     "
-        "     no\n"
-        "dt             dt             ScalarType              float32 (schema: 6)        yes      "
-        "   no\n");
+  CHECK(
+      r.explanation ==
+      "op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
+      "lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float "
+      "cfg__scale=1.0, "
+      "str cfg__mode=\"causal\", *, ScalarType dt=6) -> ()\n"
+      "\n"
+      "original path  lowered name   type                    default                    "
+      "kwarg-only  mutated\n"
+      "-------------  -------------  ----------------------  -------------------------  "
+      "----------  -------\n"
+      "x              x              Tensor                  -                          no       "
+      "   no\n"
+      "cfg.inner.w    cfg__inner__w  Tensor -> Tensor(a!)    -                          no       "
+      "   yes\n"
+      "cfg.inner.b    cfg__inner__b  Tensor? -> Tensor(b!)?  -                          no       "
+      "   yes\n"
+      "cfg.scale      cfg__scale     float                   1.0                        no       "
+      "   no\n"
+      "cfg.mode       cfg__mode      MaskType -> str         causal (schema: \"causal\")  no     "
+      "     no\n"
+      "dt             dt             ScalarType              float32 (schema: 6)        yes      "
+      "   no\n");
   CompileResult op = compile_demo({}, std::string("op"));
   CHECK(contains(op.explanation, "\nmeta: outputs take the metadata of x\n"));
   CompileResult custom = compile_demo({}, std::string("can_cast"));
@@ -257,9 +278,10 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
 }
 
 TEST_CASE("--explain finds ops by qualified or C++ name; unknown names list the ops", "[driver]") {
-  MemoryReader reader{{"o.ops.yaml",
-                       "namespace: d\nops:\n  - func: f.two(Tensor x, int n=1) -> Tensor\n  - "
-                       "func: g(Tensor x) -> Tensor\n"}};
+  MemoryReader reader{
+      {"o.ops.yaml",
+       "namespace: d\nops:\n  - func: f.two(Tensor x, int n=1) -> Tensor\n  - "
+       "func: g(Tensor x) -> Tensor\n"}};
   CompileOptions options;
   options.input = "o.ops.yaml";
   options.emit = {};
@@ -325,8 +347,9 @@ TEST_CASE("write_if_changed reports failures instead of throwing", "[driver][wri
   CHECK_FALSE(r.error.empty());
 }
 
-TEST_CASE("write_outputs creates the folder, rewrites only changes, never overwrites stubs",
-          "[driver][writer]") {
+TEST_CASE(
+    "write_outputs creates the folder, rewrites only changes, never overwrites stubs",
+    "[driver][writer]") {
   TempDir dir;
   std::string out = dir.file("out/nested");
   std::vector<OutputFile> files = {
@@ -411,9 +434,11 @@ TEST_CASE("find_duplicates pairs each repeat with the first occurrence", "[base]
 }
 
 TEST_CASE("make_depfile writes Make syntax with escapes", "[driver][writer]") {
-  CHECK(make_depfile({"out/a.ops.h", "out/a.ops.cpp"}, {"a.ops.yaml", "inc/common.ops.yaml"}) ==
-        "out/a.ops.h out/a.ops.cpp: a.ops.yaml inc/common.ops.yaml\n");
-  CHECK(make_depfile({"my out/x.h"}, {"my dir/x#1.ops.yaml", "$HOME.ops.yaml"}) ==
-        "my\\ out/x.h: my\\ dir/x\\#1.ops.yaml $$HOME.ops.yaml\n");
+  CHECK(
+      make_depfile({"out/a.ops.h", "out/a.ops.cpp"}, {"a.ops.yaml", "inc/common.ops.yaml"}) ==
+      "out/a.ops.h out/a.ops.cpp: a.ops.yaml inc/common.ops.yaml\n");
+  CHECK(
+      make_depfile({"my out/x.h"}, {"my dir/x#1.ops.yaml", "$HOME.ops.yaml"}) ==
+      "my\\ out/x.h: my\\ dir/x\\#1.ops.yaml $$HOME.ops.yaml\n");
   CHECK(make_depfile({"t"}, {}) == "t:\n");
 }

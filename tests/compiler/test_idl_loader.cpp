@@ -84,8 +84,12 @@ TEST_CASE("a file included twice (diamond) is read once", "[loader]") {
   CHECK(fe.idl.files[1].namespace_.text == "l");
   CHECK(fe.idl.files[2].namespace_.text == "r");
   CHECK(fe.idl.files[3].namespace_.text == "demo");
-  CHECK(fe.idl.paths == std::vector<std::string>{"main.ops.yaml", "left.ops.yaml", "base.ops.yaml",
-                                                 "right.ops.yaml"});
+  CHECK(
+      fe.idl.paths == std::vector<std::string>{
+                          "main.ops.yaml",
+                          "left.ops.yaml",
+                          "base.ops.yaml",
+                          "right.ops.yaml"});
   // Base is declared once, so no "already defined" error either.
   CHECK(fe.module.records.size() == 3);
 }
@@ -97,29 +101,32 @@ TEST_CASE("an include cycle is an error that shows the chain", "[loader]") {
       {"b.ops.yaml", "namespace: b\ninclude: [a.ops.yaml]\n"},
   };
   auto fe = run_front_end(reader);
-  CHECK(fe.errors ==
-        "b.ops.yaml:2:11: error: include cycle: `a.ops.yaml` -> `b.ops.yaml` -> `a.ops.yaml`\n"
-        " 2 | include: [a.ops.yaml]\n"
-        "   |           ^~~~~~~~~~\n"
-        "hint: move the shared records and enums into a file that includes neither\n");
+  CHECK(
+      fe.errors ==
+      "b.ops.yaml:2:11: error: include cycle: `a.ops.yaml` -> `b.ops.yaml` -> `a.ops.yaml`\n"
+      " 2 | include: [a.ops.yaml]\n"
+      "   |           ^~~~~~~~~~\n"
+      "hint: move the shared records and enums into a file that includes neither\n");
   CHECK(reader.reads("a.ops.yaml") == 1);
 }
 
 TEST_CASE("a file including itself is a cycle", "[loader]") {
   MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [main.ops.yaml]\n"}};
   auto fe = run_front_end(reader);
-  CHECK(contains(fe.errors,
-                 "main.ops.yaml:2:11: error: include cycle: `main.ops.yaml` -> `main.ops.yaml`\n"));
+  CHECK(contains(
+      fe.errors,
+      "main.ops.yaml:2:11: error: include cycle: `main.ops.yaml` -> `main.ops.yaml`\n"));
 }
 
 TEST_CASE("a missing include names what was searched", "[loader]") {
   MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [nope.ops.yaml]\n"}};
   auto plain = run_front_end(reader);
-  CHECK(plain.errors ==
-        "main.ops.yaml:2:11: error: cannot find included file `nope.ops.yaml`\n"
-        " 2 | include: [nope.ops.yaml]\n"
-        "   |           ^~~~~~~~~~~~~\n"
-        "hint: paths are relative to the including file; add a search folder with -I\n");
+  CHECK(
+      plain.errors ==
+      "main.ops.yaml:2:11: error: cannot find included file `nope.ops.yaml`\n"
+      " 2 | include: [nope.ops.yaml]\n"
+      "   |           ^~~~~~~~~~~~~\n"
+      "hint: paths are relative to the including file; add a search folder with -I\n");
   auto with_dirs = run_front_end(reader, "main.ops.yaml", {"x", "y"});
   CHECK(contains(with_dirs.errors, "hint: searched next to `main.ops.yaml` and in `x` and `y`\n"));
 }

@@ -146,9 +146,10 @@ TEST_CASE("positions inside func strings map to source columns", "[reader]") {
     CHECK(contains(
         r.errors,
         "t.ops.yaml:3:36: error: op `op`: expected `->` and the return types after `)`\n"));
-    CHECK(contains(r.errors,
-                   " 3 |   - func: \"op(Tensor x, str s='a') Tensor\"\n"
-                   "   |                                    ^~~~~~\n"));
+    CHECK(contains(
+        r.errors,
+        " 3 |   - func: \"op(Tensor x, str s='a') Tensor\"\n"
+        "   |                                    ^~~~~~\n"));
   }
   SECTION("a folded func cannot map columns, so errors point at its start") {
     auto r = read("namespace: d\nops:\n  - func: op(Tensor x,\n      Tensor y) Tensor\n");
@@ -190,8 +191,9 @@ TEST_CASE("long field form errors", "[reader]") {
   }
   SECTION("default written into the type") {
     auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int = 1}\n");
-    CHECK(contains(r.errors,
-                   "t.ops.yaml:5:23: error: in the long form the default goes under `default:`\n"));
+    CHECK(contains(
+        r.errors,
+        "t.ops.yaml:5:23: error: in the long form the default goes under `default:`\n"));
     CHECK(contains(r.errors, "hint: write `default: 1`\n"));
   }
   SECTION("empty default") {
@@ -202,17 +204,19 @@ TEST_CASE("long field form errors", "[reader]") {
   }
   SECTION("misspelled key: reported once, with a suggestion") {
     auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a:\n        tpye: int\n");
-    CHECK(r.errors ==
-          "t.ops.yaml:6:9: error: unknown key `tpye` in field `R.a`\n"
-          " 6 |         tpye: int\n"
-          "   |         ^~~~\n"
-          "hint: did you mean `type`?\n");
+    CHECK(
+        r.errors ==
+        "t.ops.yaml:6:9: error: unknown key `tpye` in field `R.a`\n"
+        " 6 |         tpye: int\n"
+        "   |         ^~~~\n"
+        "hint: did you mean `type`?\n");
   }
   SECTION("a bad default names the field") {
-    auto r =
-        read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int, default: 1 2}\n");
+    auto r = read(
+        "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int, default: 1 2}\n");
     CHECK(contains(
-        r.errors, "t.ops.yaml:5:33: error: field `R.a`: unexpected `2` after the default value\n"));
+        r.errors,
+        "t.ops.yaml:5:33: error: field `R.a`: unexpected `2` after the default value\n"));
     auto nested = read(
         "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: 'int[]', default: [1, [2]]}\n");
     CHECK(contains(
@@ -266,8 +270,9 @@ TEST_CASE("enum short and long forms; bad values", "[reader]") {
   CHECK(enums[2].incomplete);
   CHECK(
       contains(r.errors, "t.ops.yaml:5:11: error: enum value `1bad` is not a valid identifier\n"));
-  CHECK(contains(r.errors,
-                 "t.ops.yaml:5:18: error: enum value `with space` is not a valid identifier\n"));
+  CHECK(contains(
+      r.errors,
+      "t.ops.yaml:5:18: error: enum value `with space` is not a valid identifier\n"));
   CHECK(contains(
       r.errors,
       "t.ops.yaml:6:15: error: values of enum `D` must be a list of names, found a scalar\n"));
@@ -287,17 +292,19 @@ TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]")
   }
   SECTION("no close match lists every key") {
     auto r = read("namespace: d\nxyzzy: 1\n");
-    CHECK(contains(r.errors,
-                   "hint: valid keys are `namespace`, `cpp_namespace`, `include`, `doc`, `enums`, "
-                   "`records` and `ops`\n"));
+    CHECK(contains(
+        r.errors,
+        "hint: valid keys are `namespace`, `cpp_namespace`, `include`, `doc`, `enums`, "
+        "`records` and `ops`\n"));
   }
   SECTION("record: the missing `fields` is not reported as well") {
     auto r = read("namespace: d\nrecords:\n  R:\n    feilds: {a: int}\n");
-    CHECK(r.errors ==
-          "t.ops.yaml:4:5: error: unknown key `feilds` in record `R`\n"
-          " 4 |     feilds: {a: int}\n"
-          "   |     ^~~~~~\n"
-          "hint: did you mean `fields`?\n");
+    CHECK(
+        r.errors ==
+        "t.ops.yaml:4:5: error: unknown key `feilds` in record `R`\n"
+        " 4 |     feilds: {a: int}\n"
+        "   |     ^~~~~~\n"
+        "hint: did you mean `fields`?\n");
     REQUIRE(r.file.records.size() == 1);
     CHECK(r.file.records[0].incomplete);
   }
@@ -314,11 +321,12 @@ TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]")
   }
   SECTION("enum long form") {
     auto r = read("namespace: d\nenums:\n  E:\n    value: [a]\n");
-    CHECK(r.errors ==
-          "t.ops.yaml:4:5: error: unknown key `value` in enum `E`\n"
-          " 4 |     value: [a]\n"
-          "   |     ^~~~~\n"
-          "hint: did you mean `values`?\n");
+    CHECK(
+        r.errors ==
+        "t.ops.yaml:4:5: error: unknown key `value` in enum `E`\n"
+        " 4 |     value: [a]\n"
+        "   |     ^~~~~\n"
+        "hint: did you mean `values`?\n");
   }
 }
 
@@ -338,7 +346,8 @@ TEST_CASE("duplicate keys in a big mapping are found as in a small one", "[reade
   auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n" + fields);
   CHECK(contains(r.errors, "t.ops.yaml:45:7: error: duplicate key `f7` in fields of record `R`\n"));
   CHECK(contains(r.errors, "t.ops.yaml:12:7: note: `f7` first appears here\n"));
-  CHECK(contains(r.errors, "t.ops.yaml:46:7: error: duplicate key `f39` in fields of record `R`\n"));
+  CHECK(
+      contains(r.errors, "t.ops.yaml:46:7: error: duplicate key `f39` in fields of record `R`\n"));
   CHECK(contains(r.errors, "t.ops.yaml:44:7: note: `f39` first appears here\n"));
   REQUIRE(r.file.records[0].fields.size() == 40);
   CHECK(syntax::to_schema(r.file.records[0].fields[7].type) == "int");
@@ -351,43 +360,55 @@ TEST_CASE("namespace checks", "[reader]") {
   }
   SECTION("not an identifier: reported once") {
     auto r = read("namespace: my-ops\n");
-    CHECK(r.errors ==
-          "t.ops.yaml:1:12: error: namespace `my-ops` is not a valid identifier\n"
-          " 1 | namespace: my-ops\n"
-          "   |            ^~~~~~\n"
-          "hint: use letters, digits and `_`, not starting with a digit\n");
+    CHECK(
+        r.errors ==
+        "t.ops.yaml:1:12: error: namespace `my-ops` is not a valid identifier\n"
+        " 1 | namespace: my-ops\n"
+        "   |            ^~~~~~\n"
+        "hint: use letters, digits and `_`, not starting with a digit\n");
   }
   SECTION("cpp_namespace") {
     CHECK(read("namespace: d\ncpp_namespace: a::b::c\n").errors.empty());
-    CHECK(contains(read("namespace: d\ncpp_namespace: 'a::'\n").errors,
-                   "error: cpp_namespace `a::` is not a C++ namespace name\n"));
-    CHECK(contains(read("namespace: d\ncpp_namespace: ::a\n").errors,
-                   "error: cpp_namespace `::a` is not a C++ namespace name\n"));
+    CHECK(contains(
+        read("namespace: d\ncpp_namespace: 'a::'\n").errors,
+        "error: cpp_namespace `a::` is not a C++ namespace name\n"));
+    CHECK(contains(
+        read("namespace: d\ncpp_namespace: ::a\n").errors,
+        "error: cpp_namespace `::a` is not a C++ namespace name\n"));
   }
 }
 
 TEST_CASE("wrong shapes are reported with what was found", "[reader]") {
-  CHECK(contains(read("- a\n- b\n").errors,
-                 "t.ops.yaml:1:1: error: an IDL file must be a mapping, found a list\n"));
-  CHECK(contains(read("namespace: d\nops: {a: 1}\n").errors,
-                 "error: `ops` must be a list, found a mapping\n"));
-  CHECK(contains(read("namespace: d\nops: [3]\n").errors,
-                 "error: each op must be a mapping with `func:`, found a scalar\n"));
-  CHECK(contains(read("namespace: d\nrecords: [a]\n").errors,
-                 "error: `records` must be a mapping of record names, found a list\n"));
-  CHECK(contains(read("namespace: d\nenums: 3\n").errors,
-                 "error: `enums` must be a mapping of enum names, found a scalar\n"));
-  CHECK(contains(read("namespace: d\nrecords:\n  R: 3\n").errors,
-                 "error: record `R` must be a mapping with `fields`, found a scalar\n"));
-  CHECK(contains(read("namespace: d\nrecords:\n  R: {fields: [a]}\n").errors,
-                 "error: fields of record `R` must be a mapping, found a list\n"));
-  CHECK(
-      contains(read("namespace: d\nrecords:\n  R: {fields: {a: [int]}}\n").errors,
-               "error: field `R.a` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found a list\n"));
-  CHECK(contains(read("namespace: d\nrecords:\n  R: {fields: {a: }}\n").errors,
-                 "error: field `R.a` has no type\n"));
-  CHECK(contains(read("namespace: d\nrecords:\n  1R: {fields: {a: int}}\n").errors,
-                 "error: record name `1R` is not a valid identifier\n"));
+  CHECK(contains(
+      read("- a\n- b\n").errors,
+      "t.ops.yaml:1:1: error: an IDL file must be a mapping, found a list\n"));
+  CHECK(contains(
+      read("namespace: d\nops: {a: 1}\n").errors,
+      "error: `ops` must be a list, found a mapping\n"));
+  CHECK(contains(
+      read("namespace: d\nops: [3]\n").errors,
+      "error: each op must be a mapping with `func:`, found a scalar\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords: [a]\n").errors,
+      "error: `records` must be a mapping of record names, found a list\n"));
+  CHECK(contains(
+      read("namespace: d\nenums: 3\n").errors,
+      "error: `enums` must be a mapping of enum names, found a scalar\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords:\n  R: 3\n").errors,
+      "error: record `R` must be a mapping with `fields`, found a scalar\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords:\n  R: {fields: [a]}\n").errors,
+      "error: fields of record `R` must be a mapping, found a list\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords:\n  R: {fields: {a: [int]}}\n").errors,
+      "error: field `R.a` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found a list\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords:\n  R: {fields: {a: }}\n").errors,
+      "error: field `R.a` has no type\n"));
+  CHECK(contains(
+      read("namespace: d\nrecords:\n  1R: {fields: {a: int}}\n").errors,
+      "error: record name `1R` is not a valid identifier\n"));
   CHECK(contains(
       read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', backward: yes}\n").errors,
       "error: backward must be `true` or `false`, found `yes`\n"));
@@ -418,11 +439,12 @@ TEST_CASE("YAML aliases are reported once; their surroundings are not blamed", "
       "    fields: &f {x: int}\n"
       "  B:\n"
       "    fields: *f\n");
-  CHECK(r.errors ==
-        "t.ops.yaml:6:13: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
-        " 6 |     fields: *f\n"
-        "   |             ^\n"
-        "hint: write the value out in full\n");
+  CHECK(
+      r.errors ==
+      "t.ops.yaml:6:13: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
+      " 6 |     fields: *f\n"
+      "   |             ^\n"
+      "hint: write the value out in full\n");
   REQUIRE(r.file.records.size() == 2);
   CHECK_FALSE(r.file.records[0].incomplete);
   CHECK(r.file.records[1].incomplete);

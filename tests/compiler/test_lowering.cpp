@@ -52,13 +52,15 @@ std::vector<std::string> names(const lower::LoweredOp& op) {
 }  // namespace
 
 TEST_CASE("primitive parameters lower as they are", "[lowering]") {
-  CHECK(schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
-        "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
+  CHECK(
+      schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
+      "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
   // Types torch 2.x added to the schema language.
-  CHECK(schema_of("  - func: op(Tensor x, DeviceIndex d=-1) -> SymBool\n    meta: custom\n") ==
-        "op(Tensor x, DeviceIndex d=-1) -> SymBool");
-  FrontEnd fe =
-      lower_ops("  - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)\n    meta: [x, x]\n");
+  CHECK(
+      schema_of("  - func: op(Tensor x, DeviceIndex d=-1) -> SymBool\n    meta: custom\n") ==
+      "op(Tensor x, DeviceIndex d=-1) -> SymBool");
+  FrontEnd fe = lower_ops(
+      "  - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)\n    meta: [x, x]\n");
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op.ov");
   CHECK(lo.cpp_name == "op_ov");
@@ -69,14 +71,19 @@ TEST_CASE("primitive parameters lower as they are", "[lowering]") {
   CHECK_FALSE(lo.slots[1].from_record());
 }
 
-TEST_CASE("records lower to their leaves, depth first, at the parameter's position",
-          "[lowering]") {
+TEST_CASE("records lower to their leaves, depth first, at the parameter's position", "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, Tensor y) -> Tensor\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
-  CHECK(names(lo) == std::vector<std::string>{"x", "cfg__inner__w", "cfg__inner__b", "cfg__scale",
-                                              "cfg__mode", "y"});
+  CHECK(
+      names(lo) == std::vector<std::string>{
+                       "x",
+                       "cfg__inner__w",
+                       "cfg__inner__b",
+                       "cfg__scale",
+                       "cfg__mode",
+                       "y"});
   CHECK(lo.slots[1].path == "cfg.inner.w");
   CHECK(lo.slots[1].param == 1);
   CHECK(lo.slots[1].fields == std::vector<size_t>{0, 0});
@@ -86,15 +93,17 @@ TEST_CASE("records lower to their leaves, depth first, at the parameter's positi
   CHECK(lo.slots[1].takes_grad);
   CHECK_FALSE(lo.slots[3].takes_grad);
   // y has no default, so the leaves before it lose theirs in the schema.
-  CHECK(lo.schema ==
-        "op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale, str cfg__mode, "
-        "Tensor y) -> Tensor");
+  CHECK(
+      lo.schema ==
+      "op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale, str cfg__mode, "
+      "Tensor y) -> Tensor");
 }
 
 TEST_CASE("leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
-  CHECK(schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==
-        "op(Tensor x, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, "
-        "str cfg__mode=\"causal\", Tensor y) -> Tensor");
+  CHECK(
+      schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==
+      "op(Tensor x, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, "
+      "str cfg__mode=\"causal\", Tensor y) -> Tensor");
   FrontEnd fe = lower_ops("  - func: op(Tensor x, *, Opt o) -> Tensor\n");
   REQUIRE(fe.ok());
   for (const auto& s : fe.op("op").slots) CHECK(s.kwarg_only == (s.path != "x"));
@@ -109,26 +118,29 @@ TEST_CASE("enum leaves lower to str with the value's string as default", "[lower
   REQUIRE(mode.schema_default);
   CHECK(*mode.schema_default == "\"causal\"");
   CHECK(mode.default_value->constant == "causal");
-  CHECK(schema_of(
-            "  - func: op(Tensor x, MaskType m=sliding_window, MaskType? n=None) -> Tensor\n") ==
-        "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
+  CHECK(
+      schema_of(
+          "  - func: op(Tensor x, MaskType m=sliding_window, MaskType? n=None) -> Tensor\n") ==
+      "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
 }
 
 TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[lowering]") {
   SECTION("a record name: every tensor leaf") {
-    CHECK(schema_of("  - func: scale_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg]\n") ==
-          "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float "
-          "cfg__scale=1.0, "
-          "str cfg__mode=\"causal\") -> ()");
+    CHECK(
+        schema_of("  - func: scale_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg]\n") ==
+        "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float "
+        "cfg__scale=1.0, "
+        "str cfg__mode=\"causal\") -> ()");
   }
   SECTION("a dotted leaf path") {
-    CHECK(schema_of("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.b]\n") ==
-          "f_(Tensor x, Tensor cfg__inner__w, Tensor(a!) cfg__inner__b, float cfg__scale=1.0, "
-          "str cfg__mode=\"causal\") -> ()");
+    CHECK(
+        schema_of("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.b]\n") ==
+        "f_(Tensor x, Tensor cfg__inner__w, Tensor(a!) cfg__inner__b, float cfg__scale=1.0, "
+        "str cfg__mode=\"causal\") -> ()");
   }
   SECTION("a sub-record path") {
-    FrontEnd fe =
-        lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner]\n");
+    FrontEnd fe = lower_ops(
+        "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner]\n");
     REQUIRE(fe.ok());
     CHECK(fe.slot("f_", "cfg__inner__w").mutated);
     CHECK(fe.slot("f_", "cfg__inner__b").mutated);
@@ -137,19 +149,20 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
     CHECK_FALSE(fe.slot("f_", "x").mutated);
   }
   SECTION("a lowered name, and a plain tensor parameter") {
-    FrontEnd fe =
-        lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__inner__w, x]\n");
+    FrontEnd fe = lower_ops(
+        "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__inner__w, x]\n");
     REQUIRE(fe.ok());
     CHECK(fe.slot("f_", "x").schema_type == "Tensor(a!)");
     CHECK(fe.slot("f_", "cfg__inner__w").schema_type == "Tensor(b!)");
     CHECK_FALSE(fe.slot("f_", "cfg__inner__b").mutated);
   }
   SECTION("alias letters avoid the ones the func line uses") {
-    CHECK(schema_of("  - func: f_(Tensor(a!) x, Tensor(c) y, WeightCfg cfg) -> Tensor(b)\n"
-                    "    mutates: [cfg]\n    meta: custom\n") ==
-          "f_(Tensor(a!) x, Tensor(c) y, Tensor(d!) cfg__inner__w, Tensor(e!) cfg__inner__b, float "
-          "cfg__scale=1.0, "
-          "str cfg__mode=\"causal\") -> Tensor(b)");
+    CHECK(
+        schema_of("  - func: f_(Tensor(a!) x, Tensor(c) y, WeightCfg cfg) -> Tensor(b)\n"
+                  "    mutates: [cfg]\n    meta: custom\n") ==
+        "f_(Tensor(a!) x, Tensor(c) y, Tensor(d!) cfg__inner__w, Tensor(e!) cfg__inner__b, float "
+        "cfg__scale=1.0, "
+        "str cfg__mode=\"causal\") -> Tensor(b)");
   }
   SECTION("a leaf already annotated in the func line is left alone") {
     FrontEnd fe = lower_ops("  - func: f_(Tensor(a!) x) -> ()\n    mutates: [x]\n");
@@ -162,8 +175,8 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
       params += ", Tensor t" + std::to_string(i);
       mutated += ", t" + std::to_string(i);
     }
-    FrontEnd fe = lower_ops("  - func: many_(Tensor x" + params + ") -> ()\n    mutates: [x" +
-                            mutated + "]\n");
+    FrontEnd fe = lower_ops(
+        "  - func: many_(Tensor x" + params + ") -> ()\n    mutates: [x" + mutated + "]\n");
     REQUIRE(fe.ok());
     std::set<std::string> seen;
     for (const auto& s : fe.op("many_").slots) CHECK(seen.insert(s.schema_type).second);
@@ -174,25 +187,28 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
 }
 
 TEST_CASE("mutates errors list the valid names", "[lowering]") {
-  FrontEnd unknown =
-      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.ww]\n");
-  CHECK(contains(unknown.errors,
-                 "main.ops.yaml:17:15: error: op `f_`: `cfg.inner.ww` in `mutates:` is not a "
-                 "tensor parameter or field\n"));
-  CHECK(contains(unknown.errors,
-                 "hint: did you mean `cfg.inner.w`? valid names are `cfg`, `cfg.inner`, "
-                 "`cfg.inner.b`, `cfg.inner.w`, "
-                 "`cfg__inner__b`, `cfg__inner__w` and `x`\n"));
-  FrontEnd scalar =
-      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.scale]\n");
+  FrontEnd unknown = lower_ops(
+      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.ww]\n");
+  CHECK(contains(
+      unknown.errors,
+      "main.ops.yaml:17:15: error: op `f_`: `cfg.inner.ww` in `mutates:` is not a "
+      "tensor parameter or field\n"));
+  CHECK(contains(
+      unknown.errors,
+      "hint: did you mean `cfg.inner.w`? valid names are `cfg`, `cfg.inner`, "
+      "`cfg.inner.b`, `cfg.inner.w`, "
+      "`cfg__inner__b`, `cfg__inner__w` and `x`\n"));
+  FrontEnd scalar = lower_ops(
+      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.scale]\n");
   CHECK(contains(
       scalar.errors,
       "error: op `f_`: `cfg.scale` in `mutates:` has type `float`; only tensors can be mutated\n"));
-  FrontEnd lowered_scalar =
-      lower_ops("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__mode]\n");
-  CHECK(contains(lowered_scalar.errors,
-                 "error: op `f_`: `cfg__mode` in `mutates:` has type `MaskType`; only tensors can "
-                 "be mutated\n"));
+  FrontEnd lowered_scalar = lower_ops(
+      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__mode]\n");
+  CHECK(contains(
+      lowered_scalar.errors,
+      "error: op `f_`: `cfg__mode` in `mutates:` has type `MaskType`; only tensors can "
+      "be mutated\n"));
   FrontEnd list = lower_ops("  - func: f_(Tensor[] xs) -> ()\n    mutates: [xs]\n");
   CHECK(contains(
       list.errors,
@@ -201,15 +217,15 @@ TEST_CASE("mutates errors list the valid names", "[lowering]") {
   CHECK(contains(none.errors, "hint: this op has no tensor parameters\n"));
 }
 
-TEST_CASE("a positional default is dropped when a later positional has none",
-          "[lowering]") {
+TEST_CASE("a positional default is dropped when a later positional has none", "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, WeightCfg cfg) -> Tensor\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
-  CHECK(lo.schema ==
-        "op(Tensor x, float o__eps, bool o__causal, Tensor cfg__inner__w, Tensor cfg__inner__b, "
-        "float cfg__scale=1.0, str cfg__mode=\"causal\") -> Tensor");
+  CHECK(
+      lo.schema ==
+      "op(Tensor x, float o__eps, bool o__causal, Tensor cfg__inner__w, Tensor cfg__inner__b, "
+      "float cfg__scale=1.0, str cfg__mode=\"causal\") -> Tensor");
   // The IDL's defaults are kept for the APIs.
   const auto& eps = fe.slot("op", "o__eps");
   REQUIRE(eps.default_value);
@@ -219,30 +235,34 @@ TEST_CASE("a positional default is dropped when a later positional has none",
 }
 
 TEST_CASE("kwarg-only parameters keep their defaults", "[lowering]") {
-  CHECK(schema_of("  - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor\n") ==
-        "op(Tensor x, float o__eps, bool o__causal, Tensor y, *, float k__eps=1e-5, bool "
-        "k__causal=False, "
-        "Tensor z) -> Tensor");
+  CHECK(
+      schema_of("  - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor\n") ==
+      "op(Tensor x, float o__eps, bool o__causal, Tensor y, *, float k__eps=1e-5, bool "
+      "k__causal=False, "
+      "Tensor z) -> Tensor");
 }
 
 TEST_CASE("a default the schema cannot express also drops earlier ones", "[lowering]") {
-  FrontEnd fe =
-      lower_ops("  - func: op(Tensor x, int k=1, str[] names=[\"a\"], int j=2) -> Tensor\n");
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor x, int k=1, str[] names=[\"a\"], int j=2) -> Tensor\n");
   REQUIRE(fe.ok());
   CHECK(fe.op("op").schema == "op(Tensor x, int k, str[] names, int j=2) -> Tensor");
   CHECK_FALSE(fe.slot("op", "names").schema_default);
   CHECK(fe.slot("op", "names").default_value);
 }
 
-TEST_CASE("all-defaulted record parameters may be omitted: their leaves keep defaults",
-          "[lowering]") {
-  CHECK(schema_of("  - func: op(Tensor x, Opt o) -> Tensor\n") ==
-        "op(Tensor x, float o__eps=1e-5, bool o__causal=False) -> Tensor");
+TEST_CASE(
+    "all-defaulted record parameters may be omitted: their leaves keep defaults",
+    "[lowering]") {
+  CHECK(
+      schema_of("  - func: op(Tensor x, Opt o) -> Tensor\n") ==
+      "op(Tensor x, float o__eps=1e-5, bool o__causal=False) -> Tensor");
   FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, int k=3) -> Tensor\n");
   REQUIRE(fe.ok());
   CHECK(fe.module.ops[0].params[1].implicit_default);
-  CHECK(fe.op("op").schema ==
-        "op(Tensor x, float o__eps=1e-5, bool o__causal=False, int k=3) -> Tensor");
+  CHECK(
+      fe.op("op").schema ==
+      "op(Tensor x, float o__eps=1e-5, bool o__causal=False, int k=3) -> Tensor");
 }
 
 TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lowering]") {
@@ -275,8 +295,8 @@ TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lo
   CHECK(fe.slot("op", "d").default_value->constant == "float16");
 
   // Positional: the inexpressible default drops the ones before it.
-  FrontEnd pos =
-      lower_ops("  - func: op(Tensor x, ScalarType a=float32, Device? od=\"cpu\") -> Tensor\n");
+  FrontEnd pos = lower_ops(
+      "  - func: op(Tensor x, ScalarType a=float32, Device? od=\"cpu\") -> Tensor\n");
   REQUIRE(pos.ok());
   CHECK(pos.op("op").schema == "op(Tensor x, ScalarType a, Device? od) -> Tensor");
 }
@@ -302,13 +322,14 @@ TEST_CASE("string defaults are re-quoted for the schema", "[lowering]") {
       "  - func: op(Tensor x, R r) -> Tensor\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
-  CHECK(fe.op("op").schema ==
-        "op(Tensor x, str r__a='single', str r__b=\"has \\\"quote\\\"\") -> Tensor");
+  CHECK(
+      fe.op("op").schema ==
+      "op(Tensor x, str r__a='single', str r__b=\"has \\\"quote\\\"\") -> Tensor");
 }
 
 TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
-  FrontEnd fe =
-      lower_ops("  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: custom\n");
+  FrontEnd fe = lower_ops(
+      "  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: custom\n");
   REQUIRE(fe.ok());
   CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
   FrontEnd rec = run_front_end(
@@ -320,23 +341,25 @@ TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
 
 TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, int from, int from_) -> Tensor\n");
-  CHECK(contains(fe.errors,
-                 "error: op `op`: parameters `from` and `from_` would both be called `from_` in "
-                 "C++ and Python\n"));
+  CHECK(contains(
+      fe.errors,
+      "error: op `op`: parameters `from` and `from_` would both be called `from_` in "
+      "C++ and Python\n"));
 }
 
 TEST_CASE("lowered-name collisions are reported once, without an internal error", "[lowering]") {
   FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n");
-  CHECK(fe.errors ==
-        "main.ops.yaml:16:45: error: op `op`: `cfg.scale` and `cfg__scale` both lower to the "
-        "parameter name "
-        "`cfg__scale`\n"
-        " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
-        "    |                                             ^~~~~~~~~~\n"
-        "hint: record leaves are named `param__field`; rename the field or the parameter\n"
-        "main.ops.yaml:16:34: note: `cfg.scale` comes from parameter `cfg`\n"
-        " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
-        "    |                                  ^~~\n");
+  CHECK(
+      fe.errors ==
+      "main.ops.yaml:16:45: error: op `op`: `cfg.scale` and `cfg__scale` both lower to the "
+      "parameter name "
+      "`cfg__scale`\n"
+      " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
+      "    |                                             ^~~~~~~~~~\n"
+      "hint: record leaves are named `param__field`; rename the field or the parameter\n"
+      "main.ops.yaml:16:34: note: `cfg.scale` comes from parameter `cfg`\n"
+      " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
+      "    |                                  ^~~\n");
   // Inside one record: field `a__b` next to sub-record `a` with field `b`.
   FrontEnd inner = run_front_end(
       "namespace: d\nrecords:\n  A: {fields: {b: int}}\n  R: {fields: {a: A, a__b: int}}\n"
@@ -357,12 +380,14 @@ TEST_CASE("meta: identity takes the first N plain tensor inputs", "[lowering]") 
   CHECK(lo.slots[lo.meta_sources[0]].name == "cfg__inner__w");
   CHECK(lo.slots[lo.meta_sources[1]].name == "cfg__inner__b");
   FrontEnd few = lower_ops("  - func: op(Tensor x, int n) -> (Tensor a, Tensor b)\n");
-  CHECK(contains(few.errors,
-                 "error: op `op` has 2 tensor outputs but only 1 plain tensor input for the "
-                 "default (identity) meta kernel\n"));
-  CHECK(contains(few.errors,
-                 "hint: list one input per output under `meta:` (e.g. `meta: [x, x]`), or set "
-                 "`meta: custom`\n"));
+  CHECK(contains(
+      few.errors,
+      "error: op `op` has 2 tensor outputs but only 1 plain tensor input for the "
+      "default (identity) meta kernel\n"));
+  CHECK(contains(
+      few.errors,
+      "hint: list one input per output under `meta:` (e.g. `meta: [x, x]`), or set "
+      "`meta: custom`\n"));
 }
 
 TEST_CASE("meta: a list of names, in output order", "[lowering]") {
@@ -379,8 +404,8 @@ TEST_CASE("meta: a list of names, in output order", "[lowering]") {
 }
 
 TEST_CASE("meta errors", "[lowering]") {
-  FrontEnd unknown =
-      lower_ops("  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q, kk]\n");
+  FrontEnd unknown = lower_ops(
+      "  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q, kk]\n");
   CHECK(contains(
       unknown.errors,
       "main.ops.yaml:17:15: error: op `op`: `kk` in `meta:` is not a tensor parameter or field\n"));
@@ -390,38 +415,41 @@ TEST_CASE("meta errors", "[lowering]") {
   CHECK(contains(
       record.errors,
       "error: op `op`: `cfg` in `meta:` stands for 2 tensors; name the one each output copies\n"));
-  CHECK(contains(record.errors,
-                 "hint: valid names are `cfg.inner.b`, `cfg.inner.w`, `cfg__inner__b`, "
-                 "`cfg__inner__w` and `q`\n"));
+  CHECK(contains(
+      record.errors,
+      "hint: valid names are `cfg.inner.b`, `cfg.inner.w`, `cfg__inner__b`, "
+      "`cfg__inner__w` and `q`\n"));
   FrontEnd optional = lower_ops("  - func: op(Tensor q, Tensor? b) -> Tensor\n    meta: [b]\n");
-  CHECK(contains(optional.errors,
-                 "error: op `op`: `b` in `meta:` has type `Tensor?`; outputs copy the metadata of "
-                 "a plain `Tensor`\n"));
+  CHECK(contains(
+      optional.errors,
+      "error: op `op`: `b` in `meta:` has type `Tensor?`; outputs copy the metadata of "
+      "a plain `Tensor`\n"));
   CHECK(contains(optional.errors, "hint: valid names are `q`\n"));
   FrontEnd none = lower_ops("  - func: op(Tensor? b) -> Tensor\n    meta: [b]\n");
   CHECK(contains(
       none.errors,
       "hint: this op has no plain `Tensor` input to copy metadata from; set `meta: custom`\n"));
-  FrontEnd count =
-      lower_ops("  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q]\n");
+  FrontEnd count = lower_ops(
+      "  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q]\n");
   CHECK(contains(
       count.errors,
       "main.ops.yaml:17:12: error: op `op` has 2 tensor outputs but `meta:` lists 1 name\n"));
   FrontEnd non_tensor = lower_ops("  - func: count(Tensor x) -> int\n");
-  CHECK(contains(non_tensor.errors,
-                 "main.ops.yaml:16:11: error: op `count` returns `int`, which a default meta "
-                 "kernel cannot shape\n"));
+  CHECK(contains(
+      non_tensor.errors,
+      "main.ops.yaml:16:11: error: op `count` returns `int`, which a default meta "
+      "kernel cannot shape\n"));
   CHECK(contains(non_tensor.errors, "hint: set `meta: custom` and write `kernels::count_meta`\n"));
-  CHECK(
-      contains(lower_ops("  - func: split(Tensor x) -> Tensor[]\n").errors,
-               "error: op `split` returns `Tensor[]`, which a default meta kernel cannot shape\n"));
+  CHECK(contains(
+      lower_ops("  - func: split(Tensor x) -> Tensor[]\n").errors,
+      "error: op `split` returns `Tensor[]`, which a default meta kernel cannot shape\n"));
   // meta: custom accepts any returns.
   CHECK(lower_ops("  - func: count(Tensor x) -> (int, Tensor[])\n    meta: custom\n").ok());
 }
 
 TEST_CASE("outputs and their schema types", "[lowering]") {
-  FrontEnd fe =
-      lower_ops("  - func: op(Tensor(a) x) -> (Tensor(a) view, Tensor out)\n    meta: [x, x]\n");
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor(a) x) -> (Tensor(a) view, Tensor out)\n    meta: [x, x]\n");
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
   REQUIRE(lo.outputs.size() == 2);
@@ -429,8 +457,9 @@ TEST_CASE("outputs and their schema types", "[lowering]") {
   CHECK(lo.outputs[0].schema_type == "Tensor(a)");
   CHECK(lo.schema == "op(Tensor(a) x) -> (Tensor(a) view, Tensor out)");
   CHECK(schema_of("  - func: op(Tensor x) -> ()\n    meta: custom\n") == "op(Tensor x) -> ()");
-  CHECK(schema_of("  - func: op(Tensor x) -> Tensor[]\n    meta: custom\n") ==
-        "op(Tensor x) -> Tensor[]");
+  CHECK(
+      schema_of("  - func: op(Tensor x) -> Tensor[]\n    meta: custom\n") ==
+      "op(Tensor x) -> Tensor[]");
 }
 
 TEST_CASE("a record-only op and a record with optional and list tensors", "[lowering]") {
@@ -442,8 +471,9 @@ TEST_CASE("a record-only op and a record with optional and list tensors", "[lowe
       "    meta: custom\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
-  CHECK(fe.op("op").schema ==
-        "op(Tensor? r__t, Tensor[] r__l, Tensor?[] r__o, int r__n=1) -> Tensor");
+  CHECK(
+      fe.op("op").schema ==
+      "op(Tensor? r__t, Tensor[] r__l, Tensor?[] r__o, int r__n=1) -> Tensor");
   CHECK(fe.slot("op", "r__t").takes_grad);
   CHECK_FALSE(fe.slot("op", "r__l").takes_grad);
   CHECK_FALSE(fe.slot("op", "r__o").takes_grad);
@@ -490,7 +520,8 @@ TEST_CASE("C++ identifiers never contain `__`", "[lowering]") {
   CHECK(scale.names.adapter == "op_scale_");
   std::vector<std::string> cpp;
   for (const auto& s : scale.slots) cpp.push_back(s.cpp_name);
-  CHECK(cpp == std::vector<std::string>{"x", "cfg_inner_w", "cfg_inner_b", "cfg_scale", "cfg_mode"});
+  CHECK(
+      cpp == std::vector<std::string>{"x", "cfg_inner_w", "cfg_inner_b", "cfg_scale", "cfg_mode"});
   CHECK(scale.slots[1].name == "cfg__inner__w");  // the schema keeps its spelling
   CHECK(scale.slots[1].api_path == "cfg.inner.w");
   CHECK(fe.lowered.ops[1].cpp_name == "add_Tensor_");
@@ -528,7 +559,7 @@ TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lo
   CHECK(op.grad_params == std::vector<size_t>{0, 1});
   REQUIRE(op.api_params.size() == 4);
   CHECK_FALSE(op.api_params[1].cpp_default);  // cfg has no default
-  CHECK(op.api_params[2].cpp_default);         // opt: every field defaulted
+  CHECK(op.api_params[2].cpp_default);        // opt: every field defaulted
   REQUIRE(op.api_params[2].default_value);
   CHECK(op.api_params[2].default_value->kind == lower::Value::Kind::Record);
   CHECK(op.api_params[3].default_value->kind == lower::Value::Kind::Int);
@@ -549,8 +580,12 @@ TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") 
   const lower::RecordLayout& cfg = fe.lowered.records[1];
   std::vector<std::string> leaves;
   for (const auto& l : cfg.leaves) leaves.push_back(l.path + "|" + l.name + "|" + l.cpp_name);
-  CHECK(leaves == std::vector<std::string>{"inner.w|inner__w|inner_w", "inner.b|inner__b|inner_b",
-                                           "scale|scale|scale", "mode|mode|mode"});
+  CHECK(
+      leaves == std::vector<std::string>{
+                    "inner.w|inner__w|inner_w",
+                    "inner.b|inner__b|inner_b",
+                    "scale|scale|scale",
+                    "mode|mode|mode"});
   REQUIRE(cfg.fields.size() == 3);
   CHECK(cfg.fields[0].first_leaf == 0);
   CHECK(cfg.fields[0].leaf_count == 2);
@@ -565,7 +600,8 @@ TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") 
 
 TEST_CASE("typed defaults: what each default means, decided once", "[lowering]") {
   FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x, int[2] k=1, int r=Mean, float f=.5, str s=\"a\", ScalarType t=float32,"
+      "  - func: op(Tensor x, int[2] k=1, int r=Mean, float f=.5, str s=\"a\", ScalarType "
+      "t=float32,"
       " Device d=\"cpu\", bool b=True, int? o=None) -> Tensor\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());

@@ -134,41 +134,55 @@ TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[
     const char* hint;
   };
   const Case cases[] = {
-      {"a: int = 1.5", "default `1.5` does not fit field `R.a` of type `int`",
+      {"a: int = 1.5",
+       "default `1.5` does not fit field `R.a` of type `int`",
        "write an integer, e.g. `1` or `-2`"},
-      {"a: bool = 1", "default `1` does not fit field `R.a` of type `bool`",
+      {"a: bool = 1",
+       "default `1` does not fit field `R.a` of type `bool`",
        "write `True` or `False`"},
-      {"a: str = hello", "default `hello` does not fit field `R.a` of type `str`",
+      {"a: str = hello",
+       "default `hello` does not fit field `R.a` of type `str`",
        "quote it: `\"hello\"`"},
-      {"a: Tensor = 0", "default `0` does not fit field `R.a` of type `Tensor`",
+      {"a: Tensor = 0",
+       "default `0` does not fit field `R.a` of type `Tensor`",
        "a tensor's only default is `None`, on a `Tensor?`"},
-      {"a: float = None", "default `None` does not fit field `R.a` of type `float`",
+      {"a: float = None",
+       "default `None` does not fit field `R.a` of type `float`",
        "make the type optional (`float?`) to allow `None`"},
-      {"a: float = \"x\"", "default `\"x\"` does not fit field `R.a` of type `float`",
+      {"a: float = \"x\"",
+       "default `\"x\"` does not fit field `R.a` of type `float`",
        "write a number, e.g. `1.0` or `1e-5`"},
-      {"a: int[] = 1", "default `1` does not fit field `R.a` of type `int[]`",
+      {"a: int[] = 1",
+       "default `1` does not fit field `R.a` of type `int[]`",
        "write a list, e.g. `[1, 2]` or `[]`"},
-      {"a: int[] = [1, x]", "default `x` does not fit field `R.a` of type `int`",
+      {"a: int[] = [1, x]",
+       "default `x` does not fit field `R.a` of type `int`",
        "write an integer, e.g. `1` or `-2`"},
-      {"a: ScalarType = flaot32", "default `flaot32` does not fit field `R.a` of type `ScalarType`",
+      {"a: ScalarType = flaot32",
+       "default `flaot32` does not fit field `R.a` of type `ScalarType`",
        "did you mean `float32`?"},
-      {"a: Layout = 3", "default `3` does not fit field `R.a` of type `Layout`",
+      {"a: Layout = 3",
+       "default `3` does not fit field `R.a` of type `Layout`",
        "valid values are `strided` and `sparse_coo`"},
-      {"a: Device = \"gpu\"", "default `\"gpu\"` does not fit field `R.a` of type `Device`",
+      {"a: Device = \"gpu\"",
+       "default `\"gpu\"` does not fit field `R.a` of type `Device`",
        "unknown device type `gpu` (expected e.g. `cpu`, `cuda`, `cuda:1`, `meta`)"},
-      {"a: Device = \"cuda:x\"", "default `\"cuda:x\"` does not fit field `R.a` of type `Device`",
+      {"a: Device = \"cuda:x\"",
+       "default `\"cuda:x\"` does not fit field `R.a` of type `Device`",
        "device index `x` is not a non-negative integer"},
-      {"a: Scalar = \"s\"", "default `\"s\"` does not fit field `R.a` of type `Scalar`",
+      {"a: Scalar = \"s\"",
+       "default `\"s\"` does not fit field `R.a` of type `Scalar`",
        "write a number or `True`/`False`"},
       {"a: SymInt = -4611686018427387905",
        "default `-4611686018427387905` does not fit field `R.a` of type `SymInt`",
        "a SymInt holds integers from -2^62 (-4611686018427387904) up; use `int` for smaller ones"},
-      {"a: DeviceIndex = 128", "default `128` does not fit field `R.a` of type `DeviceIndex`",
+      {"a: DeviceIndex = 128",
+       "default `128` does not fit field `R.a` of type `DeviceIndex`",
        "write a device index from -1 to 127"},
   };
   for (const Case& c : cases) {
-    std::string errors =
-        errors_of(std::string("records:\n  R:\n    fields:\n      ") + c.field + "\n");
+    std::string errors = errors_of(
+        std::string("records:\n  R:\n    fields:\n      ") + c.field + "\n");
     INFO(c.field << "\n" << errors);
     CHECK(contains(errors, std::string("error: ") + c.message + "\n"));
     CHECK(contains(errors, std::string("hint: ") + c.hint + "\n"));
@@ -179,9 +193,10 @@ TEST_CASE("enum defaults must be values of the enum", "[resolver]") {
   std::string errors = errors_of(
       "enums: {MaskType: [full, causal, sliding_window]}\n"
       "records: {R: {fields: {m: MaskType = casual, n: MaskType = 3}}}\n");
-  CHECK(contains(errors,
-                 "main.ops.yaml:3:38: error: default `casual` of field `R.m` is not a value of "
-                 "enum `MaskType`\n"));
+  CHECK(contains(
+      errors,
+      "main.ops.yaml:3:38: error: default `casual` of field `R.m` is not a value of "
+      "enum `MaskType`\n"));
   CHECK(contains(
       errors,
       "hint: did you mean `causal`? valid values are `full`, `causal` and `sliding_window`\n"));
@@ -192,8 +207,8 @@ TEST_CASE("enum defaults must be values of the enum", "[resolver]") {
 }
 
 TEST_CASE("enum declarations: empty and duplicate values", "[resolver]") {
-  std::string errors =
-      errors_of("enums:\n  E: []\n  F: [a, b, a]\nrecords: {R: {fields: {e: E = x, f: F = b}}}\n");
+  std::string errors = errors_of(
+      "enums:\n  E: []\n  F: [a, b, a]\nrecords: {R: {fields: {e: E = x, f: F = b}}}\n");
   CHECK(contains(errors, "main.ops.yaml:3:3: error: enum `E` has no values\n"));
   CHECK(contains(errors, "main.ops.yaml:4:13: error: enum `F` lists `a` twice\n"));
   CHECK(contains(errors, "main.ops.yaml:4:7: note: first listed here\n"));
@@ -202,8 +217,9 @@ TEST_CASE("enum declarations: empty and duplicate values", "[resolver]") {
 }
 
 TEST_CASE("unknown types: suggestions, hints, or where to define them", "[resolver]") {
-  CHECK(contains(errors_of("records: {R: {fields: {a: flaot}}}\n"),
-                 "main.ops.yaml:2:27: error: field `R.a`: unknown type `flaot`\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {a: flaot}}}\n"),
+      "main.ops.yaml:2:27: error: field `R.a`: unknown type `flaot`\n"));
   CHECK(
       contains(errors_of("records: {R: {fields: {a: flaot}}}\n"), "hint: did you mean `float`?\n"));
   CHECK(contains(
@@ -214,69 +230,88 @@ TEST_CASE("unknown types: suggestions, hints, or where to define them", "[resolv
   CHECK(contains(
       none,
       "main.ops.yaml:3:24: error: parameter `c` of op `op`: unknown type `AttentionSettings`\n"));
-  CHECK(contains(none,
-                 "hint: define it under `records:` or `enums:`, or include the file that does\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {a: double}}}\n"),
-                 "hint: the schema's floating-point type is `float` (a C++ double)\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {a: List}}}\n"),
-                 "hint: write a list as `T[]`, e.g. `int[]`\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {a: Optional}}}\n"),
-                 "hint: write an optional as `T?`"));
-  CHECK(contains(errors_of("records: {R: {fields: {a: string}}}\n"),
-                 "hint: the schema's string type is `str`\n"));
+  CHECK(contains(
+      none,
+      "hint: define it under `records:` or `enums:`, or include the file that does\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {a: double}}}\n"),
+      "hint: the schema's floating-point type is `float` (a C++ double)\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {a: List}}}\n"),
+      "hint: write a list as `T[]`, e.g. `int[]`\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {a: Optional}}}\n"),
+      "hint: write an optional as `T?`"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {a: string}}}\n"),
+      "hint: the schema's string type is `str`\n"));
 }
 
 TEST_CASE("types by use: fields, params, returns", "[resolver]") {
-  CHECK(contains(errors_of("records: {R: {fields: {g: Generator}}}\n"),
-                 "error: field `R.g`: `Generator` cannot be a record field\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {t: Tensor(a!)}}}\n"),
-                 "error: field `R.t`: alias annotations are not allowed in record fields\n"));
-  CHECK(contains(errors_of("ops:\n  - func: op(int(a) x) -> ()\n"),
-                 "error: parameter `x` of op `op`: alias annotations apply only to `Tensor`\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {t: 'int?"
-                           "?'}}}\n"),
-                 "error: field `R.t`: `int?"
-                 "?` is optional twice\n"));
-  CHECK(contains(errors_of("records: {R: {fields: {t: 'int[][]'}}}\n"),
-                 "error: field `R.t`: nested lists like `int[][]` are not schema types\n"));
-  std::string ret =
-      errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S\n");
+  CHECK(contains(
+      errors_of("records: {R: {fields: {g: Generator}}}\n"),
+      "error: field `R.g`: `Generator` cannot be a record field\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {t: Tensor(a!)}}}\n"),
+      "error: field `R.t`: alias annotations are not allowed in record fields\n"));
+  CHECK(contains(
+      errors_of("ops:\n  - func: op(int(a) x) -> ()\n"),
+      "error: parameter `x` of op `op`: alias annotations apply only to `Tensor`\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {t: 'int?"
+                "?'}}}\n"),
+      "error: field `R.t`: `int?"
+      "?` is optional twice\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {t: 'int[][]'}}}\n"),
+      "error: field `R.t`: nested lists like `int[][]` are not schema types\n"));
+  std::string ret = errors_of(
+      "records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S\n");
   CHECK(contains(ret, "main.ops.yaml:4:30: error: record `S` cannot be a return type\n"));
-  CHECK(contains(ret,
-                 "hint: return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in "
-                 "the caller\n"));
-  CHECK(contains(errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
-                 "error: enum `E` cannot be a return type\n"));
-  CHECK(contains(errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]'}}}\n"),
-                 "error: field `R.e`: lists of enums are not supported\n"));
+  CHECK(contains(
+      ret,
+      "hint: return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in "
+      "the caller\n"));
+  CHECK(contains(
+      errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
+      "error: enum `E` cannot be a return type\n"));
+  CHECK(contains(
+      errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]'}}}\n"),
+      "error: field `R.e`: lists of enums are not supported\n"));
   std::string lists = errors_of(
       "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor "
       "x, L? o) -> Tensor\n");
-  CHECK(contains(lists,
-                 "error: field `N.ls` has type `L[]`, but lists and optionals of records are not "
-                 "supported\n"));
+  CHECK(contains(
+      lists,
+      "error: field `N.ls` has type `L[]`, but lists and optionals of records are not "
+      "supported\n"));
   CHECK(
       contains(lists, "hint: use one or more plain `L`s, or `Tensor[]` fields for the tensors\n"));
-  CHECK(contains(lists,
-                 "error: parameter `o` of op `op` has type `L?`, but lists and optionals of "
-                 "records are not supported\n"));
-  CHECK(
-      contains(errors_of("records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R "
-                         "r=None) -> Tensor\n"),
-               "error: parameter `r` of op `op` has record type `R` and cannot have a default\n"));
-  CHECK(contains(errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: I = None}}\n"),
-                 "error: field `R.i` has record type `I` and cannot have a default\n"));
+  CHECK(contains(
+      lists,
+      "error: parameter `o` of op `op` has type `L?`, but lists and optionals of "
+      "records are not supported\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R "
+                "r=None) -> Tensor\n"),
+      "error: parameter `r` of op `op` has record type `R` and cannot have a default\n"));
+  CHECK(contains(
+      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: I = None}}\n"),
+      "error: field `R.i` has record type `I` and cannot have a default\n"));
 }
 
 TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver]") {
-  std::string builtin =
-      errors_of("records:\n  Device: {fields: {i: int = 0}}\nenums:\n  float: [a]\n");
+  std::string builtin = errors_of(
+      "records:\n  Device: {fields: {i: int = 0}}\nenums:\n  float: [a]\n");
   CHECK(contains(
-      builtin, "main.ops.yaml:3:3: error: `Device` is a built-in type and cannot be redefined\n"));
-  CHECK(contains(builtin,
-                 "main.ops.yaml:5:3: error: `float` is a built-in type and cannot be redefined\n"));
-  CHECK(contains(errors_of("records:\n  Dict: {fields: {i: int}}\n"),
-                 "error: `Dict` is reserved and cannot name a record or enum\n"));
+      builtin,
+      "main.ops.yaml:3:3: error: `Device` is a built-in type and cannot be redefined\n"));
+  CHECK(contains(
+      builtin,
+      "main.ops.yaml:5:3: error: `float` is a built-in type and cannot be redefined\n"));
+  CHECK(contains(
+      errors_of("records:\n  Dict: {fields: {i: int}}\n"),
+      "error: `Dict` is reserved and cannot name a record or enum\n"));
   std::string dup = errors_of("enums:\n  X: [a]\nrecords:\n  X: {fields: {i: int}}\n");
   CHECK(contains(dup, "main.ops.yaml:5:3: error: `X` is already defined\n"));
   CHECK(contains(dup, "main.ops.yaml:3:3: note: `X` first defined here\n"));
@@ -284,14 +319,16 @@ TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver
 
 TEST_CASE("record cycles are reported once with the path", "[resolver]") {
   std::string direct = errors_of("records:\n  Node: {fields: {v: Tensor, next: Node}}\n");
-  CHECK(contains(direct,
-                 "main.ops.yaml:3:36: error: record `Node` contains itself: Node.next -> Node\n"));
+  CHECK(contains(
+      direct,
+      "main.ops.yaml:3:36: error: record `Node` contains itself: Node.next -> Node\n"));
   std::string two = errors_of("records:\n  A: {fields: {b: B}}\n  B: {fields: {a: A}}\n");
-  CHECK(two ==
-        "main.ops.yaml:4:19: error: record `A` contains itself: A.b -> B.a -> A\n"
-        " 4 |   B: {fields: {a: A}}\n"
-        "   |                   ^\n"
-        "hint: records are values and cannot nest themselves; break the cycle\n");
+  CHECK(
+      two ==
+      "main.ops.yaml:4:19: error: record `A` contains itself: A.b -> B.a -> A\n"
+      " 4 |   B: {fields: {a: A}}\n"
+      "   |                   ^\n"
+      "hint: records are values and cannot nest themselves; break the cycle\n");
   std::string three = errors_of(
       "records:\n  A: {fields: {b: B}}\n  B: {fields: {c: C}}\n  C: {fields: {a: A, x: int}}\n");
   CHECK(contains(three, "error: record `A` contains itself: A.b -> B.c -> C.a -> A\n"));
@@ -304,11 +341,12 @@ TEST_CASE("a broken record is not blamed again where it is used", "[resolver]") 
       "  Outer: {fields: {b: Bad}}\n"
       "ops:\n"
       "  - func: op(Tensor x, Outer o, Bad b) -> Tensor\n");
-  CHECK(errors ==
-        "main.ops.yaml:3:21: error: field `Bad.x`: unknown type `flaot`\n"
-        " 3 |   Bad: {fields: {x: flaot}}\n"
-        "   |                     ^~~~~\n"
-        "hint: did you mean `float`?\n");
+  CHECK(
+      errors ==
+      "main.ops.yaml:3:21: error: field `Bad.x`: unknown type `flaot`\n"
+      " 3 |   Bad: {fields: {x: flaot}}\n"
+      "   |                     ^~~~~\n"
+      "hint: did you mean `float`?\n");
 }
 
 TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
@@ -329,8 +367,9 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
     }
     auto fe = run_front_end(text);
     CHECK(fe.diags->error_count() == 1);
-    CHECK(contains(fe.errors,
-                   "error: field `R1000.r`: records nest more than 1000 levels deep here\n"));
+    CHECK(contains(
+        fe.errors,
+        "error: field `R1000.r`: records nest more than 1000 levels deep here\n"));
   }
   SECTION("doubling records cannot blow up the lowering") {
     std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
@@ -353,8 +392,9 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
     }
     text += "ops:\n  - func: op(Tensor x, R16 c, R16 d) -> Tensor\n";
     auto fe = run_front_end(text);
-    CHECK(contains(fe.errors,
-                   "error: op `op` lowers to 131073 parameters; at most 100000 are supported\n"));
+    CHECK(contains(
+        fe.errors,
+        "error: op `op` lowers to 131073 parameters; at most 100000 are supported\n"));
   }
   SECTION("all ops together may lower to at most 200000 parameters") {
     std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
@@ -367,20 +407,22 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
       text += "  - func: op" + std::to_string(i) + "(Tensor x, R15 c) -> Tensor\n";
     auto fe = run_front_end(text);
     CHECK(fe.diags->error_count() == 1);
-    CHECK(contains(fe.errors,
-                   "error: the ops of this file lower to more than 200000 parameters in total "
-                   "(reached at op `op6`)\n"));
+    CHECK(contains(
+        fe.errors,
+        "error: the ops of this file lower to more than 200000 parameters in total "
+        "(reached at op `op6`)\n"));
   }
 }
 
 TEST_CASE("positional parameters with defaults come last", "[resolver]") {
   std::string errors = errors_of("ops:\n  - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n");
-  CHECK(errors ==
-        "main.ops.yaml:3:44: error: parameter `y` of op `op` has no default but follows `s`, which "
-        "has one\n"
-        " 3 |   - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n"
-        "   |                                            ^\n"
-        "hint: give `y` a default, move it before `s`, or make it keyword-only after `*`\n");
+  CHECK(
+      errors ==
+      "main.ops.yaml:3:44: error: parameter `y` of op `op` has no default but follows `s`, which "
+      "has one\n"
+      " 3 |   - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n"
+      "   |                                            ^\n"
+      "hint: give `y` a default, move it before `s`, or make it keyword-only after `*`\n");
   // Keyword-only parameters may come in any order.
   CHECK(errors_of("ops:\n  - func: op(Tensor x, *, float s=1.0, Tensor y) -> Tensor\n").empty());
   // A record whose fields all have defaults counts as defaulted only where
@@ -388,15 +430,15 @@ TEST_CASE("positional parameters with defaults come last", "[resolver]") {
   CHECK(errors_of("records: {D: {fields: {n: int = 1}}}\n"
                   "ops:\n  - func: op(Tensor x, float s=1.0, D d, int k=1) -> Tensor\n")
             .empty());
-  CHECK(
-      contains(errors_of("records: {D: {fields: {n: int = 1}}}\n"
-                         "ops:\n  - func: op(Tensor x, float s=1.0, D d, Tensor y) -> Tensor\n"),
-               "error: parameter `d` of op `op` has no default but follows `s`, which has one\n"));
+  CHECK(contains(
+      errors_of("records: {D: {fields: {n: int = 1}}}\n"
+                "ops:\n  - func: op(Tensor x, float s=1.0, D d, Tensor y) -> Tensor\n"),
+      "error: parameter `d` of op `op` has no default but follows `s`, which has one\n"));
   // ...and one with a required field does not.
-  CHECK(
-      contains(errors_of("records: {R: {fields: {n: int}}}\n"
-                         "ops:\n  - func: op(Tensor x, float s=1.0, R r) -> Tensor\n"),
-               "error: parameter `r` of op `op` has no default but follows `s`, which has one\n"));
+  CHECK(contains(
+      errors_of("records: {R: {fields: {n: int}}}\n"
+                "ops:\n  - func: op(Tensor x, float s=1.0, R r) -> Tensor\n"),
+      "error: parameter `r` of op `op` has no default but follows `s`, which has one\n"));
 }
 
 TEST_CASE("implicit defaults of all-defaulted record parameters", "[resolver]") {
@@ -440,7 +482,8 @@ TEST_CASE("dispatch keys", "[resolver]") {
   CHECK(contains(errors, "main.ops.yaml:4:21: error: op `op`: unknown dispatch key `CUDa`\n"));
   CHECK(contains(errors, "error: op `op`: `Meta` is not a dispatch key here\n"));
   CHECK(contains(
-      errors, "hint: Meta kernels come from `meta:` (identity, a list of names, or `custom`)\n"));
+      errors,
+      "hint: Meta kernels come from `meta:` (identity, a list of names, or `custom`)\n"));
   CHECK(contains(errors, "error: op `op` lists dispatch key `CPU` twice\n"));
   CHECK(contains(errors, "error: op `op`: unknown dispatch key `GPU`\n"));
   CHECK(contains(errors, "hint: did you mean `CUDA`?\n"));
@@ -453,10 +496,12 @@ TEST_CASE("tags: torch's operator tags, in IDL order", "[resolver]") {
       "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n"
       "    tags: [pt2_compliant_tag, needs_fixed_stride_order]\n");
   REQUIRE(fe.ok());
-  CHECK(fe.module.ops[0].tags ==
-        std::vector<std::string>{"pt2_compliant_tag", "needs_fixed_stride_order"});
+  CHECK(
+      fe.module.ops[0].tags ==
+      std::vector<std::string>{"pt2_compliant_tag", "needs_fixed_stride_order"});
   std::string errors = errors_of(
-      "ops:\n  - func: op(Tensor x) -> Tensor\n    tags: [pt2_compliant, core, core, qqqqqqqqqqqq]\n");
+      "ops:\n  - func: op(Tensor x) -> Tensor\n    tags: [pt2_compliant, core, core, "
+      "qqqqqqqqqqqq]\n");
   CHECK(contains(errors, "main.ops.yaml:4:12: error: op `op`: unknown tag `pt2_compliant`\n"));
   CHECK(contains(errors, "hint: did you mean `pt2_compliant_tag`?\n"));
   CHECK(contains(errors, "error: op `op` lists tag `core` twice\n"));
@@ -465,17 +510,20 @@ TEST_CASE("tags: torch's operator tags, in IDL order", "[resolver]") {
 }
 
 TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation", "[resolver]") {
-  CHECK(
-      contains(errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
-                         "Tensor\n    backward: true\n"),
-               "main.ops.yaml:4:11: error: op `make` has `backward: true` but no `Tensor` or `Tensor?` input\n"));
-  std::string rets =
-      errors_of("ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
-  CHECK(contains(rets,
-                 "main.ops.yaml:3:38: error: op `op` has `backward: true`, so it may return only "
-                 "`Tensor` or `Tensor[]`\n"));
-  CHECK(contains(errors_of("ops:\n  - func: op(Tensor x) -> ()\n    backward: true\n"),
-                 "error: op `op` has `backward: true` but returns nothing\n"));
+  CHECK(contains(
+      errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
+                "Tensor\n    backward: true\n"),
+      "main.ops.yaml:4:11: error: op `make` has `backward: true` but no `Tensor` or `Tensor?` "
+      "input\n"));
+  std::string rets = errors_of(
+      "ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
+  CHECK(contains(
+      rets,
+      "main.ops.yaml:3:38: error: op `op` has `backward: true`, so it may return only "
+      "`Tensor` or `Tensor[]`\n"));
+  CHECK(contains(
+      errors_of("ops:\n  - func: op(Tensor x) -> ()\n    backward: true\n"),
+      "error: op `op` has `backward: true` but returns nothing\n"));
   CHECK(contains(
       errors_of(
           "records: {S: {fields: {m: Tensor}}}\n"
@@ -490,11 +538,13 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   // op whose only tensors are a `Tensor[]` is rejected rather than generating
   // an autograd bridge without edges.
   CHECK(contains(
-      errors_of("ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n"),
+      errors_of(
+          "ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n"),
       "error: op `op` has `backward: true` but no `Tensor` or `Tensor?` input"));
-  CHECK(contains(errors_of("records: {S: {fields: {m: Tensor[]}}}\nops:\n  - func: op(S s) -> Tensor\n    "
-                           "backward: true\n"),
-                 "hint: `Tensor[]` inputs take no gradient yet"));
+  CHECK(contains(
+      errors_of("records: {S: {fields: {m: \"Tensor[]\"}}}\nops:\n  - func: op(S s) -> Tensor\n    "
+                "backward: true\n"),
+      "hint: `Tensor[]` inputs take no gradient yet"));
 }
 
 TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
@@ -505,17 +555,18 @@ TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
   CHECK(errors_of("ops:\n  - func: op(Tensor x) -> Tensor\n  - func: op.two(Tensor x, Tensor y) -> "
                   "Tensor\n")
             .empty());
-  std::string clash =
-      errors_of("ops:\n  - func: op.x(Tensor x) -> Tensor\n  - func: op_x(Tensor x) -> Tensor\n");
-  CHECK(clash ==
-        "main.ops.yaml:4:11: error: ops `op.x` and `op_x` would both be called `op_x` in C++ and "
-        "Python\n"
-        " 4 |   - func: op_x(Tensor x) -> Tensor\n"
-        "   |           ^~~~\n"
-        "hint: rename one of them\n"
-        "main.ops.yaml:3:11: note: `op.x` is declared here\n"
-        " 3 |   - func: op.x(Tensor x) -> Tensor\n"
-        "   |           ^~\n");
+  std::string clash = errors_of(
+      "ops:\n  - func: op.x(Tensor x) -> Tensor\n  - func: op_x(Tensor x) -> Tensor\n");
+  CHECK(
+      clash ==
+      "main.ops.yaml:4:11: error: ops `op.x` and `op_x` would both be called `op_x` in C++ and "
+      "Python\n"
+      " 4 |   - func: op_x(Tensor x) -> Tensor\n"
+      "   |           ^~~~\n"
+      "hint: rename one of them\n"
+      "main.ops.yaml:3:11: note: `op.x` is declared here\n"
+      " 3 |   - func: op.x(Tensor x) -> Tensor\n"
+      "   |           ^~\n");
 }
 
 TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
@@ -533,10 +584,16 @@ TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
   for (size_t pos = 0; (pos = errors.find("main.ops.yaml:", pos)) != std::string::npos; ++pos) {
     heads.push_back(errors.substr(pos, errors.find(':', errors.find(':', pos + 14) + 1) - pos));
   }
-  CHECK(heads == std::vector<std::string>{"main.ops.yaml:3:16", "main.ops.yaml:3:10",
-                                          "main.ops.yaml:5:25", "main.ops.yaml:5:51",
-                                          "main.ops.yaml:8:21", "main.ops.yaml:9:24",
-                                          "main.ops.yaml:10:27"});
-  CHECK(contains(errors,
-                 "error: default `slow` of field `Cfg.mode` is not a value of enum `Mode`\n"));
+  CHECK(
+      heads == std::vector<std::string>{
+                   "main.ops.yaml:3:16",
+                   "main.ops.yaml:3:10",
+                   "main.ops.yaml:5:25",
+                   "main.ops.yaml:5:51",
+                   "main.ops.yaml:8:21",
+                   "main.ops.yaml:9:24",
+                   "main.ops.yaml:10:27"});
+  CHECK(contains(
+      errors,
+      "error: default `slow` of field `Cfg.mode` is not a value of enum `Mode`\n"));
 }

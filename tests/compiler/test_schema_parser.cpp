@@ -103,16 +103,31 @@ TEST_CASE("string defaults decode escapes in both quote styles") {
 TEST_CASE("a malformed func points at the offending column") {
   auto p = parse("op(Tensor x Tensor y) -> Tensor");
   CHECK_FALSE(p.sig);
-  CHECK(p.errors.find("t.ops.yaml:1:13: error: op `op`: expected `,` or `)` in the parameter list, "
-                      "found `Tensor`") != std::string::npos);
+  CHECK(
+      p.errors.find("t.ops.yaml:1:13: error: op `op`: expected `,` or `)` in the parameter list, "
+                    "found `Tensor`") != std::string::npos);
 }
 
 TEST_CASE("every type form of the schema round-trips through to_schema", "[syntax]") {
   const char* types[] = {
-      "Tensor",         "Tensor?",     "Tensor[]",          "Tensor?[]",      "int[2]",
-      "int[]?",         "SymInt[1]",   "Tensor(a)",         "Tensor(a!)",     "Tensor(a!)[]",
-      "Tensor(a -> *)", "Tensor(a|b)", "Tensor(a! -> a|b)", "Tensor(b)[](a)", "Tensor(*)",
-      "MyRecord",       "ScalarType?", "Generator?"};
+      "Tensor",
+      "Tensor?",
+      "Tensor[]",
+      "Tensor?[]",
+      "int[2]",
+      "int[]?",
+      "SymInt[1]",
+      "Tensor(a)",
+      "Tensor(a!)",
+      "Tensor(a!)[]",
+      "Tensor(a -> *)",
+      "Tensor(a|b)",
+      "Tensor(a! -> a|b)",
+      "Tensor(b)[](a)",
+      "Tensor(*)",
+      "MyRecord",
+      "ScalarType?",
+      "Generator?"};
   for (const char* t : types) {
     Parsed p = parse(std::string("f(") + t + " x) -> ()");
     INFO(t << "\n" << p.errors);
@@ -147,8 +162,8 @@ TEST_CASE("return forms", "[syntax]") {
   CHECK(returns("Tensor") == std::vector<std::string>{"Tensor:"});
   CHECK(returns("Tensor[]") == std::vector<std::string>{"Tensor[]:"});
   CHECK(returns("(Tensor, Tensor)") == std::vector<std::string>{"Tensor:", "Tensor:"});
-  CHECK(returns("(Tensor a, Tensor(b!) b)") ==
-        std::vector<std::string>{"Tensor:a", "Tensor(b!):b"});
+  CHECK(
+      returns("(Tensor a, Tensor(b!) b)") == std::vector<std::string>{"Tensor:a", "Tensor(b!):b"});
   CHECK(returns("Tensor(a)") == std::vector<std::string>{"Tensor(a):"});
   CHECK(returns("(int, bool flag)") == std::vector<std::string>{"int:", "bool:flag"});
 }
@@ -190,34 +205,42 @@ TEST_CASE("literal spans point at the literal", "[syntax]") {
 }
 
 TEST_CASE("bad literals are errors at the literal", "[syntax]") {
-  CHECK(contains(error_of("f(int x=1x) -> ()"),
-                 "t.ops.yaml:1:9: error: op `f`: `1x` is not a number\n"));
+  CHECK(contains(
+      error_of("f(int x=1x) -> ()"),
+      "t.ops.yaml:1:9: error: op `f`: `1x` is not a number\n"));
   CHECK(contains(error_of("f(float x=1.5f) -> ()"), "error: op `f`: `1.5f` is not a number\n"));
-  CHECK(contains(error_of("f(int x=99999999999999999999) -> ()"),
-                 "error: op `f`: number `99999999999999999999` is out of range\n"));
-  CHECK(contains(error_of("f(str x=\"a\\qb\") -> ()"),
-                 "t.ops.yaml:1:11: error: op `f`: unsupported escape `\\q` in string literal\n"));
-  CHECK(contains(error_of("f(int[] x=[1, [2]]) -> ()"),
-                 "t.ops.yaml:1:15: error: op `f`: nested lists are not valid default values\n"));
-  CHECK(contains(error_of("f(int[] x=[1 2]) -> ()"),
-                 "t.ops.yaml:1:14: error: op `f`: expected `,` or `]` in the list, found `2`\n"));
-  CHECK(contains(error_of("f(int x=) -> ()"),
-                 "t.ops.yaml:1:9: error: op `f`: expected a default value, found `)`\n"));
+  CHECK(contains(
+      error_of("f(int x=99999999999999999999) -> ()"),
+      "error: op `f`: number `99999999999999999999` is out of range\n"));
+  CHECK(contains(
+      error_of("f(str x=\"a\\qb\") -> ()"),
+      "t.ops.yaml:1:11: error: op `f`: unsupported escape `\\q` in string literal\n"));
+  CHECK(contains(
+      error_of("f(int[] x=[1, [2]]) -> ()"),
+      "t.ops.yaml:1:15: error: op `f`: nested lists are not valid default values\n"));
+  CHECK(contains(
+      error_of("f(int[] x=[1 2]) -> ()"),
+      "t.ops.yaml:1:14: error: op `f`: expected `,` or `]` in the list, found `2`\n"));
+  CHECK(contains(
+      error_of("f(int x=) -> ()"),
+      "t.ops.yaml:1:9: error: op `f`: expected a default value, found `)`\n"));
 }
 
 TEST_CASE("a deeply nested list default fails fast instead of recursing", "[syntax]") {
   std::string text = "f(int[] x=" + std::string(200000, '[') + ") -> ()";
-  CHECK(contains(error_of(text),
-                 "t.ops.yaml:1:12: error: op `f`: nested lists are not valid default values\n"));
+  CHECK(contains(
+      error_of(text),
+      "t.ops.yaml:1:12: error: op `f`: nested lists are not valid default values\n"));
 }
 
 TEST_CASE("malformed func lines put the caret on the offending token", "[syntax]") {
   SECTION("missing ->") {
-    CHECK(error_of("op(Tensor x) Tensor") ==
-          "t.ops.yaml:1:14: error: op `op`: expected `->` and the return types after `)`\n"
-          " 1 | op(Tensor x) Tensor\n"
-          "   |              ^~~~~~\n"
-          "hint: an op without results is written `-> ()`\n");
+    CHECK(
+        error_of("op(Tensor x) Tensor") ==
+        "t.ops.yaml:1:14: error: op `op`: expected `->` and the return types after `)`\n"
+        " 1 | op(Tensor x) Tensor\n"
+        "   |              ^~~~~~\n"
+        "hint: an op without results is written `-> ()`\n");
   }
   SECTION("missing parameter name") {
     CHECK(
@@ -228,59 +251,73 @@ TEST_CASE("malformed func lines put the caret on the offending token", "[syntax]
         "hint: parameters are written `TYPE name`, e.g. `Tensor x`\n");
   }
   SECTION("bad alias annotation") {
-    CHECK(contains(error_of("op(Tensor(!) x) -> Tensor"),
-                   "t.ops.yaml:1:11: error: op `op`: expected an alias set name, found `!`\n"));
-    CHECK(contains(error_of("op(Tensor(a! x) -> Tensor"),
-                   "t.ops.yaml:1:14: error: op `op`: expected `)` to close the alias annotation, "
-                   "found `x`\n"));
+    CHECK(contains(
+        error_of("op(Tensor(!) x) -> Tensor"),
+        "t.ops.yaml:1:11: error: op `op`: expected an alias set name, found `!`\n"));
+    CHECK(contains(
+        error_of("op(Tensor(a! x) -> Tensor"),
+        "t.ops.yaml:1:14: error: op `op`: expected `)` to close the alias annotation, "
+        "found `x`\n"));
   }
   SECTION("unterminated string: underlined to the end") {
-    CHECK(error_of("op(Tensor x, str m=\"fast) -> Tensor") ==
-          "t.ops.yaml:1:20: error: op `op`: unterminated string literal\n"
-          " 1 | op(Tensor x, str m=\"fast) -> Tensor\n"
-          "   |                    ^~~~~~~~~~~~~~~~\n"
-          "hint: close it with the same quote\n");
+    CHECK(
+        error_of("op(Tensor x, str m=\"fast) -> Tensor") ==
+        "t.ops.yaml:1:20: error: op `op`: unterminated string literal\n"
+        " 1 | op(Tensor x, str m=\"fast) -> Tensor\n"
+        "   |                    ^~~~~~~~~~~~~~~~\n"
+        "hint: close it with the same quote\n");
   }
   SECTION("other shapes") {
-    CHECK(contains(error_of("(Tensor x) -> Tensor"),
-                   "t.ops.yaml:1:1: error: expected an operator name, found `(`\n"));
-    CHECK(contains(error_of("op.(Tensor x) -> Tensor"),
-                   "t.ops.yaml:1:4: error: expected an overload name after `.`, found `(`\n"));
+    CHECK(contains(
+        error_of("(Tensor x) -> Tensor"),
+        "t.ops.yaml:1:1: error: expected an operator name, found `(`\n"));
+    CHECK(contains(
+        error_of("op.(Tensor x) -> Tensor"),
+        "t.ops.yaml:1:4: error: expected an overload name after `.`, found `(`\n"));
     CHECK(contains(
         error_of("op Tensor x) -> Tensor"),
         "t.ops.yaml:1:4: error: op `op`: expected `(` after the operator name, found `Tensor`\n"));
-    CHECK(contains(error_of("op(Tensor x, *, *, int y) -> ()"),
-                   "t.ops.yaml:1:17: error: op `op`: `*` appears twice in the parameter list\n"));
+    CHECK(contains(
+        error_of("op(Tensor x, *, *, int y) -> ()"),
+        "t.ops.yaml:1:17: error: op `op`: `*` appears twice in the parameter list\n"));
     CHECK(contains(
         error_of("op(Tensor x, *) -> ()"),
         "t.ops.yaml:1:14: error: op `op`: `*` must be followed by keyword-only parameters\n"));
-    CHECK(contains(error_of("op(Tensor x) -> Tensor out junk"),
-                   "t.ops.yaml:1:28: error: op `op`: unexpected `junk` after the return types\n"));
-    CHECK(contains(error_of("op(Tensor x) -> (Tensor a Tensor b)"),
-                   "t.ops.yaml:1:27: error: op `op`: expected `,` or `)` in the return list, found "
-                   "`Tensor`\n"));
-    CHECK(contains(error_of("op(Tensor x"),
-                   "t.ops.yaml:1:12: error: op `op`: expected `,` or `)` in the parameter list, "
-                   "found end of text\n"));
+    CHECK(contains(
+        error_of("op(Tensor x) -> Tensor out junk"),
+        "t.ops.yaml:1:28: error: op `op`: unexpected `junk` after the return types\n"));
+    CHECK(contains(
+        error_of("op(Tensor x) -> (Tensor a Tensor b)"),
+        "t.ops.yaml:1:27: error: op `op`: expected `,` or `)` in the return list, found "
+        "`Tensor`\n"));
+    CHECK(contains(
+        error_of("op(Tensor x"),
+        "t.ops.yaml:1:12: error: op `op`: expected `,` or `)` in the parameter list, "
+        "found end of text\n"));
     CHECK(contains(error_of("op(int[x] a) -> ()"), "error: op `op`: expected `]`, found `x`\n"));
-    CHECK(contains(error_of("op(int[-1] a) -> ()"),
-                   "error: op `op`: list size must be a non-negative integer, found `-1`\n"));
+    CHECK(contains(
+        error_of("op(int[-1] a) -> ()"),
+        "error: op `op`: list size must be a non-negative integer, found `-1`\n"));
   }
   SECTION("tuple and dict types get a hint") {
-    CHECK(error_of("op(Tensor x, Tuple(int, int) b) -> ()") ==
-          "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"
-          " 1 | op(Tensor x, Tuple(int, int) b) -> ()\n"
-          "   |              ^~~~~\n"
-          "hint: use a list `T[]` or separate fields\n");
-    CHECK(contains(error_of("op(Tensor x, Dict(str, int) b) -> ()"),
-                   "t.ops.yaml:1:14: error: op `op`: dict types are not supported\n"));
-    CHECK(contains(error_of("op(Tensor x, (int, int) b) -> ()"),
-                   "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"));
+    CHECK(
+        error_of("op(Tensor x, Tuple(int, int) b) -> ()") ==
+        "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"
+        " 1 | op(Tensor x, Tuple(int, int) b) -> ()\n"
+        "   |              ^~~~~\n"
+        "hint: use a list `T[]` or separate fields\n");
+    CHECK(contains(
+        error_of("op(Tensor x, Dict(str, int) b) -> ()"),
+        "t.ops.yaml:1:14: error: op `op`: dict types are not supported\n"));
+    CHECK(contains(
+        error_of("op(Tensor x, (int, int) b) -> ()"),
+        "t.ops.yaml:1:14: error: op `op`: tuple types are not supported\n"));
   }
   SECTION("a non-ASCII character is one token") {
-    CHECK(contains(error_of("op(Tensor x, float \xC3\xA9) -> ()"),
-                   "t.ops.yaml:1:20: error: op `op`: expected a parameter name after type `float`, "
-                   "found `\xC3\xA9`\n"));
+    CHECK(contains(
+        error_of("op(Tensor x, float \xC3\xA9) -> ()"),
+        "t.ops.yaml:1:20: error: op `op`: expected a parameter name after type `float`, "
+        "found `\xC3\xA9`\n"));
   }
 }
 
@@ -306,11 +343,13 @@ TEST_CASE("field specs: type with optional default; context prefixes errors", "[
   CHECK_FALSE(g.default_value);
   auto bad = field("int = 1 2", "field `R.x`");
   CHECK_FALSE(bad.ok);
-  CHECK(contains(bad.errors,
-                 "t.ops.yaml:1:9: error: field `R.x`: unexpected `2` after the field type\n"));
+  CHECK(contains(
+      bad.errors,
+      "t.ops.yaml:1:9: error: field `R.x`: unexpected `2` after the field type\n"));
   auto tuple = field("(int, int)", "field `R.t`");
-  CHECK(contains(tuple.errors,
-                 "t.ops.yaml:1:1: error: field `R.t`: tuple types are not supported\n"));
+  CHECK(contains(
+      tuple.errors,
+      "t.ops.yaml:1:1: error: field `R.t`: tuple types are not supported\n"));
 }
 
 TEST_CASE("lone literals (long-form defaults)", "[syntax]") {

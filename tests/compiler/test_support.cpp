@@ -52,16 +52,18 @@ const lower::LoweredOp& FrontEnd::op(const std::string& name) const {
   throw std::runtime_error("no lowered op `" + name + "`; diagnostics:\n" + errors);
 }
 
-const lower::Slot& FrontEnd::slot(const std::string& op_name,
-                                  const std::string& lowered_name) const {
+const lower::Slot& FrontEnd::slot(const std::string& op_name, const std::string& lowered_name)
+    const {
   for (const auto& s : op(op_name).slots) {
     if (s.name == lowered_name) return s;
   }
   throw std::runtime_error("op `" + op_name + "` has no slot `" + lowered_name + "`");
 }
 
-FrontEnd run_front_end(MemoryReader& reader, const std::string& main,
-                       const std::vector<std::string>& include_dirs) {
+FrontEnd run_front_end(
+    MemoryReader& reader,
+    const std::string& main,
+    const std::vector<std::string>& include_dirs) {
   FrontEnd fe;
   fe.idl = load_idl(main, include_dirs, reader, *fe.sources, *fe.diags);
   fe.module = resolve(fe.idl, *fe.sources, *fe.diags);

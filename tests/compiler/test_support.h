@@ -61,8 +61,10 @@ struct FrontEnd {
 };
 
 /// Loads, resolves and (if that succeeded) lowers `main.ops.yaml` from `reader`.
-FrontEnd run_front_end(MemoryReader& reader, const std::string& main = "main.ops.yaml",
-                       const std::vector<std::string>& include_dirs = {});
+FrontEnd run_front_end(
+    MemoryReader& reader,
+    const std::string& main = "main.ops.yaml",
+    const std::vector<std::string>& include_dirs = {});
 /// The same for one file given as text.
 FrontEnd run_front_end(const std::string& text);
 

@@ -136,11 +136,12 @@ TEST_CASE("an alias is reported once and never expanded", "[yaml]") {
       "a: &x [1, 2]\n"
       "b: *x\n");
   CHECK(r.ok);  // a tree is still built, so later phases find more errors
-  CHECK(r.errors ==
-        "t.yaml:2:4: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
-        " 2 | b: *x\n"
-        "   |    ^\n"
-        "hint: write the value out in full\n");
+  CHECK(
+      r.errors ==
+      "t.yaml:2:4: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
+      " 2 | b: *x\n"
+      "   |    ^\n"
+      "hint: write the value out in full\n");
   const YamlNode& root = r.doc.node(r.doc.root);
   const YamlNode& b = get(r.doc, root, "b");
   CHECK(b.alias);
@@ -164,9 +165,10 @@ TEST_CASE("empty and whitespace-only files are reported as empty", "[yaml]") {
   for (const char* text : {"", "   \n\t\n", "# only a comment\n"}) {
     auto r = run_yaml(text);
     CHECK_FALSE(r.ok);
-    CHECK(r.errors ==
-          "t.yaml: error: file is empty\n"
-          "hint: an IDL file needs at least `namespace: NAME`\n");
+    CHECK(
+        r.errors ==
+        "t.yaml: error: file is empty\n"
+        "hint: an IDL file needs at least `namespace: NAME`\n");
   }
 }
 
@@ -189,8 +191,9 @@ TEST_CASE("syntax errors carry yaml-cpp's position and a hint", "[yaml]") {
 TEST_CASE("NUL bytes and invalid UTF-8 are rejected before parsing", "[yaml]") {
   auto nul = run_yaml(std::string("a: 1\nb: \0\n", 10));
   CHECK_FALSE(nul.ok);
-  CHECK(contains(nul.errors,
-                 "t.yaml:2:4: error: file contains a NUL byte; an IDL file must be UTF-8 text\n"));
+  CHECK(contains(
+      nul.errors,
+      "t.yaml:2:4: error: file contains a NUL byte; an IDL file must be UTF-8 text\n"));
   auto bad = run_yaml("a: 1\nb: caf\xE9\n");  // Latin-1 é
   CHECK_FALSE(bad.ok);
   CHECK(contains(bad.errors, "t.yaml:2:7: error: file is not valid UTF-8 (byte 0xE9)"));
@@ -211,9 +214,9 @@ TEST_CASE("size and node limits stop hostile input early", "[yaml]") {
   small.max_bytes = 100;
   auto big = run_yaml("doc: " + std::string(200, 'x') + "\n", small);
   CHECK_FALSE(big.ok);
-  CHECK(
-      contains(big.errors,
-               "t.yaml: error: file is 206 bytes; structop IDL files are limited to 100 bytes\n"));
+  CHECK(contains(
+      big.errors,
+      "t.yaml: error: file is 206 bytes; structop IDL files are limited to 100 bytes\n"));
 
   YamlLimits few;
   few.max_nodes = 10;

@@ -16,7 +16,11 @@
 namespace e2e {
 
 /// Values equal up to float64 rounding.
-inline bool close(const at::Tensor& a, const at::Tensor& b, double rtol = 1e-7, double atol = 1e-9) {
+inline bool close(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    double rtol = 1e-7,
+    double atol = 1e-9) {
   return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
          at::allclose(a, b, rtol, atol, /*equal_nan=*/true);
 }
@@ -32,8 +36,12 @@ std::string error_of(Fn&& fn) {
   return "<no error>";
 }
 
-inline at::TensorOptions f64() { return at::TensorOptions().dtype(at::kDouble); }
-inline at::TensorOptions on_meta() { return at::TensorOptions().dtype(at::kDouble).device(at::kMeta); }
+inline at::TensorOptions f64() {
+  return at::TensorOptions().dtype(at::kDouble);
+}
+inline at::TensorOptions on_meta() {
+  return at::TensorOptions().dtype(at::kDouble).device(at::kMeta);
+}
 
 /// Records the name of every op the dispatcher calls on this thread while it
 /// lives ("compose::axpy", "aten::mul", ...): proof that one op calls another.

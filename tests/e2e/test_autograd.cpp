@@ -29,12 +29,19 @@ using torch::autograd::variable_list;
 
 namespace {
 
-at::Tensor leaf(at::IntArrayRef sizes) { return at::randn(sizes, f64()).requires_grad_(); }
+at::Tensor leaf(at::IntArrayRef sizes) {
+  return at::randn(sizes, f64()).requires_grad_();
+}
 
 /// d loss / d inputs; an input the loss does not depend on gets an undefined tensor.
 variable_list grads(const at::Tensor& loss, const variable_list& inputs) {
-  return torch::autograd::grad({loss}, inputs, /*grad_outputs=*/{}, /*retain_graph=*/false,
-                               /*create_graph=*/false, /*allow_unused=*/true);
+  return torch::autograd::grad(
+      {loss},
+      inputs,
+      /*grad_outputs=*/{},
+      /*retain_graph=*/false,
+      /*create_graph=*/false,
+      /*allow_unused=*/true);
 }
 
 /// The same gradients, of an ATen reference of the forward on detached copies.
@@ -63,7 +70,9 @@ bool all_close(const variable_list& a, const variable_list& b) {
 // Row 14: one input, several inputs, several outputs
 // ---------------------------------------------------------------------------
 
-CATCH_TEST_CASE("row 14: backward for one input (a record without tensors adds no slot)", "[row14][row15]") {
+CATCH_TEST_CASE(
+    "row 14: backward for one input (a record without tensors adds no slot)",
+    "[row14][row15]") {
   // optim::Penalty has no tensor field: the grads record holds `w` only.
   static_assert(sizeof(optim::l2_penalty_grads) == sizeof(structop::Grad));
   const at::Tensor w = leaf({3, 2});
@@ -87,8 +96,10 @@ CATCH_TEST_CASE("row 14: backward for several inputs", "[row14]") {
 namespace {
 
 /// Attention with every option, as plain ATen ops (autograd gives the reference gradient).
-std::tuple<at::Tensor, at::Tensor> reference_attention(const variable_list& in, double scale,
-                                                       double softcap) {
+std::tuple<at::Tensor, at::Tensor> reference_attention(
+    const variable_list& in,
+    double scale,
+    double softcap) {
   const at::Tensor &q = in[0], &k = in[1], &v = in[2], &slopes = in[3], &bias = in[4];
   const int64_t lq = q.size(-2), lk = k.size(-2);
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
@@ -103,9 +114,15 @@ std::tuple<at::Tensor, at::Tensor> reference_attention(const variable_list& in, 
 
 }  // namespace
 
-CATCH_TEST_CASE("row 14 and 12: several outputs, kwarg-only record with a tensor field", "[row14][row12][row15]") {
-  const variable_list in = {leaf({2, 3, 4, 5}), leaf({2, 3, 6, 5}), leaf({2, 3, 6, 2}),
-                            leaf({3}), leaf({4, 6})};  // q, k, v, cfg.alibi_slopes, bias
+CATCH_TEST_CASE(
+    "row 14 and 12: several outputs, kwarg-only record with a tensor field",
+    "[row14][row12][row15]") {
+  const variable_list in = {
+      leaf({2, 3, 4, 5}),
+      leaf({2, 3, 6, 5}),
+      leaf({2, 3, 6, 2}),
+      leaf({3}),
+      leaf({4, 6})};  // q, k, v, cfg.alibi_slopes, bias
   const at::Tensor g_out = at::randn({2, 3, 4, 2}, f64());
   const at::Tensor g_lse = at::randn({2, 3, 4}, f64());
 
@@ -157,11 +174,17 @@ CATCH_TEST_CASE("row 15: only the fields that require grad get one", "[row15]") 
   CATCH_CHECK(close(got[1], at::full({2, 3}, 2.0, f64())));
 }
 
-CATCH_TEST_CASE("row 15: nested three levels; optional tensors that are None get no gradient", "[row15][row5]") {
+CATCH_TEST_CASE(
+    "row 15: nested three levels; optional tensors that are None get no gradient",
+    "[row15][row5]") {
   // fc1 without LoRA, fc2 without bias: those slots are None.
-  const variable_list in = {leaf({5, 4}),                          // x
-                            leaf({6, 4}), leaf({6}),               // fc1.weight, fc1.bias
-                            leaf({4, 6}), leaf({2, 6}), leaf({4, 2})};  // fc2.weight, fc2.lora.a, .b
+  const variable_list in = {
+      leaf({5, 4}),  // x
+      leaf({6, 4}),
+      leaf({6}),  // fc1.weight, fc1.bias
+      leaf({4, 6}),
+      leaf({2, 6}),
+      leaf({4, 2})};  // fc2.weight, fc2.lora.a, .b
   nn::mlp::MlpCfg cfg;
   cfg.fc1.weight = in[1];
   cfg.fc1.bias = in[2];
@@ -187,7 +210,9 @@ CATCH_TEST_CASE("row 15: nested three levels; optional tensors that are None get
 // Row 16: two tensors around a record
 // ---------------------------------------------------------------------------
 
-CATCH_TEST_CASE("row 16: tensors before and after a record each get their own gradient", "[row16][row2]") {
+CATCH_TEST_CASE(
+    "row 16: tensors before and after a record each get their own gradient",
+    "[row16][row2]") {
   const variable_list in = {leaf({3, 4}), leaf({4}), leaf({3, 4})};  // x, cfg.weight, gate
   nn::norm::RmsNormCfg cfg;
   cfg.weight = in[1];
@@ -220,8 +245,12 @@ CATCH_TEST_CASE("row 17: a backward that calls another generated op", "[row17]")
   variable_list got;
   {
     e2e::OpTrace trace;
-    got = torch::autograd::grad({y.sum()}, {a, b}, {}, /*retain_graph=*/true,
-                                /*create_graph=*/true);
+    got = torch::autograd::grad(
+        {y.sum()},
+        {a, b},
+        {},
+        /*retain_graph=*/true,
+        /*create_graph=*/true);
     CATCH_CHECK(trace.count("compose::mul") == 2);  // mul_backward: one call per input
   }
   CATCH_CHECK(close(got[0].detach(), b.detach()));
@@ -235,7 +264,9 @@ CATCH_TEST_CASE("row 17: a backward that calls another generated op", "[row17]")
 // Tensor[] output
 // ---------------------------------------------------------------------------
 
-CATCH_TEST_CASE("row 1: backward of a Tensor[] output; unused pieces count as zeros", "[row1][row14]") {
+CATCH_TEST_CASE(
+    "row 1: backward of a Tensor[] output; unused pieces count as zeros",
+    "[row1][row14]") {
   const at::Tensor x = leaf({2, 5});
   multi::ChunkCfg cfg;
   cfg.sizes = {2, 3};
@@ -276,7 +307,9 @@ CATCH_TEST_CASE("saved tensors are freed after backward, as with autograd::Funct
   const at::Tensor w = leaf({2, 3});
   const at::Tensor loss = weights::op(x, weights::WeightCfg{{w, w}}).sum();
   loss.backward();  // op_setup_context saved x and cfg.inner.w
-  CATCH_CHECK_THAT(error_of([&] { loss.backward(); }), Catch::Matchers::ContainsSubstring("second time"));
+  CATCH_CHECK_THAT(
+      error_of([&] { loss.backward(); }),
+      Catch::Matchers::ContainsSubstring("second time"));
 }
 
 // ---------------------------------------------------------------------------
@@ -288,17 +321,21 @@ CATCH_TEST_CASE("row 22: a gradient of the wrong shape is reported as cfg.inner.
   const at::Tensor w = leaf({2, 3});
   const at::Tensor y = e2e_fixtures::wrong_shape(x, {{w, w.detach()}});
   const std::string message = error_of([&] { grads(y.sum(), {x, w}); });
-  CATCH_CHECK_THAT(message, Catch::Matchers::ContainsSubstring("e2e_fixtures::wrong_shape: gradient for cfg.inner.w "
-                                            "has shape [3] but the input has shape [2, 3]"));
+  CATCH_CHECK_THAT(
+      message,
+      Catch::Matchers::ContainsSubstring("e2e_fixtures::wrong_shape: gradient for cfg.inner.w "
+                                         "has shape [3] but the input has shape [2, 3]"));
 }
 
 CATCH_TEST_CASE("row 22: a gradient of the wrong dtype is reported as cfg.inner.w", "[row22]") {
   const at::Tensor x = leaf({2, 3});
   const at::Tensor w = leaf({2, 3});
   const at::Tensor y = e2e_fixtures::wrong_dtype(x, {{w, w.detach()}});
-  CATCH_CHECK_THAT(error_of([&] { grads(y.sum(), {x, w}); }),
-                   Catch::Matchers::ContainsSubstring("e2e_fixtures::wrong_dtype: gradient for cfg.inner.w has dtype "
-                                   "Float but the input has dtype Double"));
+  CATCH_CHECK_THAT(
+      error_of([&] { grads(y.sum(), {x, w}); }),
+      Catch::Matchers::ContainsSubstring(
+          "e2e_fixtures::wrong_dtype: gradient for cfg.inner.w has dtype "
+          "Float but the input has dtype Double"));
   // Not required: a wrong gradient for an input that needs none is dropped unchecked.
   const at::Tensor y2 = e2e_fixtures::wrong_dtype(x, {{w.detach(), w.detach()}});
   CATCH_CHECK(close(grads(y2.sum(), {x})[0], w.detach()));

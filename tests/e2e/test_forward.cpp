@@ -37,10 +37,14 @@ const c10::FunctionSchema& schema_of(const char* name, const char* overload = ""
 }
 
 /// Softmax attention written independently of the kernel: masks from tril/triu.
-std::tuple<at::Tensor, at::Tensor> reference_attention(const at::Tensor& q, const at::Tensor& k,
-                                                       const at::Tensor& v, double scale,
-                                                       const std::string& mask, int64_t window,
-                                                       const at::Tensor& bias) {
+std::tuple<at::Tensor, at::Tensor> reference_attention(
+    const at::Tensor& q,
+    const at::Tensor& k,
+    const at::Tensor& v,
+    double scale,
+    const std::string& mask,
+    int64_t window,
+    const at::Tensor& bias) {
   const int64_t lq = q.size(-2), lk = k.size(-2);
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
   if (bias.defined()) s = s + bias;
@@ -92,8 +96,9 @@ CATCH_TEST_CASE("row 1: two named outputs (attention out and lse)", "[row1][row1
   // Every mask mode arrives in the kernel as the enum the caller chose.
   attention::AttnCfg cfg;
   cfg.scale = 0.3;
-  for (auto [mode, name] : {std::pair{attention::MaskMode::none, "none"},
-                            std::pair{attention::MaskMode::sliding_window, "sliding_window"}}) {
+  for (auto [mode, name] :
+       {std::pair{attention::MaskMode::none, "none"},
+        std::pair{attention::MaskMode::sliding_window, "sliding_window"}}) {
     cfg.mask = mode;
     cfg.window = 3;
     const at::Tensor bias = at::randn({5, 7}, f64());
@@ -119,17 +124,17 @@ CATCH_TEST_CASE("row 2: ops are registered under their namespace, name and overl
   // The lowered schema, as structopc printed it into the header comment.
   std::ostringstream text;
   text << schema_of("weights::op");
-  CATCH_CHECK(text.str() ==
-              "weights::op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, "
-              "float cfg__scale=1., str cfg__mode=\"causal\") -> Tensor");
+  CATCH_CHECK(
+      text.str() ==
+      "weights::op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, "
+      "float cfg__scale=1., str cfg__mode=\"causal\") -> Tensor");
   // A keyword parameter keeps its name in the schema (from_ in C++).
   CATCH_CHECK(schema_of("dtypes::cast_checked").arguments()[1].name() == "from");
 
   // The overload runs its own kernel, and dispatch: [CPU, CUDA] registered both keys.
   const at::Tensor x = at::randn({2, 4}, f64());
   const at::Tensor gate = at::randn({2, 4}, f64());
-  CATCH_CHECK(close(nn::norm::rms_norm_gated(x, {}, gate),
-                    nn::norm::rms_norm(x) * at::silu(gate)));
+  CATCH_CHECK(close(nn::norm::rms_norm_gated(x, {}, gate), nn::norm::rms_norm(x) * at::silu(gate)));
   const auto& handle = c10::Dispatcher::singleton().findSchemaOrThrow("nn::rms_norm", "");
   CATCH_CHECK(handle.hasKernelForDispatchKey(c10::DispatchKey::CPU));
   CATCH_CHECK(handle.hasKernelForDispatchKey(c10::DispatchKey::CUDA));
@@ -146,8 +151,11 @@ CATCH_TEST_CASE("row 3: identity meta, also with non-tensor parameters in betwee
   CATCH_CHECK(out.is_meta());
   CATCH_CHECK(out.sizes() == x.sizes());
 
-  auto [a, b] = compose::clamp_pair(at::empty({2, 3}, on_meta()), 0.0, 1.0,
-                                    at::empty({5}, on_meta().dtype(at::kFloat)));
+  auto [a, b] = compose::clamp_pair(
+      at::empty({2, 3}, on_meta()),
+      0.0,
+      1.0,
+      at::empty({5}, on_meta().dtype(at::kFloat)));
   CATCH_CHECK((a.is_meta() && b.is_meta()));
   CATCH_CHECK(a.sizes() == at::IntArrayRef{2, 3});
   CATCH_CHECK(b.sizes() == at::IntArrayRef{5});
@@ -192,8 +200,9 @@ CATCH_TEST_CASE("row 3: custom meta kernels match the CPU kernels' shapes", "[ro
   CATCH_CHECK(shapes_match(optim::l2_penalty(x.to(at::kMeta)), optim::l2_penalty(x)));
   nn::Linear layer;
   layer.weight = at::randn({2, 6}, f64());
-  CATCH_CHECK(shapes_match(nn::mlp::linear(x.to(at::kMeta), {layer.weight.to(at::kMeta)}),
-                           nn::mlp::linear(x, layer)));
+  CATCH_CHECK(shapes_match(
+      nn::mlp::linear(x.to(at::kMeta), {layer.weight.to(at::kMeta)}),
+      nn::mlp::linear(x, layer)));
 }
 
 CATCH_TEST_CASE("row 3 and 4: a record-only op's custom meta kernel", "[row3][row4]") {
@@ -201,11 +210,16 @@ CATCH_TEST_CASE("row 3 and 4: a record-only op's custom meta kernel", "[row3][ro
   cfg.sizes = {2, 5};
   cfg.dtype = at::kLong;
   // No tensor argument selects Meta; a tracer selects it explicitly.
-  const auto full = c10::Dispatcher::singleton()
-                        .findSchemaOrThrow("dtypes::full", "")
-                        .typed<at::Tensor(c10::SymIntArrayRef, double, at::ScalarType, at::Device)>();
-  const at::Tensor meta = full.redispatch(c10::DispatchKeySet(c10::DispatchKey::Meta), cfg.sizes,
-                                          cfg.value, cfg.dtype, at::Device("cpu"));
+  const auto full =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("dtypes::full", "")
+          .typed<at::Tensor(c10::SymIntArrayRef, double, at::ScalarType, at::Device)>();
+  const at::Tensor meta = full.redispatch(
+      c10::DispatchKeySet(c10::DispatchKey::Meta),
+      cfg.sizes,
+      cfg.value,
+      cfg.dtype,
+      at::Device("cpu"));
   CATCH_CHECK(meta.is_meta());
   CATCH_CHECK(meta.sizes() == at::IntArrayRef{2, 5});
   CATCH_CHECK(meta.scalar_type() == at::kLong);
@@ -258,20 +272,33 @@ nn::Linear random_linear(int64_t in, int64_t out, bool bias, int64_t rank) {
 
 CATCH_TEST_CASE("row 5: records nested three levels with sibling scalars", "[row5]") {
   const at::Tensor x = at::randn({3, 4}, f64());
-  nn::mlp::MlpCfg cfg{random_linear(4, 8, true, 2), random_linear(8, 4, false, 2),
-                      nn::Activation::silu, 0.5};
-  const at::Tensor ref =
-      reference_linear(at::silu(reference_linear(x, cfg.fc1)), cfg.fc2) + 0.5 * x;
+  nn::mlp::MlpCfg cfg{
+      random_linear(4, 8, true, 2),
+      random_linear(8, 4, false, 2),
+      nn::Activation::silu,
+      0.5};
+  const at::Tensor ref = reference_linear(at::silu(reference_linear(x, cfg.fc1)), cfg.fc2) +
+                         0.5 * x;
   CATCH_CHECK(close(nn::mlp::mlp(x, cfg), ref));
 
   // The flat schema carries the full lowered names.
   std::vector<std::string> names;
   for (const auto& arg : schema_of("nn::mlp").arguments()) names.push_back(arg.name());
-  CATCH_CHECK(names == std::vector<std::string>{
-                           "x", "cfg__fc1__weight", "cfg__fc1__bias", "cfg__fc1__lora__a",
-                           "cfg__fc1__lora__b", "cfg__fc1__lora__scale", "cfg__fc2__weight",
-                           "cfg__fc2__bias", "cfg__fc2__lora__a", "cfg__fc2__lora__b",
-                           "cfg__fc2__lora__scale", "cfg__act", "cfg__residual_scale"});
+  CATCH_CHECK(
+      names == std::vector<std::string>{
+                   "x",
+                   "cfg__fc1__weight",
+                   "cfg__fc1__bias",
+                   "cfg__fc1__lora__a",
+                   "cfg__fc1__lora__b",
+                   "cfg__fc1__lora__scale",
+                   "cfg__fc2__weight",
+                   "cfg__fc2__bias",
+                   "cfg__fc2__lora__a",
+                   "cfg__fc2__lora__b",
+                   "cfg__fc2__lora__scale",
+                   "cfg__act",
+                   "cfg__residual_scale"});
 }
 
 CATCH_TEST_CASE("row 8: defaults used when omitted, and overridable", "[row8]") {
@@ -290,8 +317,8 @@ CATCH_TEST_CASE("row 8: defaults used when omitted, and overridable", "[row8]") 
   // A list default ([1, 1]) and its override.
   CATCH_CHECK(multi::PadCfg{}.pad == std::vector<c10::SymInt>{1, 1});  // SymInt[]: c10::SymInt
   CATCH_CHECK(multi::pad(x).sizes() == at::IntArrayRef{2, 5});
-  CATCH_CHECK(close(multi::pad(x, {{0, 0, 2, 1}, -1.0}),
-                    at::constant_pad_nd(x, {0, 0, 2, 1}, -1.0)));
+  CATCH_CHECK(
+      close(multi::pad(x, {{0, 0, 2, 1}, -1.0}), at::constant_pad_nd(x, {0, 0, 2, 1}, -1.0)));
 
   // An all-defaulted nested record (Linear.lora) left out as a whole.
   const nn::Linear plain{at::randn({5, 3}, f64()), at::randn({5}, f64())};
@@ -335,8 +362,9 @@ CATCH_TEST_CASE("row 6: optional fields all None, then all set", "[row6][row11]"
   CATCH_CHECK(close(one_hot.sum(-1), at::ones({2}, f64())));
   cfg.greedy = c10::nullopt;
   cfg.output = "logits";
-  CATCH_CHECK_THAT(error_of([&] { sampling::process_logits(logits, mask, cfg); }),
-                   Catch::Matchers::ContainsSubstring("cfg.output must be \"probs\", \"log_probs\" or None"));
+  CATCH_CHECK_THAT(
+      error_of([&] { sampling::process_logits(logits, mask, cfg); }),
+      Catch::Matchers::ContainsSubstring("cfg.output must be \"probs\", \"log_probs\" or None"));
 }
 
 // ---------------------------------------------------------------------------
@@ -367,8 +395,9 @@ CATCH_TEST_CASE("row 7: Tensor[], float[], bool[], Tensor?[] fields and empty li
 
   cfg.tensors = {t0};
   cfg.weights = {1.0, 2.0};
-  CATCH_CHECK_THAT(error_of([&] { multi::mix(x, cfg); }),
-                   Catch::Matchers::ContainsSubstring("cfg.weights has 2 entries for 1 tensors"));
+  CATCH_CHECK_THAT(
+      error_of([&] { multi::mix(x, cfg); }),
+      Catch::Matchers::ContainsSubstring("cfg.weights has 2 entries for 1 tensors"));
 }
 
 // ---------------------------------------------------------------------------
@@ -389,34 +418,48 @@ CATCH_TEST_CASE("row 9: ScalarType and Device fields with defaults, round-trippe
   CATCH_CHECK(z.is_meta());
 
   // A keyword parameter (`from`, spelled from_ in C++).
-  CATCH_CHECK(dtypes::cast_checked(y, /*from_=*/at::kFloat, at::kDouble).scalar_type() == at::kDouble);
-  CATCH_CHECK_THAT(error_of([&] { dtypes::cast_checked(y, at::kFloat, at::kInt); }),
-                   Catch::Matchers::ContainsSubstring("Float cannot be cast to Int"));
-  CATCH_CHECK_THAT(error_of([&] { dtypes::cast_checked(y, at::kDouble, at::kDouble); }),
-                   Catch::Matchers::ContainsSubstring("x has dtype Float but `from` is Double"));
+  CATCH_CHECK(
+      dtypes::cast_checked(y, /*from_=*/at::kFloat, at::kDouble).scalar_type() == at::kDouble);
+  CATCH_CHECK_THAT(
+      error_of([&] { dtypes::cast_checked(y, at::kFloat, at::kInt); }),
+      Catch::Matchers::ContainsSubstring("Float cannot be cast to Int"));
+  CATCH_CHECK_THAT(
+      error_of([&] { dtypes::cast_checked(y, at::kDouble, at::kDouble); }),
+      Catch::Matchers::ContainsSubstring("x has dtype Float but `from` is Double"));
 }
 
 // ---------------------------------------------------------------------------
 // Row 10: enums
 // ---------------------------------------------------------------------------
 
-CATCH_TEST_CASE("row 10: an invalid enum string through the flat op lists the valid values", "[row10]") {
+CATCH_TEST_CASE(
+    "row 10: an invalid enum string through the flat op lists the valid values",
+    "[row10]") {
   using Signature = std::tuple<at::Tensor, at::Tensor>(
-      const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::optional<double>,
-      c10::string_view, int64_t, c10::optional<double>, const c10::optional<at::Tensor>&,
+      const at::Tensor&,
+      const at::Tensor&,
+      const at::Tensor&,
+      c10::optional<double>,
+      c10::string_view,
+      int64_t,
+      c10::optional<double>,
+      const c10::optional<at::Tensor>&,
       const c10::optional<at::Tensor>&);
-  const auto op = c10::Dispatcher::singleton()
-                      .findSchemaOrThrow("attention::attention", "")
-                      .typed<Signature>();
+  const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("attention::attention", "").typed<Signature>();
   const at::Tensor q = at::randn({1, 1, 2, 2}, f64());
   auto call = [&](c10::string_view mask) {
     return op.call(q, q, q, c10::nullopt, mask, 256, c10::nullopt, c10::nullopt, c10::nullopt);
   };
-  CATCH_CHECK(close(std::get<0>(call("none")),
-                    std::get<0>(attention::attention(q, q, q, {c10::nullopt, attention::MaskMode::none}))));
+  CATCH_CHECK(close(
+      std::get<0>(call("none")),
+      std::get<0>(attention::attention(q, q, q, {c10::nullopt, attention::MaskMode::none}))));
   const std::string message = error_of([&] { call("diagonal"); });
-  CATCH_CHECK_THAT(message, Catch::Matchers::ContainsSubstring("attention::attention: cfg.mask: invalid value \"diagonal\" "
-                                            "for MaskMode; expected one of: none, causal, sliding_window"));
+  CATCH_CHECK_THAT(
+      message,
+      Catch::Matchers::ContainsSubstring(
+          "attention::attention: cfg.mask: invalid value \"diagonal\" "
+          "for MaskMode; expected one of: none, causal, sliding_window"));
 
   // Enum spellings round-trip through to_string / parse_enum.
   CATCH_CHECK(attention::to_string(attention::MaskMode::sliding_window) == "sliding_window");
@@ -427,7 +470,9 @@ CATCH_TEST_CASE("row 10: an invalid enum string through the flat op lists the va
 // Row 13: ops calling ops
 // ---------------------------------------------------------------------------
 
-CATCH_TEST_CASE("row 13: a kernel calls a plain op and a record op through their call APIs", "[row13]") {
+CATCH_TEST_CASE(
+    "row 13: a kernel calls a plain op and a record op through their call APIs",
+    "[row13]") {
   const at::Tensor x = at::randn({2, 4}, f64());
   const at::Tensor r = at::randn({2, 4}, f64());
   const at::Tensor w = at::randn({4}, f64());
@@ -436,8 +481,8 @@ CATCH_TEST_CASE("row 13: a kernel calls a plain op and a record op through their
     e2e::OpTrace trace;
     out = compose::residual_norm(x, r, w);
     CATCH_CHECK(trace.count("compose::residual_norm") == 1);
-    CATCH_CHECK(trace.count("compose::axpy") == 1);   // plain op inside a plain op
-    CATCH_CHECK(trace.count("nn::rms_norm") == 1);    // record op inside a plain op
+    CATCH_CHECK(trace.count("compose::axpy") == 1);  // plain op inside a plain op
+    CATCH_CHECK(trace.count("nn::rms_norm") == 1);   // record op inside a plain op
   }
   const at::Tensor h = x + r;
   CATCH_CHECK(close(out, h * at::rsqrt(h.pow(2).mean(-1, true) + 1e-6) * w));
@@ -488,10 +533,12 @@ CATCH_TEST_CASE("row 19: each mutated leaf has its own write alias in the schema
     }
     return names;
   };
-  CATCH_CHECK(written("optim::adam_step_") ==
-              std::vector<std::string>{"state__param", "state__exp_avg", "state__exp_avg_sq"});
+  CATCH_CHECK(
+      written("optim::adam_step_") ==
+      std::vector<std::string>{"state__param", "state__exp_avg", "state__exp_avg_sq"});
   CATCH_CHECK(written("optim::ema_update_") == std::vector<std::string>{"ema__average"});
-  CATCH_CHECK(written("optim::batch_stats_update_") ==
-              std::vector<std::string>{"stats__mean", "stats__var"});
+  CATCH_CHECK(
+      written("optim::batch_stats_update_") ==
+      std::vector<std::string>{"stats__mean", "stats__var"});
   CATCH_CHECK(written("weights::op").empty());
 }

@@ -47,8 +47,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -98,8 +98,9 @@ Ptr node_ptr(T* node) {
 
 /// The input's shape as text ("[2, 3]"), on the error path only, taken from
 /// the engine's own message (InputMetadata's shape accessor is not public API).
-inline std::string input_shape_text(const torch::autograd::InputMetadata& input,
-                                    const at::Tensor& grad) {
+inline std::string input_shape_text(
+    const torch::autograd::InputMetadata& input,
+    const at::Tensor& grad) {
   const std::string message = input.incompatible_shape_error_message(0, grad).str();
   const std::string marker = "compatible with ";
   const auto at = message.rfind(marker);
@@ -113,27 +114,57 @@ inline std::string input_shape_text(const torch::autograd::InputMetadata& input,
 /// `demo::op: gradient for cfg.inner.w has shape [3] but the input has shape [2, 3]`.
 /// Also checks dtype and device (the engine would otherwise cast the dtype
 /// silently, or fail with an index instead of a name).
-inline void check_grad(const char* op, const char* path, const at::Tensor& grad,
-                       const torch::autograd::InputMetadata& input) {
+inline void check_grad(
+    const char* op,
+    const char* path,
+    const at::Tensor& grad,
+    const torch::autograd::InputMetadata& input) {
   const at::ScalarType input_dtype = c10::typeMetaToScalarType(input.dtype());
-  TORCH_CHECK(grad.scalar_type() == input_dtype, op, ": gradient for ", path, " has dtype ",
-              grad.scalar_type(), " but the input has dtype ", input_dtype);
-  TORCH_CHECK(grad.device() == input.device(), op, ": gradient for ", path, " is on device ",
-              grad.device(), " but the input is on ", input.device());
+  TORCH_CHECK(
+      grad.scalar_type() == input_dtype,
+      op,
+      ": gradient for ",
+      path,
+      " has dtype ",
+      grad.scalar_type(),
+      " but the input has dtype ",
+      input_dtype);
+  TORCH_CHECK(
+      grad.device() == input.device(),
+      op,
+      ": gradient for ",
+      path,
+      " is on device ",
+      grad.device(),
+      " but the input is on ",
+      input.device());
   if (grad.is_nested()) return;  // nested shapes: left to the engine
   if (!input.is_same_shape(grad)) {
-    TORCH_CHECK(false, op, ": gradient for ", path, " has shape ", grad.sym_sizes(),
-                " but the input has shape ", detail::input_shape_text(input, grad));
+    TORCH_CHECK(
+        false,
+        op,
+        ": gradient for ",
+        path,
+        " has shape ",
+        grad.sym_sizes(),
+        " but the input has shape ",
+        detail::input_shape_text(input, grad));
   }
 }
 
 /// Checks the gradients a backward returned, one per edge of `node` (= one per
 /// tensor slot of the op, in lowered order; `paths[i]` is slot i's original
 /// path). Gradients for inputs that do not require grad are dropped.
-inline void check_grads(const torch::autograd::Node& node, const char* op, const char* const* paths,
-                        std::size_t count, variable_list& grads) {
-  TORCH_INTERNAL_ASSERT(grads.size() == count && node.num_outputs() == count, op,
-                        ": grad slot count mismatch");
+inline void check_grads(
+    const torch::autograd::Node& node,
+    const char* op,
+    const char* const* paths,
+    std::size_t count,
+    variable_list& grads) {
+  TORCH_INTERNAL_ASSERT(
+      grads.size() == count && node.num_outputs() == count,
+      op,
+      ": grad slot count mismatch");
   for (std::size_t i = 0; i < count; ++i) {
     const torch::autograd::Edge& edge = node.next_edge(i);
     if (!edge.is_valid()) {
@@ -222,7 +253,8 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
 
   /// CppNode's static entry point: the op comes from the context.
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    return detail::recall(ctx->saved_data.at(detail::kOpKey).toStringRef()).backward(ctx, grad_outputs);
+    return detail::recall(ctx->saved_data.at(detail::kOpKey).toStringRef())
+        .backward(ctx, grad_outputs);
   }
 
   AutogradContext* context() noexcept { return &this->ctx_; }
@@ -264,19 +296,25 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
   std::string name() const override { return std::string(def_.op_name) + "_backward"; }
 
  private:
-  void record_output(const detail::NodePtr& self, at::Tensor& output,
-                     const std::unordered_set<at::TensorImpl*>& non_differentiable) {
+  void record_output(
+      const detail::NodePtr& self,
+      at::Tensor& output,
+      const std::unordered_set<at::TensorImpl*>& non_differentiable) {
     output_defined_.push_back(output.defined());
     if (!output.defined()) {
       this->add_input_metadata(torch::autograd::Node::undefined_input());
       return;
     }
-    TORCH_CHECK(!output.requires_grad(), def_.op_name, ": output ", output_defined_.size() - 1,
-                " is one of the op's inputs (or already requires grad); an op without "
-                "alias annotations must return new tensors, e.g. input.clone()");
-    const bool differentiable =
-        torch::autograd::isDifferentiableType(output.scalar_type()) &&
-        (non_differentiable.empty() || !non_differentiable.count(output.unsafeGetTensorImpl()));
+    TORCH_CHECK(
+        !output.requires_grad(),
+        def_.op_name,
+        ": output ",
+        output_defined_.size() - 1,
+        " is one of the op's inputs (or already requires grad); an op without "
+        "alias annotations must return new tensors, e.g. input.clone()");
+    const bool differentiable = torch::autograd::isDifferentiableType(output.scalar_type()) &&
+                                (non_differentiable.empty() ||
+                                 !non_differentiable.count(output.unsafeGetTensorImpl()));
     if (differentiable) {
       torch::autograd::set_history(output, self);
     } else {
@@ -284,8 +322,10 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
     }
   }
 
-  void record_output(const detail::NodePtr& self, std::vector<at::Tensor>& outputs,
-                     const std::unordered_set<at::TensorImpl*>& non_differentiable) {
+  void record_output(
+      const detail::NodePtr& self,
+      std::vector<at::Tensor>& outputs,
+      const std::unordered_set<at::TensorImpl*>& non_differentiable) {
     for (at::Tensor& output : outputs) record_output(self, output, non_differentiable);
   }
 

@@ -72,8 +72,10 @@ c10::optional<T> value_of(tag<c10::optional<T>>, const c10::optional<F>& flat, r
 }
 
 template <class T>
-c10::optional<std::vector<T>> value_of(tag<c10::optional<std::vector<T>>>,
-                                       const c10::OptionalArrayRef<T>& flat, rank<1>) {
+c10::optional<std::vector<T>> value_of(
+    tag<c10::optional<std::vector<T>>>,
+    const c10::OptionalArrayRef<T>& flat,
+    rank<1>) {
   if (!flat.has_value()) return c10::nullopt;
   return flat->vec();
 }
@@ -85,7 +87,9 @@ const V& flat_of(tag<F>, const V& value, rank<0>) {
   return value;  // converts implicitly at the call (vector -> ArrayRef, ...)
 }
 
-inline c10::string_view flat_of(tag<c10::string_view>, const std::string& s, rank<1>) { return s; }
+inline c10::string_view flat_of(tag<c10::string_view>, const std::string& s, rank<1>) {
+  return s;
+}
 
 template <class E, class V>
 c10::List<E> flat_of(tag<c10::List<E>>, const std::vector<V>& v, rank<1>) {
@@ -102,8 +106,10 @@ c10::optional<F> flat_of(tag<c10::optional<F>>, const c10::optional<V>& value, r
 }
 
 template <class T>
-c10::OptionalArrayRef<T> flat_of(tag<c10::OptionalArrayRef<T>>, const c10::optional<std::vector<T>>& v,
-                                 rank<1>) {
+c10::OptionalArrayRef<T> flat_of(
+    tag<c10::OptionalArrayRef<T>>,
+    const c10::optional<std::vector<T>>& v,
+    rank<1>) {
   if (!v.has_value()) return c10::nullopt;
   return c10::ArrayRef<T>(*v);
 }
@@ -126,7 +132,9 @@ decltype(auto) to_flat(const V& value) {
 
 /// Optional enums: `None` or a valid spelling.
 template <class E>
-c10::optional<E> parse_optional_enum(const c10::optional<c10::string_view>& text, const ArgPath& where) {
+c10::optional<E> parse_optional_enum(
+    const c10::optional<c10::string_view>& text,
+    const ArgPath& where) {
   if (!text.has_value()) return c10::nullopt;
   return parse_enum<E>(*text, where);
 }

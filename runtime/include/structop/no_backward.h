@@ -66,7 +66,8 @@ inline bool writes_argument(const c10::FunctionSchema& schema, size_t i) {
 
 /// A NotImplemented node for `op` whose edges lead to `inputs`.
 inline detail::NodeHandle<torch::autograd::NotImplemented> not_implemented_node(
-    const std::string& op, const std::vector<at::Tensor>& inputs) {
+    const std::string& op,
+    const std::vector<at::Tensor>& inputs) {
   auto node = detail::new_node<torch::autograd::NotImplemented>(op);
   node->set_next_edges(torch::autograd::collect_next_edges(inputs));
   return node;
@@ -75,8 +76,10 @@ inline detail::NodeHandle<torch::autograd::NotImplemented> not_implemented_node(
 }  // namespace detail
 
 /// Autograd kernel of an op without `backward: true` (see the top of this file).
-inline void no_backward_autograd(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
-                                 torch::jit::Stack* stack) {
+inline void no_backward_autograd(
+    const c10::OperatorHandle& op,
+    c10::DispatchKeySet ks,
+    torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const size_t num_arguments = schema.arguments().size();
   const size_t num_returns = schema.returns().size();
@@ -114,7 +117,9 @@ inline void no_backward_autograd(const c10::OperatorHandle& op, c10::DispatchKey
   const size_t returns_at = stack->size() - num_returns;
   bool returns_tensor = false;
   for (size_t r = 0; r < num_returns; ++r) {
-    detail::for_each_tensor((*stack)[returns_at + r], [&](const at::Tensor&) { returns_tensor = true; });
+    detail::for_each_tensor((*stack)[returns_at + r], [&](const at::Tensor&) {
+      returns_tensor = true;
+    });
   }
   if (returns_tensor) {
     auto node = detail::not_implemented_node(name, requiring_grad);
@@ -138,15 +143,19 @@ inline void no_backward_autograd(const c10::OperatorHandle& op, c10::DispatchKey
 
 /// ADInplaceOrView kernel of an op without `backward: true` that writes to
 /// some of its arguments (see the top of this file).
-inline void bump_written_versions(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
-                                  torch::jit::Stack* stack) {
+inline void bump_written_versions(
+    const c10::OperatorHandle& op,
+    c10::DispatchKeySet ks,
+    torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const size_t num_arguments = schema.arguments().size();
   std::vector<at::Tensor> written;
   const size_t first = stack->size() - num_arguments;
   for (size_t i = 0; i < num_arguments; ++i) {
     if (detail::writes_argument(schema, i)) {
-      detail::for_each_tensor((*stack)[first + i], [&](const at::Tensor& t) { written.push_back(t); });
+      detail::for_each_tensor((*stack)[first + i], [&](const at::Tensor& t) {
+        written.push_back(t);
+      });
     }
   }
   {

@@ -33,11 +33,11 @@ c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overlo
 template <class CallOperator>
 struct KernelSignature;
 template <class C, class R, class... Args>
-struct KernelSignature<R (C::*)(Args...) const> {
+struct KernelSignature<R (C::*)(Args...)> {
   using type = R(Args...);
 };
 template <class C, class R, class... Args>
-struct KernelSignature<R (C::*)(c10::DispatchKeySet, Args...) const> {
+struct KernelSignature<R (C::*)(c10::DispatchKeySet, Args...)> {
   using type = R(Args...);
 };
 template <class CallOperator>
@@ -48,8 +48,10 @@ using kernel_signature = typename KernelSignature<CallOperator>::type;
 /// kernel calls in turn, so its internal ops record no history (cheaper, and
 /// the op's own graph node is the only one).
 template <class Signature, class... Args>
-decltype(auto) redispatch_below_autograd(const c10::TypedOperatorHandle<Signature>& op,
-                                         c10::DispatchKeySet ks, Args&&... args) {
+decltype(auto) redispatch_below_autograd(
+    const c10::TypedOperatorHandle<Signature>& op,
+    c10::DispatchKeySet ks,
+    Args&&... args) {
   at::AutoDispatchBelowADInplaceOrView guard;
   return op.redispatch(ks & c10::after_autograd_keyset, std::forward<Args>(args)...);
 }

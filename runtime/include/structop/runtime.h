@@ -27,7 +27,7 @@
 /// Generated files start with `STRUCTOP_REQUIRE_RUNTIME_VERSION(N);` where N is
 /// the runtime version their structopc targets, so a file generated for another
 /// runtime fails to compile with this message instead of an obscure one.
-#define STRUCTOP_REQUIRE_RUNTIME_VERSION(version)                                           \
+#define STRUCTOP_REQUIRE_RUNTIME_VERSION(version) \
   static_assert(                                                                            \
       (version) == STRUCTOP_RUNTIME_VERSION,                                                \
       "structop: this file was generated for structop runtime version " #version            \
@@ -125,11 +125,20 @@ inline std::string join_names(c10::ArrayRef<c10::string_view> names) {
   return out;
 }
 
-[[noreturn]] inline void throw_invalid_enum(const char* context, const char* type_name,
-                                            c10::string_view text,
-                                            c10::ArrayRef<c10::string_view> names) {
-  TORCH_CHECK_VALUE(false, context, "invalid value \"", std::string(text.data(), text.size()),
-                    "\" for ", type_name, "; expected one of: ", join_names(names));
+[[noreturn]] inline void throw_invalid_enum(
+    const char* context,
+    const char* type_name,
+    c10::string_view text,
+    c10::ArrayRef<c10::string_view> names) {
+  TORCH_CHECK_VALUE(
+      false,
+      context,
+      "invalid value \"",
+      std::string(text.data(), text.size()),
+      "\" for ",
+      type_name,
+      "; expected one of: ",
+      join_names(names));
 }
 
 }  // namespace detail
@@ -186,10 +195,11 @@ class Grad {
   /// Not constructible: every slot of a grad record must be given explicitly.
   template <class SlotLeftOut = void>
   Grad() {
-    static_assert(detail::always_false<SlotLeftOut>,
-                  "structop: a gradient slot was left out of a grads record; give every "
-                  "slot a value in declaration order (at::Tensor() or c10::nullopt for "
-                  "\"no gradient\")");
+    static_assert(
+        detail::always_false<SlotLeftOut>,
+        "structop: a gradient slot was left out of a grads record; give every "
+        "slot a value in declaration order (at::Tensor() or c10::nullopt for "
+        "\"no gradient\")");
   }
 
   bool defined() const noexcept { return tensor_.defined(); }

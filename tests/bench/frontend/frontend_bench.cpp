@@ -93,7 +93,9 @@ void spawn_and_wait(benchmark::State& state, std::vector<std::string> argv_strin
   }
 }
 
-void BM_ProcessTrue(benchmark::State& state) { spawn_and_wait(state, {"/bin/true"}); }
+void BM_ProcessTrue(benchmark::State& state) {
+  spawn_and_wait(state, {"/bin/true"});
+}
 void BM_ProcessStructopcCheck(benchmark::State& state) {
   spawn_and_wait(state, {g_structopc, "--check", g_small_idl});
 }
@@ -107,7 +109,10 @@ BENCHMARK(BM_ProcessStructopcCheck)->Unit(benchmark::kMicrosecond)->Repetitions(
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s NATIVE_FUNCTIONS_YAML STRUCTOPC SMALL_IDL [benchmark flags]\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s NATIVE_FUNCTIONS_YAML STRUCTOPC SMALL_IDL [benchmark flags]\n",
+        argv[0]);
     return 2;
   }
   g_idl = wrap_native_functions(argv[1]);

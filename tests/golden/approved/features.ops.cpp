@@ -109,7 +109,7 @@ struct op_pick {
       c10::string_view opts_window_act,
       c10::optional<c10::string_view> opts_fallback,
       c10::SymInt opts_steps,
-      c10::SymIntArrayRef opts_shape) const {
+      c10::SymIntArrayRef opts_shape) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       const Opts opts = unflatten_Opts(
@@ -191,7 +191,7 @@ struct op_pick_scalar {
       const at::Tensor& from_,
       double value,
       c10::optional<c10::string_view> act,
-      c10::SymInt n) const {
+      c10::SymInt n) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       return fn(
@@ -276,16 +276,22 @@ TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CPU, m) {
-  m.impl("pick.scalar", golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::cpu});
+  m.impl(
+      "pick.scalar",
+      golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::cpu});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CUDA, m) {
-  m.impl("pick.scalar", golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::cuda});
+  m.impl(
+      "pick.scalar",
+      golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::cuda});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
   m.impl("pick", golden::features::op_pick{golden::features::op_pick::Kernel::meta});
-  m.impl("pick.scalar", golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::meta});
+  m.impl(
+      "pick.scalar",
+      golden::features::op_pick_scalar{golden::features::op_pick_scalar::Kernel::meta});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {

@@ -34,7 +34,9 @@ struct structop::EnumTraits<golden_shared::Act> {
 namespace golden_shared {
 
 /// The IDL spelling (`relu` and `gelu`); parse with structop::parse_enum<Act>.
-inline c10::string_view to_string(Act value) { return structop::enum_name(value); }
+inline c10::string_view to_string(Act value) {
+  return structop::enum_name(value);
+}
 
 }  // namespace golden_shared
 

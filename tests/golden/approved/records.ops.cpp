@@ -68,7 +68,7 @@ struct op_affine {
       const at::Tensor& cfg_inner_w,
       const c10::optional<at::Tensor>& cfg_inner_b,
       double cfg_scale,
-      c10::string_view cfg_mode) const {
+      c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       const Cfg cfg = unflatten_Cfg(
@@ -151,7 +151,7 @@ struct op_split {
       const at::Tensor& cfg_inner_w,
       const c10::optional<at::Tensor>& cfg_inner_b,
       double cfg_scale,
-      c10::string_view cfg_mode) const {
+      c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       const Cfg cfg = unflatten_Cfg(
@@ -220,7 +220,7 @@ struct op_scale_ {
       const at::Tensor& cfg_inner_w,
       const c10::optional<at::Tensor>& cfg_inner_b,
       double cfg_scale,
-      c10::string_view cfg_mode) const {
+      c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       const Cfg cfg = unflatten_Cfg(

@@ -35,7 +35,9 @@ struct structop::EnumTraits<golden::Mode> {
 namespace golden {
 
 /// The IDL spelling (`fast` and `exact`); parse with structop::parse_enum<Mode>.
-inline c10::string_view to_string(Mode value) { return structop::enum_name(value); }
+inline c10::string_view to_string(Mode value) {
+  return structop::enum_name(value);
+}
 
 }  // namespace golden
 
