@@ -97,14 +97,14 @@ class HeaderEmitter {
           // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs). Each enum and
           // record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
           // files that include one another can be included together.
-#pragma once
-
-#include <structop/runtime.h>
-
-#include <cstdint>
-#include <string>
-#include <tuple>
-#include <vector>
+          #pragma once
+          
+          #include <structop/runtime.h>
+          
+          #include <cstdint>
+          #include <string>
+          #include <tuple>
+          #include <vector>
 
           STRUCTOP_REQUIRE_RUNTIME_VERSION($runtime$);
         )cc");
@@ -137,7 +137,8 @@ class HeaderEmitter {
            {"name", name},
            {"values", fmt::format("{}", fmt::join(values, ", "))}},
           R"cc(
-            $doc$ enum class $name$ { $values$ };
+            $doc$
+            enum class $name$ { $values$ };
           )cc");
       p_.line();
       ns_.leave();
@@ -203,7 +204,8 @@ class HeaderEmitter {
            {"name", api_name(r.name)},
            {"fields", fields}},
           R"cc(
-            $doc$ struct $name$ {
+            $doc$
+            struct $name$ {
               $fields$
             };
           )cc");
@@ -279,6 +281,7 @@ class HeaderEmitter {
             struct $grad_slot$ {
               $slots$
             };
+
           )cc");
     }
     p_.emit(R"cc(
@@ -293,7 +296,8 @@ class HeaderEmitter {
       p_.emit(
           {{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},
           R"cc(
-            $doc$ $decl$;
+            $doc$
+            $decl$;
           )cc");
     }
     p_.line();

@@ -207,7 +207,10 @@ class SourceEmitter {
     CodePrinter p(2, false);
     p.emit({{"locals", join(locals, "\n")}, {"args", args(call_args)}}, R"cc(
       // The kernels take records: built from the flat arguments when one runs.
-      const auto with_records = [&](auto&& fn) { $locals$ return fn$args$; };
+      const auto with_records = [&](auto&& fn) {
+        $locals$
+        return fn$args$;
+      };
     )cc");
     return p.str();
   }
@@ -269,8 +272,7 @@ class SourceEmitter {
             Kernel kernel;
             $backward$
 
-                $ret$
-                operator() $params$ {
+            $ret$ operator()$params$ {
               $body$
             }
 
@@ -323,7 +325,12 @@ class SourceEmitter {
          {"meta", meta},
          {"forward", forward}},
         R"cc(
-          $with_records$ $autograd$ if (kernel == Kernel::meta){$meta$} $forward$
+          $with_records$
+          $autograd$
+          if (kernel == Kernel::meta) {
+            $meta$
+          }
+          $forward$
         )cc");
     return trimmed(p.str());
   }
@@ -386,7 +393,9 @@ class SourceEmitter {
             auto grad_fn = structop::make_grad_fn$make$;
             $decl$ = structop::redispatch_below_autograd$redispatch$;
             if (grad_fn) {
-              $unpack$ $run_setup$ grad_fn->record_outputs($outputs$);
+              $unpack$
+              $run_setup$
+              grad_fn->record_outputs($outputs$);
             }
             return $result$;
           }
@@ -436,8 +445,9 @@ class SourceEmitter {
         {{"title", title}, {"table", table}},
         R"cc(
           // ===========================================================================
-          $title$ $table$
-              // ===========================================================================
+          $title$
+          $table$
+          // ===========================================================================
         )cc");
   }
 
@@ -541,9 +551,7 @@ class SourceEmitter {
           // Registration
           // ===========================================================================
 
-          TORCH_LIBRARY_FRAGMENT($ns$, m) {
-            $defs$
-          }
+          TORCH_LIBRARY_FRAGMENT($ns$, m) {$defs$}
         )cc");
     // An adapter instance for every key the op implements (one C++ type per
     // op, so the dispatcher's templates are instantiated once per op),
@@ -607,10 +615,10 @@ class SourceEmitter {
           // Registration of the lowered schemas; per op, the adapter between the flat
           // arguments and the records the kernels take (one kernel for the op's
           // devices, Meta and Autograd); and the C++ call API.
-#include "$stem$.ops.h"
+          #include "$stem$.ops.h"
 
-#include <structop/convert.h>
-#include <structop/registration.h>
+          #include <structop/convert.h>
+          #include <structop/registration.h>
         )cc");
     p_.line();
   }

@@ -36,10 +36,10 @@ class StubsEmitter {
           // definitions are qualified (kernels::NAME), so a signature that no longer
           // matches $stem$.ops.h is a compile error. structopc never overwrites this
           // file; after changing the IDL, regenerate into another folder and compare.
-#include "$stem$.ops.h"
-
-#include <ATen/ATen.h>
-#include <structop/stubs.h>$autograd$
+          #include "$stem$.ops.h"
+          
+          #include <ATen/ATen.h>
+          #include <structop/stubs.h>$autograd$
         )cc");
     if (in_.lowered.ops.empty()) return p_.str();  // nothing to write
     p_.emit({{"ns", m_.cpp_namespace}}, R"cc(
@@ -106,7 +106,8 @@ class StubsEmitter {
            {"decl", definition(op.return_type(), k.name, params)},
            {"body", not_implemented(k.name, params)}},
           R"cc(
-            $doc$ $decl$ {
+            $doc$
+            $decl$ {
               $body$
             }
           )cc");
@@ -140,7 +141,9 @@ class StubsEmitter {
           R"cc(
             // Runs after the forward, with grad mode off: save what backward needs,
             // e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
-            $setup${$setup_body$}
+            $setup$ {
+              $setup_body$
+            }
 
             // Returns the gradient of every tensor input, in this shape (at::Tensor() or
             // c10::nullopt means "no gradient"):
