@@ -148,6 +148,18 @@ const NamedConstant* find_layout(std::string_view name) {
 const NamedConstant* find_memory_format(std::string_view name) {
   return find_in(kMemoryFormats, name);
 }
+const NamedConstant* find_constant(Builtin type, std::string_view name) {
+  switch (type) {
+    case Builtin::ScalarType:
+      return find_dtype(name);
+    case Builtin::Layout:
+      return find_layout(name);
+    case Builtin::MemoryFormat:
+      return find_memory_format(name);
+    default:
+      return nullptr;
+  }
+}
 std::vector<std::string> dtype_names() {
   return names_of(kDtypes);
 }
@@ -404,6 +416,10 @@ bool is_reserved_word(std::string_view name) {
       "yield"};
   static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
   return std::binary_search(std::begin(kWords), std::end(kWords), name);
+}
+
+std::string api_spelling(const std::string& name) {
+  return is_reserved_word(name) ? name + "_" : name;
 }
 
 }  // namespace structop::model

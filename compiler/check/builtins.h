@@ -56,6 +56,8 @@ struct NamedConstant {
 const NamedConstant* find_dtype(std::string_view name);
 const NamedConstant* find_layout(std::string_view name);
 const NamedConstant* find_memory_format(std::string_view name);
+/// The constant `name` of `type` (ScalarType, Layout or MemoryFormat).
+const NamedConstant* find_constant(Builtin type, std::string_view name);
 /// Canonical names, for messages.
 std::vector<std::string> dtype_names();
 std::vector<std::string> layout_names();
@@ -79,6 +81,9 @@ bool tag_in_torch_2_6(std::string_view tag);
 /// True if `name` is a C++ or Python keyword (or a name the generated APIs
 /// cannot use as is); such names get a trailing `_` in generated APIs.
 bool is_reserved_word(std::string_view name);
+/// `name` as the generated C++ and Python APIs spell it: a reserved word
+/// gets a trailing `_` (`from` -> `from_`); the schema keeps the IDL name.
+std::string api_spelling(const std::string& name);
 /// True if `name` is a Python keyword (keyword.kwlist): not a valid name for
 /// a Python parameter, e.g. in torch.fx's signature of a custom op.
 bool is_python_keyword(std::string_view name);

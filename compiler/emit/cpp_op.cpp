@@ -69,10 +69,6 @@ std::string signature(const std::string& head, const std::vector<CppParam>& para
   return head + "(" + CodePrinter::list(spelled) + ")";
 }
 
-std::string CppOp::slot_access(const lower::Slot& s) const {
-  return s.api_path;
-}
-
 bool CppOp::list_output() const {
   return lo_.outputs.size() == 1 && lo_.outputs[0].type.is_list();
 }

@@ -50,9 +50,6 @@ class CppOp {
   const std::vector<size_t>& grad_slots() const { return lo_.grad_slots; }
   const std::vector<size_t>& grad_params() const { return lo_.grad_params; }
 
-  /// The C++ expression reading a slot from record-form arguments: `cfg.inner.w`.
-  std::string slot_access(const lower::Slot& s) const;
-
   /// A backward with a single `Tensor[]` output takes all output grads as one vector.
   bool list_output() const;
 

@@ -225,14 +225,8 @@ std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
       return cpp_string_literal(v.text);
     case V::Enum:
       return fmt::format("{}::{}", enum_name(v.decl), api_name(v.text));
-    case V::Constant: {
-      const model::NamedConstant* c = v.constant_type == Builtin::ScalarType
-                                          ? model::find_dtype(v.text)
-                                      : v.constant_type == Builtin::Layout
-                                          ? model::find_layout(v.text)
-                                          : model::find_memory_format(v.text);
-      return c->cpp;
-    }
+    case V::Constant:
+      return model::find_constant(v.constant_type, v.text)->cpp;
     case V::Device:
       return fmt::format("at::Device({})", cpp_string_literal(v.text));
     case V::List: {

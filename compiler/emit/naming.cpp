@@ -8,7 +8,7 @@
 namespace structop {
 
 std::string api_name(const std::string& name) {
-  return model::is_reserved_word(name) ? name + "_" : name;
+  return model::api_spelling(name);
 }
 
 std::string cpp_string_literal(std::string_view value) {

@@ -164,14 +164,8 @@ class PythonEmitter {
             "{}.{}",
             api_name(m_.enums[static_cast<size_t>(v.decl)].name),
             api_name(v.text));
-      case V::Constant: {
-        const model::NamedConstant* c = v.constant_type == Builtin::ScalarType
-                                            ? model::find_dtype(v.text)
-                                        : v.constant_type == Builtin::Layout
-                                            ? model::find_layout(v.text)
-                                            : model::find_memory_format(v.text);
-        return c->python;
-      }
+      case V::Constant:
+        return model::find_constant(v.constant_type, v.text)->python;
       case V::Device:
         return fmt::format("torch.device({})", python_string_literal(v.text));
       case V::List: {

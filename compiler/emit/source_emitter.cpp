@@ -514,7 +514,7 @@ class SourceEmitter {
       const model::Op& o = op.op();
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
-        std::string access = op.slot_access(s);
+        const std::string& access = s.api_path;
         args.push_back(
             s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }

@@ -41,7 +41,7 @@ class OpLowering {
     out_.cpp_name = lower::join_identifier(
         op_.overload.empty() ? std::vector<std::string>{op_.name}
                              : std::vector<std::string>{op_.name, op_.overload});
-    if (model::is_reserved_word(out_.cpp_name)) out_.cpp_name += "_";
+    out_.cpp_name = model::api_spelling(out_.cpp_name);
     auto named = [&](const char* suffix) {
       return lower::join_identifier({out_.cpp_name, suffix});
     };
@@ -92,7 +92,7 @@ class OpLowering {
       s.default_value = p.default_value ? &*p.default_value : nullptr;
       s.kwarg_only = p.kwarg_only;
       s.cpp_name = p.name;
-      s.api_path = api_spelling(p.name);
+      s.api_path = model::api_spelling(p.name);
       add_slot(std::move(s));
       return;
     }
@@ -127,7 +127,7 @@ class OpLowering {
         s.kwarg_only = op_.params[param].kwarg_only;
         s.cpp_name = lower::join_identifier(cpp_parts_);
         for (const auto& part : cpp_parts_)
-          s.api_path += (s.api_path.empty() ? "" : ".") + api_spelling(part);
+          s.api_path += (s.api_path.empty() ? "" : ".") + model::api_spelling(part);
         add_slot(std::move(s));
       }
       fields->pop_back();
@@ -157,7 +157,7 @@ class OpLowering {
     for (size_t i = 0; i < op_.params.size(); ++i) {
       const model::Param& p = op_.params[i];
       lower::ApiParam a;
-      a.name = api_spelling(p.name);
+      a.name = model::api_spelling(p.name);
       a.type = p.type;
       if (p.default_value) {
         a.default_value = lower::typed_default(p.type, *p.default_value);
@@ -174,7 +174,7 @@ class OpLowering {
     // Output names: never a parameter's.
     for (size_t i = 0; i < out_.outputs.size(); ++i) {
       lower::Output& o = out_.outputs[i];
-      std::string n = !o.name.empty()            ? api_spelling(o.name)
+      std::string n = !o.name.empty()            ? model::api_spelling(o.name)
                       : out_.outputs.size() == 1 ? "output"
                                                  : fmt::format("output{}", i);
       while (std::find(taken.begin(), taken.end(), n) != taken.end()) n = "out_" + n;
@@ -187,7 +187,7 @@ class OpLowering {
     for (const char* local : {"ks", "grad_fn", "outputs", "with_records"}) used.insert(local);
     for (auto& s : out_.slots) {
       if (!s.from_record()) {
-        s.cpp_name = api_spelling(s.cpp_name);
+        s.cpp_name = model::api_spelling(s.cpp_name);
         continue;
       }
       std::string base = s.cpp_name;
@@ -213,10 +213,6 @@ class OpLowering {
         out_.kernels.push_back({lower::join_identifier({out_.cpp_name, lower}), key});
       }
     }
-  }
-
-  static std::string api_spelling(const std::string& name) {
-    return model::is_reserved_word(name) ? name + "_" : name;
   }
 
   void check_collisions() {
@@ -253,8 +249,7 @@ class OpLowering {
     }
     std::vector<std::string> spelled;
     spelled.reserve(op_.params.size());
-    for (const auto& p : op_.params)
-      spelled.push_back(model::is_reserved_word(p.name) ? p.name + "_" : p.name);
+    for (const auto& p : op_.params) spelled.push_back(model::api_spelling(p.name));
     std::vector<std::string_view> api(spelled.begin(), spelled.end());
     for (auto [first, later] : find_duplicates(api)) {
       diags_.error(
@@ -588,7 +583,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
     for (size_t i = 0; i < record.fields.size(); ++i) {
       const model::Field& f = record.fields[i];
       lower::RecordField field;
-      field.api_name = model::is_reserved_word(f.name) ? f.name + "_" : f.name;
+      field.api_name = model::api_spelling(f.name);
       if (f.default_value) field.default_value = lower::typed_default(f.type, *f.default_value);
       field.first_leaf = layout.leaves.size();
       if (f.type.is_record()) {

@@ -209,8 +209,12 @@ namespace detail {
 inline constexpr const char* kOpKey = "structop.op";
 
 struct DefRegistry {
+  struct Entry {
+    const BackwardDef* def;
+    c10::IValue name;  // the op name, made once: nodes copy a reference
+  };
   std::mutex mutex;
-  std::unordered_map<std::string, const BackwardDef*> defs;
+  std::unordered_map<std::string, Entry> defs;
 };
 
 inline DefRegistry& def_registry() {
@@ -218,14 +222,19 @@ inline DefRegistry& def_registry() {
   return registry;
 }
 
-/// Remembers `def` by op name (cheap after the first node of an op on a thread).
-inline void remember(const BackwardDef& def) {
+/// Remembers `def` by op name and returns the name as an IValue for the
+/// node's context (cheap after the first node of an op on a thread).
+inline const c10::IValue& remember(const BackwardDef& def) {
   thread_local const BackwardDef* last = nullptr;
-  if (last == &def) return;
+  thread_local const c10::IValue* last_name = nullptr;
+  if (last == &def) return *last_name;
   DefRegistry& r = def_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  r.defs.emplace(def.op_name, &def);
+  auto it =
+      r.defs.try_emplace(def.op_name, DefRegistry::Entry{&def, c10::IValue(def.op_name)}).first;
   last = &def;
+  last_name = &it->second.name;
+  return *last_name;
 }
 
 inline const BackwardDef& recall(const std::string& op_name) {
@@ -233,7 +242,7 @@ inline const BackwardDef& recall(const std::string& op_name) {
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.defs.find(op_name);
   TORCH_CHECK(it != r.defs.end(), "structop: no backward registered for op ", op_name);
-  return *it->second;
+  return *it->second.def;
 }
 
 }  // namespace detail
@@ -247,8 +256,7 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
   explicit BackwardNode(const BackwardDef& def) : def_(def) {
     // CppNode's functional replay (compiled autograd) calls the static
     // backward below with the context only; the context names the op.
-    detail::remember(def);
-    this->ctx_.saved_data[detail::kOpKey] = def.op_name;
+    this->ctx_.saved_data[detail::kOpKey] = detail::remember(def);
   }
 
   /// CppNode's static entry point: the op comes from the context.
