@@ -328,6 +328,29 @@ TEST_CASE("a header includes only the files its IDL lists, but checks every file
         defined_value(header_of(reader, "my-c.ops.yaml"), "STRUCTOP_FINGERPRINT_my_c"));
 }
 
+TEST_CASE("a Python module imports the records and enums of included files", "[driver][include]") {
+  MemoryReader reader{
+      {"a.ops.yaml",
+       "namespace: a\ninclude: [b.ops.yaml]\nrecords: {A: {fields: {m: Mid, base: Base, mode: Mode = x}}}\n"},
+      {"b.ops.yaml", "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
+      {"c.ops.yaml", "namespace: c\nenums: {Mode: [x, y]}\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+  };
+  CompileOptions options;
+  options.input = "a.ops.yaml";
+  options.emit = {OutputKind::Python};
+  CompileResult r = compile(options, reader);
+  REQUIRE(r.ok);
+  const std::string& py = r.outputs[0].content;
+  // From the module of the file that declares each (a sibling in a package).
+  CHECK(contains(py, "if __package__:\n    from .c_ops import Mode, Base\n    from .b_ops import Mid\n"
+                     "else:\n    from c_ops import Mode, Base\n    from b_ops import Mid\n"));
+  CHECK_FALSE(contains(py, "class Base"));
+  CHECK_FALSE(contains(py, "class Mode"));
+  CHECK(contains(py, "class A:"));
+  CHECK(contains(py, "add_safe_globals([A])"));
+  CHECK(contains(py, "    \"Base\",\n"));  // still in __all__
+}
+
 TEST_CASE("compile() writes nothing on any error", "[driver]") {
   MemoryReader reader{
       {"x.ops.yaml", "namespace: d\nops:\n  - func: op(Tensor x, flaot s) -> Tensor\n"}};
