@@ -69,6 +69,9 @@ struct Enum {
   std::string doc;
   Span span;
   bool from_include = false;
+  /// The file that declares it: an index into Module::includes, or -1 for
+  /// the main file.
+  int include = -1;
 };
 
 struct Field {
@@ -86,6 +89,9 @@ struct Record {
   std::string doc;
   Span span;
   bool from_include = false;
+  /// The file that declares it: an index into Module::includes, or -1 for
+  /// the main file.
+  int include = -1;
   /// Some leaf (at any depth) is a Tensor, `Tensor?`, `Tensor[]` or `Tensor?[]`.
   bool has_tensor_leaf = false;
   /// Some leaf (at any depth) takes a gradient (Type::takes_grad): the record
@@ -137,6 +143,16 @@ struct Op {
   std::string cpp_name() const { return overload.empty() ? name : name + "_" + overload; }
 };
 
+/// An IDL file the main file includes, directly or through another include.
+/// Its records and enums are generated from it on its own (`structopc
+/// shared.ops.yaml`): the main file's generated code uses them from there.
+struct IncludedFile {
+  std::string path;  // as found: relative to the including file, or in a -I folder
+  std::string stem;  // `shared` for shared.ops.yaml: shared.ops.h, shared_ops.py
+  /// Listed in the main file's `include:` (else included by an included file).
+  bool direct = false;
+};
+
 /// Everything one compilation knows, in declaration order; records are in
 /// dependency order (a record comes after every record it contains).
 struct Module {
@@ -144,6 +160,8 @@ struct Module {
   std::string cpp_namespace;
   std::string source_path;  // the main IDL file as given on the command line
   std::string stem;         // `demo` for demo.ops.yaml
+  /// Every included file, in dependency order (a file after the files it includes).
+  std::vector<IncludedFile> includes;
   std::string doc;
   std::vector<Enum> enums;
   std::vector<Record> records;

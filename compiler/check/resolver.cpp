@@ -47,6 +47,15 @@ class Resolver {
     m.source_path = sources_.file(main.file_id).path();
     m.stem = stem_of(m.source_path);
     m.doc = main.doc;
+    for (size_t i = 0; i + 1 < idl_.files.size(); ++i) {
+      std::string path = sources_.file(idl_.files[i].file_id).path();
+      m.includes.push_back({path, stem_of(path), false});
+    }
+    if (idl_.includes.size() == idl_.files.size()) {
+      for (size_t i : idl_.includes.back()) {
+        if (i < m.includes.size()) m.includes[i].direct = true;
+      }
+    }
     module_ = &m;
 
     for (const auto& file : idl_.files) check_cpp_namespace(file);
@@ -68,6 +77,11 @@ class Resolver {
     const syntax::IdlFile* file = nullptr;
     int index = -1;  // final index in the module
   };
+
+  /// Module::includes index of a file, -1 for the main file.
+  int include_index(const syntax::IdlFile* file) const {
+    return file == &idl_.files.back() ? -1 : static_cast<int>(file - idl_.files.data());
+  }
 
   static std::string cpp_namespace_of(const syntax::IdlFile& f) {
     return f.cpp_namespace ? f.cpp_namespace->text : f.namespace_.text;
@@ -235,6 +249,7 @@ class Resolver {
         out.doc = e.doc;
         out.span = e.name.span;
         out.from_include = &file != &idl_.files.back();
+        out.include = include_index(&file);
         if (e.values.empty() && !e.incomplete) {
           diags_.error(
               e.name.span,
@@ -277,6 +292,7 @@ class Resolver {
       out.doc = r->doc;
       out.span = r->name.span;
       out.from_include = sym.file != &idl_.files.back();
+      out.include = include_index(sym.file);
       out.all_defaulted = true;
       // A broken record (problems already reported) is kept out of ops and
       // other records quietly: the first report is the useful one.

@@ -1,6 +1,10 @@
 // X.ops.h: enums, records, grad records, the C++ call API and the kernel
 // declarations. Light by design (kernel sources include it): it pulls in
-// structop/runtime.h only, never autograd or the dispatcher.
+// structop/runtime.h only, never autograd or the dispatcher. The records and
+// enums of included IDL files are not repeated: the header includes the
+// headers generated from those files, and checks their fingerprints.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "base/diagnostics.h"
@@ -8,6 +12,7 @@
 #include "emit/code_printer.h"
 #include "emit/cpp_op.h"
 #include "emit/emitters.h"
+#include "emit/idl_fingerprint.h"
 #include "emit/naming.h"
 #include "version.h"
 
@@ -37,12 +42,6 @@ class NamespaceTracker {
   CodePrinter& p_;
   std::string current_;
 };
-
-std::string guard_macro(const std::string& ns, const std::string& name) {
-  std::string macro = "STRUCTOP_DEFINED_";
-  for (char c : ns + "_" + name) macro += c == ':' ? '_' : c;
-  return macro;
-}
 
 std::string doc_comment(const std::string& doc) {
   if (doc.empty()) return {};
@@ -94,9 +93,7 @@ class HeaderEmitter {
           // Records, enums, grad records, the C++ call API and the kernel declarations
           // of the `$ns$` ops (torch.ops.$ns$.*). Light: include it from kernel sources.
           // The kernels you write are declared in namespace kernels below; their
-          // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs). Each enum and
-          // record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
-          // files that include one another can be included together.
+          // stubs are in $stem$.ops.stubs.cpp (structopc --emit stubs).
           #pragma once
           
           #include <structop/runtime.h>
@@ -109,28 +106,89 @@ class HeaderEmitter {
           STRUCTOP_REQUIRE_RUNTIME_VERSION($runtime$);
         )cc");
     p_.line();
+    p_.emit(
+        {{"source", in_.source_name},
+         {"macro", fingerprint_macro(m_.stem)},
+         {"value", fingerprint_literal(idl_fingerprint(m_, -1))}},
+        R"cc(
+      // Fingerprint of the records and enums of $source$, checked by the
+      // headers generated from the IDL files that include it.
+      #define $macro$ $value$
+    )cc");
+    p_.line();
+    included_headers();
   }
 
-  // Every enum and record is guarded: a type of an included IDL file is
-  // emitted into the including file's header too, so the headers of a shared
-  // file and of the files that include it can be used together.
-  void open_guard(const std::string& ns, const std::string& name) {
-    std::string macro = guard_macro(ns, name);
-    p_.line(fmt::format("#ifndef {}", macro));
-    p_.line(fmt::format("#define {}", macro));
+  static std::string fingerprint_literal(uint64_t value) {
+    return fmt::format("0x{:016x}ULL", value);
   }
-  void close_guard() { p_.line("#endif"); }
+
+  // The records and enums of included IDL files come from the headers
+  // generated from them (`<stem>.ops.h`, found next to this header or on the
+  // include path): one #include per file of this IDL's `include:` (those
+  // include theirs), then a check of the fingerprint of every included file,
+  // so that headers generated from different versions of one IDL file do not
+  // compile together.
+  void included_headers() {
+    if (m_.includes.empty()) return;
+    std::string header = m_.stem + ".ops.h";
+    p_.emit(
+        {{"source", in_.source_name}},
+        R"cc(
+      // The records and enums of the IDL files $source$ includes, from the
+      // headers generated from those files (structopc FILE.ops.yaml for each).
+    )cc");
+    for (const auto& inc : m_.includes) {
+      if (inc.direct) p_.line(fmt::format("#include \"{}.ops.h\"", inc.stem));
+    }
+    p_.line();
+    p_.emit(R"cc(
+      // Those headers must come from the versions of the IDL files this header
+      // was generated from.
+    )cc");
+    for (size_t i = 0; i < m_.includes.size(); ++i) {
+      const model::IncludedFile& inc = m_.includes[i];
+      std::string idl = std::filesystem::path(inc.path).filename().string();
+      std::string included = inc.stem + ".ops.h";
+      std::string macro = fingerprint_macro(inc.stem);
+      p_.emit(
+          {{"macro", macro},
+           {"value", fingerprint_literal(idl_fingerprint(m_, static_cast<int>(i)))},
+           {"missing",
+            cpp_string_literal(fmt::format(
+                "{}: {} does not define {}, so it was not generated from {} by this version of "
+                "structopc: regenerate it",
+                header,
+                included,
+                macro,
+                idl))},
+           {"stale",
+            cpp_string_literal(fmt::format(
+                "{} and {} were generated from different versions of {}: regenerate both from the "
+                "current IDL files",
+                header,
+                included,
+                idl))}},
+          R"cc(
+        #if !defined($macro$)
+        #error $missing$
+        #elif $macro$ != $value$
+        #error $stale$
+        #endif
+      )cc");
+    }
+    p_.line();
+  }
 
   void enums() {
     for (const auto& e : m_.enums) {
+      if (e.from_include) continue;  // in the header of its own file
       std::string name = api_name(e.name);
       std::vector<std::string> values, quoted;
       for (const auto& v : e.values) {
         values.push_back(api_name(v));
         quoted.push_back(cpp_string_literal(v));
       }
-      ns_.leave();
-      open_guard(e.cpp_namespace, e.name);
       ns_.enter(e.cpp_namespace);
       p_.emit(
           {{"doc", doc_comment(e.doc)},
@@ -165,15 +223,13 @@ class HeaderEmitter {
             }
           )cc");
       p_.line();
-      ns_.leave();
-      close_guard();
-      p_.line();
     }
   }
 
   void records() {
     for (size_t ri = 0; ri < m_.records.size(); ++ri) {
       const model::Record& r = m_.records[ri];
+      if (r.from_include) continue;  // in the header of its own file
       const lower::RecordLayout& layout = in_.lowered.records[ri];
       std::string fields;
       for (size_t fi = 0; fi < r.fields.size(); ++fi) {
@@ -194,7 +250,6 @@ class HeaderEmitter {
       }
       if (!fields.empty()) fields.pop_back();
       ns_.enter(r.cpp_namespace);
-      open_guard(r.cpp_namespace, r.name);
       p_.emit(
           {{"doc",
             doc_comment(
@@ -209,7 +264,6 @@ class HeaderEmitter {
               $fields$
             };
           )cc");
-      close_guard();
       p_.line();
     }
   }
@@ -217,7 +271,7 @@ class HeaderEmitter {
   void grad_records() {
     for (size_t i = 0; i < m_.records.size(); ++i) {
       const model::Record& r = m_.records[i];
-      if (!r.takes_grad) continue;
+      if (r.from_include || !r.takes_grad) continue;  // in the header of its own file
       std::string fields;
       for (const auto& f : r.fields) {
         if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].takes_grad) {
@@ -228,7 +282,6 @@ class HeaderEmitter {
       }
       fields.pop_back();
       ns_.enter(r.cpp_namespace);
-      open_guard(r.cpp_namespace, r.name + "Grad");
       p_.emit(
           {{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
           R"cc(
@@ -238,7 +291,6 @@ class HeaderEmitter {
               $fields$
             };
           )cc");
-      close_guard();
       p_.line();
     }
   }

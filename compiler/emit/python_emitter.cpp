@@ -6,6 +6,8 @@
 // Calls take a fast path (flatten and call); only when that fails does the
 // module walk the arguments to explain which parameter or field path has the
 // wrong type (a TypeError naming op, parameter and field).
+#include <map>
+
 #include <fmt/format.h>
 
 #include "check/describe.h"
@@ -30,8 +32,13 @@ class PythonEmitter {
 
   std::string run() {
     prologue();
-    for (const auto& e : m_.enums) enum_class(e);
-    for (size_t i = 0; i < m_.records.size(); ++i) record_class(m_.records[i]);
+    included_imports();
+    for (const auto& e : m_.enums) {
+      if (!e.from_include) enum_class(e);
+    }
+    for (const auto& r : m_.records) {
+      if (!r.from_include) record_class(r);
+    }
     for (const auto& lo : in_.lowered.ops) op_function(lo);
     epilogue();
     return p_.str();
@@ -347,11 +354,51 @@ class PythonEmitter {
     )py");
   }
 
+  // The records and enums of included IDL files are imported from the modules
+  // generated from them (`<stem>_ops`, a sibling module in a package, else
+  // top level on sys.path), so that every module of a project shares one
+  // class per record.
+  void included_imports() {
+    std::map<int, std::vector<std::string>> names;  // include index -> names
+    for (const auto& e : m_.enums) {
+      if (e.from_include) names[e.include].push_back(api_name(e.name));
+    }
+    for (const auto& r : m_.records) {
+      if (r.from_include) names[r.include].push_back(api_name(r.name));
+    }
+    if (names.empty()) return;
+    std::string relative, absolute;
+    for (const auto& [include, list] : names) {
+      std::string module = m_.includes[static_cast<size_t>(include)].stem + "_ops";
+      std::string imported = fmt::format("{}", fmt::join(list, ", "));
+      relative += fmt::format("from .{} import {}\n", module, imported);
+      absolute += fmt::format("from {} import {}\n", module, imported);
+    }
+    relative.pop_back();
+    absolute.pop_back();
+    p_.line();
+    p_.line();
+    p_.emit(
+        {{"relative", relative}, {"absolute", absolute}},
+        R"py(
+      # Records and enums of the included IDL files, from their own generated modules.
+      if __package__:
+          $relative$
+      else:
+          $absolute$
+    )py");
+  }
+
   void epilogue() {
-    // torch.export.load (weights_only unpickling) accepts only allowed classes.
+    // torch.export.load (weights_only unpickling) accepts only allowed classes
+    // (the modules of included IDL files allow theirs).
     std::vector<std::string> classes;
-    for (const auto& e : m_.enums) classes.push_back(api_name(e.name));
-    for (const auto& r : m_.records) classes.push_back(api_name(r.name));
+    for (const auto& e : m_.enums) {
+      if (!e.from_include) classes.push_back(api_name(e.name));
+    }
+    for (const auto& r : m_.records) {
+      if (!r.from_include) classes.push_back(api_name(r.name));
+    }
     if (!classes.empty()) {
       p_.line();
       p_.line();

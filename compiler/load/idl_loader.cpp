@@ -1,5 +1,6 @@
 #include "load/idl_loader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -87,14 +88,23 @@ class Loader {
     } else {
       file.file_id = id;
     }
-    for (const syntax::Name& inc : file.includes) include(path, inc);
+    std::vector<size_t> direct;
+    for (const syntax::Name& inc : file.includes) {
+      std::optional<size_t> index = include(path, inc);
+      if (index && std::find(direct.begin(), direct.end(), *index) == direct.end())
+        direct.push_back(*index);
+    }
+    index_[key] = result_.files.size();
     result_.files.push_back(std::move(file));
+    result_.includes.push_back(std::move(direct));
 
     stack_.pop_back();
     state_[key] = State::Done;
   }
 
-  void include(const std::string& from, const syntax::Name& inc) {
+  // Loads one included file unless it was loaded already; returns its index
+  // in result_.files, or nullopt when it could not be loaded (reported).
+  std::optional<size_t> include(const std::string& from, const syntax::Name& inc) {
     std::string path = find_include(from, inc.text);
     if (path.empty()) {
       std::string hint =
@@ -102,17 +112,18 @@ class Loader {
               ? "paths are relative to the including file; add a search folder with -I"
               : fmt::format("searched next to `{}` and in {}", from, quoted_list(include_dirs_));
       diags_.error(inc.span, fmt::format("cannot find included file `{}`", inc.text), hint);
-      return;
+      return std::nullopt;
     }
     std::string key = reader_.identity(path);
     auto it = state_.find(key);
-    if (it != state_.end() && it->second == State::Done) return;  // diamond: read once
+    if (it != state_.end() && it->second == State::Done)
+      return index_.at(key);  // diamond: read once
     if (stack_.size() >= kMaxIncludeDepth) {
       diags_.error(
           inc.span,
           fmt::format("includes nest more than {} files deep", kMaxIncludeDepth),
           "include the shared files from the main file instead of through a chain");
-      return;
+      return std::nullopt;
     }
     if (it != state_.end() && it->second == State::InProgress) {
       std::string chain;
@@ -125,15 +136,16 @@ class Loader {
           inc.span,
           fmt::format("include cycle: {}`{}`", chain, path),
           "move the shared records and enums into a file that includes neither");
-      return;
+      return std::nullopt;
     }
     std::string error;
     auto text = reader_.read(path, &error);
     if (!text) {
       diags_.error(inc.span, fmt::format("cannot read included file `{}`: {}", path, error));
-      return;
+      return std::nullopt;
     }
     load_file(path, std::move(*text), inc.span);
+    return index_.at(key);
   }
 
   std::string find_include(const std::string& from, const std::string& name) {
@@ -160,6 +172,7 @@ class Loader {
   SourceManager& sources_;
   Diagnostics& diags_;
   std::map<std::string, State> state_;
+  std::map<std::string, size_t> index_;  // identity -> index in result_.files
   std::vector<Frame> stack_;
   LoadedIdl result_;
 };

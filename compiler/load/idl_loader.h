@@ -33,6 +33,9 @@ struct LoadedIdl {
   /// Syntax trees in dependency order: every file comes after the files it
   /// includes; the main file is last. Empty if the main file could not be read.
   std::vector<syntax::IdlFile> files;
+  /// Per file (parallel to `files`): the indices into `files` of the files
+  /// its `include:` names, in the order listed (a file listed twice once).
+  std::vector<std::vector<size_t>> includes;
   /// Paths of every file read, main file first (for depfiles).
   std::vector<std::string> paths;
 };

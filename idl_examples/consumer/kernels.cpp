@@ -1,5 +1,7 @@
-// The consumer's kernel, written against the generated header.
+// The consumer's kernels, written against the generated headers (both take
+// the Kernel1d of filters.ops.h, which they include).
 #include "consumer.ops.h"
+#include "sharpen.ops.h"
 
 #include <ATen/ATen.h>
 
@@ -12,3 +14,11 @@ at::Tensor smooth(const at::Tensor& x, const SmoothCfg& cfg) {
 }
 
 }  // namespace consumer::kernels
+
+namespace sharpen::kernels {
+
+at::Tensor sharpen(const at::Tensor& x, const filters::Kernel1d& kernel, double amount) {
+  return x * (1.0 + amount * kernel.gain * kernel.weights.sum());
+}
+
+}  // namespace sharpen::kernels

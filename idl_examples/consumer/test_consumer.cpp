@@ -1,5 +1,7 @@
-// Calls the op through the generated C++ API (and so through the dispatcher).
+// Calls the ops through the generated C++ API (and so through the dispatcher),
+// one record of the shared IDL file passed to both.
 #include "consumer.ops.h"
+#include "sharpen.ops.h"
 
 #include <ATen/ATen.h>
 
@@ -21,6 +23,11 @@ int main() {
     std::fprintf(stderr, "smooth with clamp: wrong result\n");
     return 1;
   }
-  std::printf("consumer::smooth ok\n");
+  y = sharpen::sharpen(x, cfg.kernel, 0.5);  // x * (1 + 0.5 * 2 * 3)
+  if (!at::allclose(y, x * 4)) {
+    std::fprintf(stderr, "sharpen: wrong result\n");
+    return 1;
+  }
+  std::printf("consumer::smooth and sharpen::sharpen ok\n");
   return 0;
 }

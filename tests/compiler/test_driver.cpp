@@ -228,6 +228,166 @@ TEST_CASE("compile() output is deterministic", "[driver]") {
   CHECK(compile(options, bad).diagnostics == first);
 }
 
+namespace {
+
+/// The header structopc generates for `input` in `reader`.
+std::string header_of(MemoryReader& reader, const std::string& input) {
+  CompileOptions options;
+  options.input = input;
+  options.emit = {OutputKind::Header, OutputKind::Python};
+  CompileResult r = compile(options, reader);
+  INFO(r.diagnostics);
+  REQUIRE(r.ok);
+  return r.outputs[0].content;
+}
+
+/// The value after `#define MACRO ` in a header, or "".
+std::string defined_value(const std::string& header, const std::string& macro) {
+  std::string key = "#define " + macro + " ";
+  size_t at = header.find(key);
+  if (at == std::string::npos) return {};
+  return header.substr(at + key.size(), header.find('\n', at) - at - key.size());
+}
+
+/// The value the header checks MACRO against (`#elif MACRO != VALUE`), or "".
+std::string checked_value(const std::string& header, const std::string& macro) {
+  std::string key = "#elif " + macro + " != ";
+  size_t at = header.find(key);
+  if (at == std::string::npos) return {};
+  return header.substr(at + key.size(), header.find('\n', at) - at - key.size());
+}
+
+}  // namespace
+
+TEST_CASE("a header includes the headers of the IDL files its IDL includes", "[driver][include]") {
+  MemoryReader reader = demo_reader();
+  std::string demo = header_of(reader, "idl/demo.ops.yaml");
+  std::string common = header_of(reader, "idl/common.ops.yaml");
+  // The included file's record is in its own header only.
+  CHECK(contains(demo, "#include \"common.ops.h\"\n"));
+  CHECK_FALSE(contains(demo, "struct Inner {"));
+  CHECK_FALSE(contains(demo, "struct InnerGrad {"));
+  CHECK(contains(demo, "struct WeightCfg {"));
+  CHECK(contains(demo, "  ::common::Inner inner;\n"));
+  CHECK(contains(common, "struct Inner {"));
+  CHECK(contains(common, "struct InnerGrad {"));
+  CHECK_FALSE(contains(demo + common, "STRUCTOP_DEFINED_"));
+  // Each header defines its fingerprint; the including one checks the
+  // included one's against the value it was generated with.
+  std::string value = defined_value(common, "STRUCTOP_FINGERPRINT_common");
+  CHECK(value.size() == std::string("0x0123456789abcdefULL").size());
+  CHECK(checked_value(demo, "STRUCTOP_FINGERPRINT_common") == value);
+  CHECK(contains(
+      demo,
+      "#if !defined(STRUCTOP_FINGERPRINT_common)\n#error \"demo.ops.h: common.ops.h does not "
+      "define STRUCTOP_FINGERPRINT_common"));
+  CHECK(contains(
+      demo,
+      "#error \"demo.ops.h and common.ops.h were generated from different versions of "
+      "common.ops.yaml: regenerate both from the current IDL files\"\n"));
+  CHECK_FALSE(defined_value(demo, "STRUCTOP_FINGERPRINT_demo").empty());
+  CHECK(defined_value(demo, "STRUCTOP_FINGERPRINT_demo") != value);
+  // A header of a file without includes checks nothing.
+  CHECK_FALSE(contains(common, "#elif"));
+}
+
+TEST_CASE(
+    "a fingerprint changes with the layout of records and enums, not with docs",
+    "[driver][include]") {
+  auto fingerprint = [](const std::string& common_text) {
+    MemoryReader reader{{"common.ops.yaml", common_text}};
+    return defined_value(header_of(reader, "common.ops.yaml"), "STRUCTOP_FINGERPRINT_common");
+  };
+  const std::string base =
+      "namespace: common\nenums:\n  Mode: [a, b]\nrecords:\n"
+      "  Inner: {fields: {w: Tensor, m: Mode = a}}\n  Outer: {fields: {i: Inner, k: int = 1}}\n";
+  std::string original = fingerprint(base);
+  REQUIRE_FALSE(original.empty());
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+    return fingerprint(text);
+  };
+  // Docs, comments and declaration order do not change the layout.
+  CHECK(fingerprint("# a comment\n" + base + "doc: About it.\n") == original);
+  CHECK(edited("  Inner: {fields:", "  Inner: {doc: Inner one., fields:") == original);
+  CHECK(
+      fingerprint("namespace: common\nrecords:\n  Outer: {fields: {i: Inner, k: int = 1}}\n"
+                  "  Inner: {fields: {w: Tensor, m: Mode = a}}\nenums:\n  Mode: [a, b]\n") ==
+      original);
+  // Everything the generated C++ of the types depends on does.
+  CHECK(edited("k: int = 1", "k: int = 2") != original);
+  CHECK(edited("k: int = 1", "k: float = 1") != original);
+  CHECK(edited("k: int = 1", "n: int = 1") != original);
+  CHECK(edited("k: int = 1", "k: int") != original);
+  CHECK(edited("k: int = 1", "k: 'int[] = [1]'") != original);
+  CHECK(edited("[a, b]", "[a, b, c]") != original);
+  CHECK(edited("[a, b]", "[b, a]") != original);
+  CHECK(edited("Outer:", "Outer2:") != original);
+  CHECK(edited("namespace: common\n", "namespace: common\ncpp_namespace: other\n") != original);
+  CHECK(edited("w: Tensor, m: Mode = a", "m: Mode = a, w: Tensor") != original);
+  // Ops do not count: they are not in the header's types.
+  CHECK(fingerprint(base + "ops:\n  - func: f(Tensor x, Outer o) -> Tensor\n") == original);
+}
+
+TEST_CASE(
+    "a header includes only the files its IDL lists, but checks every file read",
+    "[driver][include]") {
+  MemoryReader reader{
+      {"a.ops.yaml",
+       "namespace: a\ninclude: [b.ops.yaml]\nrecords: {A: {fields: {m: Mid, base: Base}}}\n"},
+      {"b.ops.yaml",
+       "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
+      {"c.ops.yaml", "namespace: c\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+      {"my-c.ops.yaml", "namespace: mc\nrecords: {Other: {fields: {x: int}}}\n"},
+      {"d.ops.yaml", "namespace: d\ninclude: [my-c.ops.yaml]\n"},
+  };
+  std::string a = header_of(reader, "a.ops.yaml");
+  std::string b = header_of(reader, "b.ops.yaml");
+  std::string c = header_of(reader, "c.ops.yaml");
+  CHECK(contains(a, "#include \"b.ops.h\"\n"));
+  CHECK_FALSE(contains(a, "#include \"c.ops.h\""));
+  CHECK(contains(b, "#include \"c.ops.h\"\n"));
+  CHECK(checked_value(a, "STRUCTOP_FINGERPRINT_b") == defined_value(b, "STRUCTOP_FINGERPRINT_b"));
+  CHECK(checked_value(a, "STRUCTOP_FINGERPRINT_c") == defined_value(c, "STRUCTOP_FINGERPRINT_c"));
+  CHECK(checked_value(b, "STRUCTOP_FINGERPRINT_c") == defined_value(c, "STRUCTOP_FINGERPRINT_c"));
+  // A stem that is not an identifier still makes a macro name.
+  std::string d = header_of(reader, "d.ops.yaml");
+  CHECK(contains(d, "#include \"my-c.ops.h\"\n"));
+  CHECK(
+      checked_value(d, "STRUCTOP_FINGERPRINT_my_c") ==
+      defined_value(header_of(reader, "my-c.ops.yaml"), "STRUCTOP_FINGERPRINT_my_c"));
+}
+
+TEST_CASE("a Python module imports the records and enums of included files", "[driver][include]") {
+  MemoryReader reader{
+      {"a.ops.yaml",
+       "namespace: a\ninclude: [b.ops.yaml]\nrecords: {A: {fields: {m: Mid, base: Base, mode: Mode "
+       "= x}}}\n"},
+      {"b.ops.yaml",
+       "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
+      {"c.ops.yaml",
+       "namespace: c\nenums: {Mode: [x, y]}\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+  };
+  CompileOptions options;
+  options.input = "a.ops.yaml";
+  options.emit = {OutputKind::Python};
+  CompileResult r = compile(options, reader);
+  REQUIRE(r.ok);
+  const std::string& py = r.outputs[0].content;
+  // From the module of the file that declares each (a sibling in a package).
+  CHECK(contains(
+      py,
+      "if __package__:\n    from .c_ops import Mode, Base\n    from .b_ops import Mid\n"
+      "else:\n    from c_ops import Mode, Base\n    from b_ops import Mid\n"));
+  CHECK_FALSE(contains(py, "class Base"));
+  CHECK_FALSE(contains(py, "class Mode"));
+  CHECK(contains(py, "class A:"));
+  CHECK(contains(py, "add_safe_globals([A])"));
+  CHECK(contains(py, "    \"Base\",\n"));  // still in __all__
+}
+
 TEST_CASE("compile() writes nothing on any error", "[driver]") {
   MemoryReader reader{
       {"x.ops.yaml", "namespace: d\nops:\n  - func: op(Tensor x, flaot s) -> Tensor\n"}};

@@ -92,6 +92,23 @@ TEST_CASE("a file included twice (diamond) is read once", "[loader]") {
                           "right.ops.yaml"});
   // Base is declared once, so no "already defined" error either.
   CHECK(fe.module.records.size() == 3);
+  // The module knows every included file, which of them the main file lists,
+  // and which file declares each record (for the generated includes).
+  REQUIRE(fe.module.includes.size() == 3);
+  CHECK(fe.module.includes[0].stem == "base");
+  CHECK_FALSE(fe.module.includes[0].direct);
+  CHECK(fe.module.includes[1].stem == "left");
+  CHECK(fe.module.includes[1].direct);
+  CHECK(fe.module.includes[2].stem == "right");
+  CHECK(fe.module.includes[2].direct);
+  CHECK(fe.idl.includes == std::vector<std::vector<size_t>>{{}, {0}, {0}, {1, 2}});
+  for (const auto& r : fe.module.records) {
+    CHECK(r.from_include);
+    CHECK(
+        fe.module.includes[static_cast<size_t>(r.include)].stem == (r.name == "Base" ? "base"
+                                                                    : r.name == "L"  ? "left"
+                                                                                     : "right"));
+  }
 }
 
 TEST_CASE("an include cycle is an error that shows the chain", "[loader]") {

@@ -4,7 +4,8 @@
 usage: run_golden.py STRUCTOPC GOLDEN_DIR [--approve]
        run_golden.py STRUCTOPC GOLDEN_DIR --compile CXX... -- FLAGS...
 
-For each GOLDEN_DIR/NAME.ops.yaml, runs `structopc --emit h,cpp,stubs,py,json`
+For each GOLDEN_DIR/NAME.ops.yaml (and GOLDEN_DIR/include/NAME.ops.yaml, the
+files they include), runs `structopc --emit h,cpp,stubs,py,json`
 into a scratch folder and compares every output byte for byte with the
 approved copy in GOLDEN_DIR/approved/. On a difference it prints a diff and
 writes the new text beside the approved file as FILE.unapproved; review it
@@ -13,8 +14,9 @@ like code, then approve (rewrites approved/, removes the .unapproved files):
     python3 tests/golden/run_golden.py build/compiler/structopc tests/golden --approve
 
 With --compile, also compiles the APPROVED .ops.cpp and .ops.stubs.cpp of
-every golden with CXX FLAGS -fsyntax-only (one translation unit), so an
-approved golden is also known to compile without warnings.
+every GOLDEN_DIR/NAME.ops.yaml with CXX FLAGS -fsyntax-only (one translation
+unit), so an approved golden is also known to compile without warnings (a
+header finds the approved headers of the files it includes beside it).
 """
 import difflib
 import glob
@@ -47,7 +49,9 @@ def write(path, text):
 
 
 def compare(structopc, golden_dir, approve):
-    idls = sorted(glob.glob(os.path.join(golden_dir, "*.ops.yaml")))
+    # Included files are goldens too: features.ops.h includes shared.ops.h.
+    idls = sorted(glob.glob(os.path.join(golden_dir, "*.ops.yaml"))) + \
+        sorted(glob.glob(os.path.join(golden_dir, "include", "*.ops.yaml")))
     if not idls:
         sys.exit(f"no *.ops.yaml in {golden_dir}")
     approved_dir = os.path.join(golden_dir, "approved")
@@ -88,8 +92,11 @@ def compare(structopc, golden_dir, approve):
 
 def compile_approved(golden_dir, cxx, flags):
     approved_dir = os.path.join(golden_dir, "approved")
-    sources = sorted(glob.glob(os.path.join(approved_dir, "*.ops.cpp")) +
-                     glob.glob(os.path.join(approved_dir, "*.ops.stubs.cpp")))
+    # The goldens' own sources; those of included files (records only, no
+    # ops) are not compiled, but their approved headers are included.
+    stems = [os.path.basename(p)[: -len(".ops.yaml")] for p in glob.glob(os.path.join(golden_dir, "*.ops.yaml"))]
+    sources = sorted(os.path.join(approved_dir, f"{stem}{suffix}")
+                     for stem in stems for suffix in (".ops.cpp", ".ops.stubs.cpp"))
     ok, report = compile_together(cxx, flags, sources, approved_dir)
     names = ", ".join(os.path.basename(s) for s in sources)
     if not ok:

@@ -2,13 +2,18 @@
 """Builds idl_examples/consumer the two ways a kernel author would use structop.
 
 1. As a Meson subproject: configure and build the consumer from scratch in a
-   temporary folder with subprojects/structop -> this source tree, run its test.
+   temporary folder with subprojects/structop -> this source tree, run its test
+   and its Python check (test_consumer.py): two IDLs that include a third,
+   all generated and built into one extension, both ops called with one
+   record of the shared IDL.
    The subproject defines structopc and the runtime only: none of structop's
    tests, benchmarks or examples, even with its `tests` and `benchmarks`
    options turned on from the parent.
 2. Rebuilds are exact: right after a build ninja has no work; touching the IDL
    without changing it regenerates but recompiles nothing; editing the
-   included IDL regenerates and rebuilds.
+   included IDL regenerates and rebuilds; changing a record of the included
+   IDL regenerates the headers of all three IDLs (each checks the
+   fingerprint of the shared header), and the build still succeeds.
 3. Installed: install structop into a temporary prefix and build the consumer
    against the installed pkg-config file (no subproject).
 
@@ -86,6 +91,25 @@ def check_rebuilds(project, build):
     if not compile_commands(out):
         fail(f"editing the included IDL did not recompile:\n{out}")
 
+    # A layout change of the shared record: all three IDLs read the file, so
+    # all three are regenerated (no header is left with a stale fingerprint).
+    with open(shared, encoding="utf-8") as f:
+        text = f.read()
+    time.sleep(1.1)
+    with open(shared, "w", encoding="utf-8") as f:
+        f.write(text.replace("gain: float = 1.0", "gain: float = 1.5"))
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    runs = structopc_runs(out)
+    if len(runs) != 3:
+        fail(f"changing the shared record reran structopc {len(runs)} times, not 3 (filters, consumer, sharpen):\n{out}")
+    out = run(["ninja", "-C", build, "-v"]).stdout
+    if "no work to do" not in out:
+        fail(f"ninja still had work after changing the shared record:\n{out}")
+
+
+def check_python(project, build, python):
+    run([python, os.path.join(project, "test_consumer.py"), build])
+
 
 def check_subproject_defines_only_the_compiler(build):
     targets = json.loads(run(["meson", "introspect", "--targets", build]).stdout)
@@ -119,8 +143,10 @@ def main():
     check_subproject_defines_only_the_compiler(build)
     run(["ninja", "-C", build])
     run(["meson", "test", "-C", build, "--print-errorlogs"])
+    check_python(project, build, python)
     check_rebuilds(project, build)
     run(["meson", "test", "-C", build, "--print-errorlogs"])
+    check_python(project, build, python)
     print("subproject: ok")
 
     # 3: installed structop, found through pkg-config.
@@ -154,6 +180,7 @@ def main():
     if os.path.join(prefix, "bin", "structopc") not in log:
         fail("the consumer did not use the installed structopc")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
+    check_python(installed, ibuild, python)
     print("installed: ok")
 
 

@@ -3,9 +3,7 @@
 // Records, enums, grad records, the C++ call API and the kernel declarations
 // of the `golden_features` ops (torch.ops.golden_features.*). Light: include it from kernel sources.
 // The kernels you write are declared in namespace kernels below; their
-// stubs are in features.ops.stubs.cpp (structopc --emit stubs). Each enum and
-// record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
-// files that include one another can be included together.
+// stubs are in features.ops.stubs.cpp (structopc --emit stubs).
 #pragma once
 
 #include <structop/runtime.h>
@@ -17,48 +15,24 @@
 
 STRUCTOP_REQUIRE_RUNTIME_VERSION(1);
 
-#ifndef STRUCTOP_DEFINED_golden_shared_Act
-#define STRUCTOP_DEFINED_golden_shared_Act
-namespace golden_shared {
+// Fingerprint of the records and enums of features.ops.yaml, checked by the
+// headers generated from the IDL files that include it.
+#define STRUCTOP_FINGERPRINT_features 0x0dd244b122a835afULL
 
-enum class Act { relu, gelu };
+// The records and enums of the IDL files features.ops.yaml includes, from the
+// headers generated from those files (structopc FILE.ops.yaml for each).
+#include "shared.ops.h"
 
-}  // namespace golden_shared
-
-template <>
-struct structop::EnumTraits<golden_shared::Act> {
-  static constexpr const char* type_name = "Act";
-  static constexpr std::array<c10::string_view, 2> names{{"relu", "gelu"}};
-};
-
-namespace golden_shared {
-
-/// The IDL spelling (`relu` and `gelu`); parse with structop::parse_enum<Act>.
-inline c10::string_view to_string(Act value) {
-  return structop::enum_name(value);
-}
-
-}  // namespace golden_shared
-
+// Those headers must come from the versions of the IDL files this header
+// was generated from.
+#if !defined(STRUCTOP_FINGERPRINT_shared)
+#error "features.ops.h: shared.ops.h does not define STRUCTOP_FINGERPRINT_shared, so it was not generated from shared.ops.yaml by this version of structopc: regenerate it"
+#elif STRUCTOP_FINGERPRINT_shared != 0xa4b930621efedaf9ULL
+#error "features.ops.h and shared.ops.h were generated from different versions of shared.ops.yaml: regenerate both from the current IDL files"
 #endif
-
-namespace golden_shared {
-
-#ifndef STRUCTOP_DEFINED_golden_shared_Window
-#define STRUCTOP_DEFINED_golden_shared_Window
-/// All fields default, so it can be left out.
-struct Window {
-  int64_t size = 3;
-  ::golden_shared::Act act = ::golden_shared::Act::relu;
-};
-#endif
-
-}  // namespace golden_shared
 
 namespace golden::features {
 
-#ifndef STRUCTOP_DEFINED_golden__features_Opts
-#define STRUCTOP_DEFINED_golden__features_Opts
 /// Record `Opts` (frozen: kernels take it by const reference).
 struct Opts {
   std::vector<int64_t> sizes = {1, 2};
@@ -73,16 +47,12 @@ struct Opts {
   c10::SymInt steps = 4;
   std::vector<c10::SymInt> shape = {2, 3};
 };
-#endif
 
-#ifndef STRUCTOP_DEFINED_golden__features_OptsGrad
-#define STRUCTOP_DEFINED_golden__features_OptsGrad
 /// Gradients for the tensor fields of Opts: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct OptsGrad {
   structop::Grad mask;
 };
-#endif
 
 /// What kernels::pick_backward returns: one member per parameter with a tensor.
 struct pick_grads {

@@ -149,26 +149,11 @@ def _register_pytree(cls, children, static):
     _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
 
 
-class Act(str, enum.Enum):
-    """Enum `Act` (lowered to str)."""
-
-    relu = "relu"
-    gelu = "gelu"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclasses.dataclass(frozen=True)
-class Window:
-    """All fields default, so it can be left out."""
-
-    size: int = 3
-    act: Act = Act.relu
-
-
-Window._structop_fields = (("size", _INT), ("act", _enum(Act)))
-_register_pytree(Window, (), ("size", "act"))
+# Records and enums of the included IDL files, from their own generated modules.
+if __package__:
+    from .shared_ops import Act, Window
+else:
+    from shared_ops import Act, Window
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -250,7 +235,7 @@ pick_scalar.slot_map = {
 pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor"
 
 
-torch.serialization.add_safe_globals([Act, Window, Opts])
+torch.serialization.add_safe_globals([Opts])
 
 
 def _bind():

@@ -3,9 +3,7 @@
 // Records, enums, grad records, the C++ call API and the kernel declarations
 // of the `golden` ops (torch.ops.golden.*). Light: include it from kernel sources.
 // The kernels you write are declared in namespace kernels below; their
-// stubs are in records.ops.stubs.cpp (structopc --emit stubs). Each enum and
-// record is guarded (STRUCTOP_DEFINED_<namespace>_<name>), so headers of IDL
-// files that include one another can be included together.
+// stubs are in records.ops.stubs.cpp (structopc --emit stubs).
 #pragma once
 
 #include <structop/runtime.h>
@@ -17,8 +15,10 @@
 
 STRUCTOP_REQUIRE_RUNTIME_VERSION(1);
 
-#ifndef STRUCTOP_DEFINED_golden_Mode
-#define STRUCTOP_DEFINED_golden_Mode
+// Fingerprint of the records and enums of records.ops.yaml, checked by the
+// headers generated from the IDL files that include it.
+#define STRUCTOP_FINGERPRINT_records 0x7035d2e1b60d192fULL
+
 namespace golden {
 
 /// Rounding of the result.
@@ -39,50 +39,32 @@ inline c10::string_view to_string(Mode value) {
   return structop::enum_name(value);
 }
 
-}  // namespace golden
-
-#endif
-
-namespace golden {
-
-#ifndef STRUCTOP_DEFINED_golden_Inner
-#define STRUCTOP_DEFINED_golden_Inner
 /// Record `Inner` (frozen: kernels take it by const reference).
 struct Inner {
   at::Tensor w;
   /// Added when given.
   c10::optional<at::Tensor> b = c10::nullopt;
 };
-#endif
 
-#ifndef STRUCTOP_DEFINED_golden_Cfg
-#define STRUCTOP_DEFINED_golden_Cfg
 /// An affine map and a scale.
 struct Cfg {
   Inner inner;
   double scale = 1.0;
   Mode mode = Mode::exact;
 };
-#endif
 
-#ifndef STRUCTOP_DEFINED_golden_InnerGrad
-#define STRUCTOP_DEFINED_golden_InnerGrad
 /// Gradients for the tensor fields of Inner: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct InnerGrad {
   structop::Grad w;
   structop::Grad b;
 };
-#endif
 
-#ifndef STRUCTOP_DEFINED_golden_CfgGrad
-#define STRUCTOP_DEFINED_golden_CfgGrad
 /// Gradients for the tensor fields of Cfg: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct CfgGrad {
   InnerGrad inner;
 };
-#endif
 
 /// What kernels::affine_backward returns: one member per parameter with a tensor.
 struct affine_grads {
