@@ -6,8 +6,8 @@ examples library: forward values, positional and keyword calls, defaults
 (including a whole omitted record), nested records, optionals, lists, enums,
 dtype and device fields, gradcheck through record tensor leaves, in-place
 mutation, ops calling ops, and the errors the wrappers raise. Also: every
-generated module compiles and imports nothing but torch and the standard
-library.
+generated module compiles and imports nothing but torch, the standard
+library and structop's Python runtime (structop_runtime, on PYTHONPATH).
 
 Usage: test_shim.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
 """
@@ -48,7 +48,7 @@ def t64(*shape, requires_grad=False):
 
 
 class GeneratedModules(unittest.TestCase):
-    ALLOWED = {"dataclasses", "enum", "typing", "torch"}
+    ALLOWED = {"dataclasses", "enum", "typing", "torch", "structop_runtime"}
 
     def modules(self):
         found = sorted(glob.glob(os.path.join(MODULE_DIR, "*_ops.py")))
@@ -60,7 +60,7 @@ class GeneratedModules(unittest.TestCase):
             with tempfile.TemporaryDirectory() as tmp:
                 py_compile.compile(path, doraise=True, cfile=os.path.join(tmp, "module.pyc"))
 
-    def test_imports_only_torch_and_the_standard_library(self):
+    def test_imports_only_torch_the_standard_library_and_the_runtime(self):
         for path in self.modules():
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
