@@ -2,7 +2,9 @@
 """Builds idl_examples/consumer the two ways a kernel author would use structop.
 
 1. As a Meson subproject: configure and build the consumer from scratch in a
-   temporary folder with subprojects/structop -> this source tree, run its test.
+   temporary folder with subprojects/structop -> this source tree, run its
+   tests (C++, and Python through the generated consumer_ops.py, which imports
+   structop's Python runtime from the subproject's build folder).
    The subproject defines structopc and the runtime only: none of structop's
    tests, benchmarks or examples, even with its `tests` and `benchmarks`
    options turned on from the parent.
@@ -10,7 +12,8 @@
    without changing it regenerates but recompiles nothing; editing the
    included IDL regenerates and rebuilds.
 3. Installed: install structop into a temporary prefix and build the consumer
-   against the installed pkg-config file (no subproject).
+   against the installed pkg-config file (no subproject); its Python test
+   imports the installed structop_runtime.py.
 
 Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH
 """
@@ -87,6 +90,17 @@ def check_rebuilds(project, build):
         fail(f"editing the included IDL did not recompile:\n{out}")
 
 
+def check_python_runtime_from(build, folder):
+    """The consumer's Python test imported structop_runtime.py from `folder`."""
+    with open(os.path.join(build, "meson-logs", "testlog.txt"), encoding="utf-8") as f:
+        log = f.read()
+    want = os.path.join(folder, "structop_runtime.py")
+    used = [line.split(": ", 1)[1].strip() for line in log.splitlines()
+            if line.startswith("structop_runtime: ")]
+    if not used or not all(os.path.exists(u) and os.path.samefile(u, want) for u in used):
+        fail(f"the consumer's Python test imported structop_runtime from {used}, not {want}")
+
+
 def check_subproject_defines_only_the_compiler(build):
     targets = json.loads(run(["meson", "introspect", "--targets", build]).stdout)
     sub = os.sep + os.path.join("subprojects", "structop") + os.sep
@@ -99,7 +113,7 @@ def check_subproject_defines_only_the_compiler(build):
         fail(f"the structop subproject defines more than structopc: {others}")
     tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
     names = sorted(t["name"] for t in tests)
-    if names != ["consumer"]:
+    if names != ["consumer", "consumer-python"]:
         fail(f"the consumer build registers tests other than its own: {names}")
 
 
@@ -119,6 +133,7 @@ def main():
     check_subproject_defines_only_the_compiler(build)
     run(["ninja", "-C", build])
     run(["meson", "test", "-C", build, "--print-errorlogs"])
+    check_python_runtime_from(build, os.path.join(build, "subprojects", "structop", "runtime", "python"))
     check_rebuilds(project, build)
     run(["meson", "test", "-C", build, "--print-errorlogs"])
     print("subproject: ok")
@@ -141,6 +156,9 @@ def main():
     for header in ("runtime.h", "registration.h", "autograd_bridge.h", "convert.h"):
         if not glob.glob(os.path.join(prefix, "include", "structop", header)):
             fail(f"structop/{header} was not installed")
+    runtimes = glob.glob(os.path.join(prefix, "**", "structop_runtime.py"), recursive=True)
+    if len(runtimes) != 1:
+        fail(f"expected one installed structop_runtime.py under {prefix}, found {runtimes}")
 
     installed = os.path.join(work, "consumer-installed")
     copy_consumer(source_root, installed)
@@ -154,6 +172,7 @@ def main():
     if os.path.join(prefix, "bin", "structopc") not in log:
         fail("the consumer did not use the installed structopc")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
+    check_python_runtime_from(ibuild, os.path.dirname(runtimes[0]))
     print("installed: ok")
 
 
