@@ -29,4 +29,6 @@ echo "== C++: build/idl_examples/main_job"
 build/idl_examples/main_job
 echo
 echo "== Python: idl_examples/main_job.py"
-/usr/bin/python3 idl_examples/main_job.py build/idl_examples/libstructop_examples.so build/idl_examples
+# weights_ops.py imports structop's Python runtime, build/runtime/python/structop_runtime.py.
+PYTHONPATH=build/runtime/python /usr/bin/python3 idl_examples/main_job.py \
+  build/idl_examples/libstructop_examples.so build/idl_examples

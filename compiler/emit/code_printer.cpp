@@ -42,6 +42,14 @@ size_t matching_close(std::string_view text, size_t open) {
 void lay_out(std::string_view line, size_t indent, std::string& out) {
   const std::string flat = CodePrinter::flat(line);
   const size_t open = line.find(kOpen);
+  // A long `#error "message"` continues on the next line at +4, as
+  // clang-format breaks it (the message itself is never split).
+  if (flat.size() > CodePrinter::kColumns && line.compare(indent, 8, "#error \"") == 0) {
+    out += std::string(indent, ' ') + "#error \\\n";
+    out += std::string(indent + 4, ' ') + flat.substr(indent + 7);
+    out += '\n';
+    return;
+  }
   if (open == std::string_view::npos || flat.size() <= CodePrinter::kColumns) {
     out += flat;
     out += '\n';

@@ -20,6 +20,7 @@
 // the closer right after the last item (clang-format's AlwaysBreak with
 // BinPackArguments/BinPackParameters off). Items may hold lists themselves;
 // they are laid out the same way on their own lines.
+// A long `#error "..."` line breaks after `#error \` (clang-format's layout).
 #pragma once
 
 #include <initializer_list>

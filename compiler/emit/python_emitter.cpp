@@ -6,6 +6,12 @@
 // Calls take a fast path (flatten and call); only when that fails does the
 // module walk the arguments to explain which parameter or field path has the
 // wrong type (a TypeError naming op, parameter and field).
+//
+// Only what the IDL declares is generated: the support code every module
+// shares (the checks that explain a failed call, pytree registration) is
+// structop's Python runtime, runtime/python/structop_runtime.py.in, which the
+// module imports as `_rt` and asks for the runtime version it was made for.
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -14,6 +20,7 @@
 #include "emit/code_printer.h"
 #include "emit/emitters.h"
 #include "emit/naming.h"
+#include "version.h"
 
 namespace structop {
 namespace {
@@ -107,46 +114,66 @@ class PythonEmitter {
     return "typing.Any";
   }
 
-  /// The runtime check spec used to explain a failed call (see prologue).
+  /// The check (structop_runtime) that explains a failed call.
   std::string check_spec(const model::Type& t) const {
     if (!t.suffixes.empty()) {
-      return fmt::format(t.is_optional() ? "_optional({})" : "_list({})", check_spec(t.inner()));
+      return fmt::format(
+          t.is_optional() ? "_rt.optional({})" : "_rt.list_of({})",
+          check_spec(t.inner()));
     }
     switch (t.kind) {
       case model::Type::Kind::Record:
-        return fmt::format("_record({})", api_name(record(t).name));
+        return fmt::format("_rt.record({})", api_name(record(t).name));
       case model::Type::Kind::Enum:
-        return fmt::format("_enum({})", api_name(enum_of(t).name));
+        return fmt::format("_rt.enum_of({})", api_name(enum_of(t).name));
       case model::Type::Kind::Builtin:
         switch (t.builtin) {
           case Builtin::Tensor:
-            return "_TENSOR";
+            return "_rt.TENSOR";
           case Builtin::Int:
           case Builtin::DeviceIndex:
           case Builtin::SymInt:
-            return "_INT";
+            return "_rt.INT";
           case Builtin::Float:
-            return "_FLOAT";
+            return "_rt.FLOAT";
           case Builtin::Bool:
           case Builtin::SymBool:
-            return "_BOOL";
+            return "_rt.BOOL";
           case Builtin::Str:
-            return "_STR";
+            return "_rt.STR";
           case Builtin::Scalar:
-            return "_SCALAR";
+            return "_rt.SCALAR";
           case Builtin::ScalarType:
-            return "_DTYPE";
+            return "_rt.DTYPE";
           case Builtin::Device:
-            return "_DEVICE";
+            return "_rt.DEVICE";
           case Builtin::Layout:
-            return "_LAYOUT";
+            return "_rt.LAYOUT";
           case Builtin::MemoryFormat:
-            return "_MEMORY_FORMAT";
+            return "_rt.MEMORY_FORMAT";
           default:
-            return "_ANY";
+            return "_rt.ANY";
         }
     }
-    return "_ANY";
+    return "_rt.ANY";
+  }
+
+  /// Whether any type hint names `typing` (else the module does not import it).
+  bool uses_typing() const {
+    auto typed = [](const std::string& h) { return h.find("typing.") != std::string::npos; };
+    for (const auto& r : m_.records) {
+      if (r.from_include) continue;  // hinted in its own module
+      for (const auto& f : r.fields) {
+        if (typed(hint(f.type, false))) return true;
+      }
+    }
+    for (const auto& lo : in_.lowered.ops) {
+      if (typed(return_hint(lo))) return true;
+      for (const auto& p : m_.ops[lo.op].params) {
+        if (typed(hint(p.type, true))) return true;
+      }
+    }
+    return false;
   }
 
   // ---- literals ------------------------------------------------------------
@@ -199,11 +226,23 @@ class PythonEmitter {
     for (const auto& n : all) all_list += fmt::format("    {},\n", python_string_literal(n));
     if (!all_list.empty()) all_list.pop_back();
 
+    // The standard library only as far as this IDL needs it (an unused import
+    // is a lint error).
+    std::string imports;
+    auto declared_here = [](const auto& decl) { return !decl.from_include; };
+    if (std::any_of(m_.records.begin(), m_.records.end(), declared_here))
+      imports += "import dataclasses\n";
+    if (std::any_of(m_.enums.begin(), m_.enums.end(), declared_here)) imports += "import enum\n";
+    if (uses_typing()) imports += "import typing\n";
+    imports += imports.empty() ? "import torch" : "\nimport torch";
+
     std::string doc = m_.doc.empty() ? "" : "\n\n" + m_.doc;
     p_.emit(
         {{"notice", generated_notice(in_.version, in_.source_name)},
          {"ns", m_.namespace_},
          {"doc", doc},
+         {"imports", imports},
+         {"runtime", std::to_string(STRUCTOP_RUNTIME_VERSION_EXPECTED)},
          {"version", python_string_literal(in_.version)},
          {"ns_literal", python_string_literal(m_.namespace_)},
          {"stem_literal", python_string_literal(m_.stem)},
@@ -215,11 +254,12 @@ class PythonEmitter {
       Load the compiled extension with load_library(path) first. The functions
       here take records; torch.ops.$ns$.* takes the same ops flat.
       """
-      import dataclasses
-      import enum
-      import typing
+      $imports$
 
-      import torch
+      import structop_runtime as _rt
+
+      # Raises ImportError if structop_runtime is not the version this file was generated for.
+      _rt.require_version($runtime$, __name__)
 
       __all__ = [
       $all$
@@ -234,123 +274,6 @@ class PythonEmitter {
           """Loads the compiled extension that registers these ops (no search: give its path)."""
           torch.ops.load_library(path)
           _bind()
-
-
-      # Checks used only to explain a call that failed: (predicate, description).
-      _TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
-      _INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
-      _FLOAT = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "float")
-      _BOOL = (lambda v: isinstance(v, bool), "bool")
-      _STR = (lambda v: isinstance(v, str), "str")
-      _SCALAR = (lambda v: isinstance(v, (int, float, bool, complex)), "Scalar (int, float or bool)")
-      _DTYPE = (lambda v: isinstance(v, torch.dtype), "torch.dtype")
-      _DEVICE = (lambda v: isinstance(v, (torch.device, str)), "torch.device or str")
-      _LAYOUT = (lambda v: isinstance(v, torch.layout), "torch.layout")
-      _MEMORY_FORMAT = (lambda v: isinstance(v, torch.memory_format), "torch.memory_format")
-      _ANY = (lambda v: True, "any")
-
-
-      def _optional(check):
-          return (lambda v: v is None or check[0](v), "None or " + check[1])
-
-
-      def _list(check):
-          return (lambda v: isinstance(v, (list, tuple)) and all(check[0](x) for x in v),
-                  "list of " + check[1])
-
-
-      def _enum(cls):
-          return (lambda v: isinstance(v, str), cls.__name__ + " or str")
-
-
-      def _record(cls):
-          return ("record", cls)
-
-
-      def _problem(check, value, path):
-          """Describes why `value` at `path` does not fit `check`, or returns None."""
-          if check[0] == "record":
-              cls = check[1]
-              if not isinstance(value, cls):
-                  return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
-              for name, field_check in cls._structop_fields:
-                  problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
-                  if problem:
-                      return problem
-              return None
-          if not check[0](value):
-              return f"`{path}` must be {check[1]}, got {type(value).__name__}"
-          return None
-
-
-      def _explain_failure(op, params, values, error, bound):
-          """Raises TypeError naming the parameter or field that does not fit, or
-          RuntimeError if the op is not registered; else returns (the caller then
-          re-raises the original error, e.g. one raised by the kernel)."""
-          for (name, check), value in zip(params, values):
-              problem = _problem(check, value, name)
-              if problem:
-                  raise TypeError(f"{op}: {problem}") from error
-          if not bound:
-              raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
-                                 "compiled extension first") from error
-
-
-      def _to_json(value):
-          """A record's static field value as JSON data (torch.export saves it)."""
-          if isinstance(value, enum.Enum):
-              return value.value
-          if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
-              return {"torch": str(value).split(".", 1)[1]}
-          if isinstance(value, torch.device):
-              return {"device": str(value)}
-          if isinstance(value, (list, tuple)):
-              return [_to_json(v) for v in value]
-          return value
-
-
-      def _from_json(value):
-          if isinstance(value, dict):
-              return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
-          if isinstance(value, list):
-              return [_from_json(v) for v in value]
-          return value
-
-
-      def _register_pytree(cls, children, static):
-          """Registers a record with torch.utils._pytree, as torch.compile and
-          torch.export take inputs apart: the fields in `children` (tensors and
-          records) are its children; the others are static values, kept in the
-          context (a record input to an exported program is specialized on
-          them). The serialized type name is stable (structop.<namespace>.<IDL
-          stem>.<record>); a second import of this module registers its new
-          classes under the same name, which then refers to the newest."""
-          from torch.utils import _pytree
-          if cls in _pytree.SUPPORTED_NODES:
-              return
-
-          def flatten(obj):
-              return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
-
-          # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
-          # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
-          def flatten_with_keys(obj):
-              values, context = flatten(obj)
-              return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
-
-          def unflatten(values, context):
-              return cls(**dict(zip(children, values)), **dict(zip(static, context)))
-
-          _pytree.register_pytree_node(
-              cls, flatten, unflatten,
-              serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
-              to_dumpable_context=lambda context: [_to_json(v) for v in context],
-              from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
-              flatten_with_keys_fn=flatten_with_keys)
-          # torch.export of torch 2.6 flattens inputs through torch.fx's own
-          # registry too.
-          from torch.fx import _pytree as _fx_pytree
-          _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
     )py");
   }
 
@@ -534,7 +457,7 @@ class PythonEmitter {
 
 
       $name$._structop_fields = $specs$
-      _register_pytree($name$, $children$, $statics$)
+      _rt.register_pytree($name$, $children$, $statics$, NAMESPACE, _IDL_STEM)
     )py");
   }
 
@@ -619,7 +542,7 @@ class PythonEmitter {
           except (AttributeError, TypeError, RuntimeError) as error:
               if _$name$_op is None and _bind():
                   return $name$($forward$)
-              _explain_failure($qualified$, _$name$_params, $values$, error, _$name$_op is not None)
+              _rt.explain_failure($qualified$, _$name$_params, $values$, error, _$name$_op is not None)
               raise
 
 

@@ -11,6 +11,8 @@ eager times are reported too, for information. Rounds are interleaved; a
 ratio is the median over rounds of the per-round ratio.
 
 Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N]
+bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
+PYTHONPATH (meson test --benchmark does).
 """
 import argparse
 import random

@@ -9,6 +9,8 @@ are interleaved; a ratio is the median over rounds of (wrapper / baseline)
 within a round, which cancels the machine's drift.
 
 Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N]
+bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
+PYTHONPATH (meson test --benchmark does).
 """
 import argparse
 import random

@@ -112,3 +112,11 @@ TEST_CASE(
   outer.emit({{"body", body}}, "$body$");
   CHECK(outer.str() == "h(u0, v0);\n");
 }
+
+TEST_CASE("a long #error breaks after the directive, a short one stays", "[printer]") {
+  CodePrinter p;
+  p.line("#error \"short\"");
+  const std::string message = "\"" + std::string(100, 'm') + "\"";
+  p.line("#error " + message);
+  CHECK(p.str() == "#error \"short\"\n#error \\\n    " + message + "\n");
+}

@@ -279,11 +279,12 @@ TEST_CASE("a header includes the headers of the IDL files its IDL includes", "[d
   CHECK(checked_value(demo, "STRUCTOP_FINGERPRINT_common") == value);
   CHECK(contains(
       demo,
-      "#if !defined(STRUCTOP_FINGERPRINT_common)\n#error \"demo.ops.h: common.ops.h does not "
+      "#if !defined(STRUCTOP_FINGERPRINT_common)\n#error \\\n    \"demo.ops.h: common.ops.h does "
+      "not "
       "define STRUCTOP_FINGERPRINT_common"));
   CHECK(contains(
       demo,
-      "#error \"demo.ops.h and common.ops.h were generated from different versions of "
+      "#error \\\n    \"demo.ops.h and common.ops.h were generated from different versions of "
       "common.ops.yaml: regenerate both from the current IDL files\"\n"));
   CHECK_FALSE(defined_value(demo, "STRUCTOP_FINGERPRINT_demo").empty());
   CHECK(defined_value(demo, "STRUCTOP_FINGERPRINT_demo") != value);

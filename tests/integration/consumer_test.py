@@ -2,10 +2,11 @@
 """Builds idl_examples/consumer the two ways a kernel author would use structop.
 
 1. As a Meson subproject: configure and build the consumer from scratch in a
-   temporary folder with subprojects/structop -> this source tree, run its test
-   and its Python check (test_consumer.py): two IDLs that include a third,
-   all generated and built into one extension, both ops called with one
-   record of the shared IDL.
+   temporary folder with subprojects/structop -> this source tree, run its
+   tests: two IDLs that include a third, all generated and built into one
+   extension, both ops called with one record of the shared IDL from C++ and
+   from Python (test_consumer.py, through the generated modules, which import
+   structop's Python runtime from the subproject's build folder).
    The subproject defines structopc and the runtime only: none of structop's
    tests, benchmarks or examples, even with its `tests` and `benchmarks`
    options turned on from the parent.
@@ -15,7 +16,8 @@
    IDL regenerates the headers of all three IDLs (each checks the
    fingerprint of the shared header), and the build still succeeds.
 3. Installed: install structop into a temporary prefix and build the consumer
-   against the installed pkg-config file (no subproject).
+   against the installed pkg-config file (no subproject); its Python test
+   imports the installed structop_runtime.py.
 
 Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH
 """
@@ -107,8 +109,15 @@ def check_rebuilds(project, build):
         fail(f"ninja still had work after changing the shared record:\n{out}")
 
 
-def check_python(project, build, python):
-    run([python, os.path.join(project, "test_consumer.py"), build])
+def check_python_runtime_from(build, folder):
+    """The consumer's Python test imported structop_runtime.py from `folder`."""
+    with open(os.path.join(build, "meson-logs", "testlog.txt"), encoding="utf-8") as f:
+        log = f.read()
+    want = os.path.join(folder, "structop_runtime.py")
+    used = [line.split(": ", 1)[1].strip() for line in log.splitlines()
+            if line.startswith("structop_runtime: ")]
+    if not used or not all(os.path.exists(u) and os.path.samefile(u, want) for u in used):
+        fail(f"the consumer's Python test imported structop_runtime from {used}, not {want}")
 
 
 def check_subproject_defines_only_the_compiler(build):
@@ -123,7 +132,7 @@ def check_subproject_defines_only_the_compiler(build):
         fail(f"the structop subproject defines more than structopc: {others}")
     tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
     names = sorted(t["name"] for t in tests)
-    if names != ["consumer"]:
+    if names != ["consumer", "consumer-python"]:
         fail(f"the consumer build registers tests other than its own: {names}")
 
 
@@ -143,10 +152,9 @@ def main():
     check_subproject_defines_only_the_compiler(build)
     run(["ninja", "-C", build])
     run(["meson", "test", "-C", build, "--print-errorlogs"])
-    check_python(project, build, python)
+    check_python_runtime_from(build, os.path.join(build, "subprojects", "structop", "runtime", "python"))
     check_rebuilds(project, build)
     run(["meson", "test", "-C", build, "--print-errorlogs"])
-    check_python(project, build, python)
     print("subproject: ok")
 
     # 3: installed structop, found through pkg-config.
@@ -167,6 +175,9 @@ def main():
     for header in ("runtime.h", "registration.h", "autograd_bridge.h", "convert.h"):
         if not glob.glob(os.path.join(prefix, "include", "structop", header)):
             fail(f"structop/{header} was not installed")
+    runtimes = glob.glob(os.path.join(prefix, "**", "structop_runtime.py"), recursive=True)
+    if len(runtimes) != 1:
+        fail(f"expected one installed structop_runtime.py under {prefix}, found {runtimes}")
 
     installed = os.path.join(work, "consumer-installed")
     copy_consumer(source_root, installed)
@@ -180,7 +191,7 @@ def main():
     if os.path.join(prefix, "bin", "structopc") not in log:
         fail("the consumer did not use the installed structopc")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
-    check_python(installed, ibuild, python)
+    check_python_runtime_from(ibuild, os.path.dirname(runtimes[0]))
     print("installed: ok")
 
 

@@ -7,7 +7,8 @@ examples library: forward values, positional and keyword calls, defaults
 dtype and device fields, gradcheck through record tensor leaves, in-place
 mutation, ops calling ops, and the errors the wrappers raise. Also: every
 generated module compiles and imports nothing but torch, the standard
-library and the modules generated from the IDL files it includes.
+library, structop's Python runtime (structop_runtime, on PYTHONPATH) and
+the modules generated from the IDL files it includes.
 
 Usage: test_shim.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
 """
@@ -48,7 +49,7 @@ def t64(*shape, requires_grad=False):
 
 
 class GeneratedModules(unittest.TestCase):
-    ALLOWED = {"dataclasses", "enum", "typing", "torch"}
+    ALLOWED = {"dataclasses", "enum", "typing", "torch", "structop_runtime"}
 
     def modules(self):
         found = sorted(glob.glob(os.path.join(MODULE_DIR, "*_ops.py")))
@@ -60,7 +61,7 @@ class GeneratedModules(unittest.TestCase):
             with tempfile.TemporaryDirectory() as tmp:
                 py_compile.compile(path, doraise=True, cfile=os.path.join(tmp, "module.pyc"))
 
-    def test_imports_only_torch_the_standard_library_and_included_modules(self):
+    def test_imports_only_torch_the_standard_library_the_runtime_and_included_modules(self):
         for path in self.modules():
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)

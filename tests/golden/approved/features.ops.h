@@ -26,9 +26,11 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(1);
 // Those headers must come from the versions of the IDL files this header
 // was generated from.
 #if !defined(STRUCTOP_FINGERPRINT_shared)
-#error "features.ops.h: shared.ops.h does not define STRUCTOP_FINGERPRINT_shared, so it was not generated from shared.ops.yaml by this version of structopc: regenerate it"
+#error \
+    "features.ops.h: shared.ops.h does not define STRUCTOP_FINGERPRINT_shared, so it was not generated from shared.ops.yaml by this version of structopc: regenerate it"
 #elif STRUCTOP_FINGERPRINT_shared != 0xa4b930621efedaf9ULL
-#error "features.ops.h and shared.ops.h were generated from different versions of shared.ops.yaml: regenerate both from the current IDL files"
+#error \
+    "features.ops.h and shared.ops.h were generated from different versions of shared.ops.yaml: regenerate both from the current IDL files"
 #endif
 
 namespace golden::features {

@@ -5,10 +5,14 @@ Load the compiled extension with load_library(path) first. The functions
 here take records; torch.ops.golden_features.* takes the same ops flat.
 """
 import dataclasses
-import enum
 import typing
 
 import torch
+
+import structop_runtime as _rt
+
+# Raises ImportError if structop_runtime is not the version this file was generated for.
+_rt.require_version(1, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -30,123 +34,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path)."""
     torch.ops.load_library(path)
     _bind()
-
-
-# Checks used only to explain a call that failed: (predicate, description).
-_TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
-_INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
-_FLOAT = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "float")
-_BOOL = (lambda v: isinstance(v, bool), "bool")
-_STR = (lambda v: isinstance(v, str), "str")
-_SCALAR = (lambda v: isinstance(v, (int, float, bool, complex)), "Scalar (int, float or bool)")
-_DTYPE = (lambda v: isinstance(v, torch.dtype), "torch.dtype")
-_DEVICE = (lambda v: isinstance(v, (torch.device, str)), "torch.device or str")
-_LAYOUT = (lambda v: isinstance(v, torch.layout), "torch.layout")
-_MEMORY_FORMAT = (lambda v: isinstance(v, torch.memory_format), "torch.memory_format")
-_ANY = (lambda v: True, "any")
-
-
-def _optional(check):
-    return (lambda v: v is None or check[0](v), "None or " + check[1])
-
-
-def _list(check):
-    return (lambda v: isinstance(v, (list, tuple)) and all(check[0](x) for x in v),
-            "list of " + check[1])
-
-
-def _enum(cls):
-    return (lambda v: isinstance(v, str), cls.__name__ + " or str")
-
-
-def _record(cls):
-    return ("record", cls)
-
-
-def _problem(check, value, path):
-    """Describes why `value` at `path` does not fit `check`, or returns None."""
-    if check[0] == "record":
-        cls = check[1]
-        if not isinstance(value, cls):
-            return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
-        for name, field_check in cls._structop_fields:
-            problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
-            if problem:
-                return problem
-        return None
-    if not check[0](value):
-        return f"`{path}` must be {check[1]}, got {type(value).__name__}"
-    return None
-
-
-def _explain_failure(op, params, values, error, bound):
-    """Raises TypeError naming the parameter or field that does not fit, or
-    RuntimeError if the op is not registered; else returns (the caller then
-    re-raises the original error, e.g. one raised by the kernel)."""
-    for (name, check), value in zip(params, values):
-        problem = _problem(check, value, name)
-        if problem:
-            raise TypeError(f"{op}: {problem}") from error
-    if not bound:
-        raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
-                           "compiled extension first") from error
-
-
-def _to_json(value):
-    """A record's static field value as JSON data (torch.export saves it)."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
-        return {"torch": str(value).split(".", 1)[1]}
-    if isinstance(value, torch.device):
-        return {"device": str(value)}
-    if isinstance(value, (list, tuple)):
-        return [_to_json(v) for v in value]
-    return value
-
-
-def _from_json(value):
-    if isinstance(value, dict):
-        return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    return value
-
-
-def _register_pytree(cls, children, static):
-    """Registers a record with torch.utils._pytree, as torch.compile and
-    torch.export take inputs apart: the fields in `children` (tensors and
-    records) are its children; the others are static values, kept in the
-    context (a record input to an exported program is specialized on
-    them). The serialized type name is stable (structop.<namespace>.<IDL
-    stem>.<record>); a second import of this module registers its new
-    classes under the same name, which then refers to the newest."""
-    from torch.utils import _pytree
-    if cls in _pytree.SUPPORTED_NODES:
-        return
-
-    def flatten(obj):
-        return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
-
-    # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
-    # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
-    def flatten_with_keys(obj):
-        values, context = flatten(obj)
-        return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
-
-    def unflatten(values, context):
-        return cls(**dict(zip(children, values)), **dict(zip(static, context)))
-
-    _pytree.register_pytree_node(
-        cls, flatten, unflatten,
-        serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
-        to_dumpable_context=lambda context: [_to_json(v) for v in context],
-        from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
-        flatten_with_keys_fn=flatten_with_keys)
-    # torch.export of torch 2.6 flattens inputs through torch.fx's own
-    # registry too.
-    from torch.fx import _pytree as _fx_pytree
-    _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
 
 
 # Records and enums of the included IDL files, from their own generated modules.
@@ -173,11 +60,11 @@ class Opts:
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
 
-Opts._structop_fields = (("sizes", _list(_INT)), ("weights", _list(_FLOAT)), ("mask", _optional(_TENSOR)), ("k", _optional(_INT)), ("label", _optional(_STR)), ("dtype", _DTYPE), ("device", _DEVICE), ("window", _record(Window)), ("fallback", _optional(_enum(Act))), ("steps", _INT), ("shape", _list(_INT)))
-_register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "k", "label", "dtype", "device", "fallback", "steps", "shape"))
+Opts._structop_fields = (("sizes", _rt.list_of(_rt.INT)), ("weights", _rt.list_of(_rt.FLOAT)), ("mask", _rt.optional(_rt.TENSOR)), ("k", _rt.optional(_rt.INT)), ("label", _rt.optional(_rt.STR)), ("dtype", _rt.DTYPE), ("device", _rt.DEVICE), ("window", _rt.record(Window)), ("fallback", _rt.optional(_rt.enum_of(Act))), ("steps", _rt.INT), ("shape", _rt.list_of(_rt.INT)))
+_rt.register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "k", "label", "dtype", "device", "fallback", "steps", "shape"), NAMESPACE, _IDL_STEM)
 
 
-_pick_params = (("from", _TENSOR), ("to", _optional(_TENSOR)), ("opts", _record(Opts)))
+_pick_params = (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts)))
 _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
@@ -188,7 +75,7 @@ def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> 
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_op is None and _bind():
             return pick(from_, to, opts)
-        _explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
+        _rt.explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
         raise
 
 
@@ -211,7 +98,7 @@ pick.slot_map = {
 pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
 
 
-_pick_scalar_params = (("from", _TENSOR), ("value", _FLOAT), ("act", _optional(_enum(Act))), ("n", _INT))
+_pick_scalar_params = (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT))
 _pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
 
 
@@ -222,7 +109,7 @@ def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[ty
     except (AttributeError, TypeError, RuntimeError) as error:
         if _pick_scalar_op is None and _bind():
             return pick_scalar(from_, value, act, n)
-        _explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
+        _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
         raise
 
 

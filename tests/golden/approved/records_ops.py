@@ -12,6 +12,11 @@ import typing
 
 import torch
 
+import structop_runtime as _rt
+
+# Raises ImportError if structop_runtime is not the version this file was generated for.
+_rt.require_version(1, __name__)
+
 __all__ = [
     "NAMESPACE",
     "STRUCTOPC_VERSION",
@@ -33,123 +38,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path)."""
     torch.ops.load_library(path)
     _bind()
-
-
-# Checks used only to explain a call that failed: (predicate, description).
-_TENSOR = (lambda v: isinstance(v, torch.Tensor), "Tensor")
-_INT = (lambda v: isinstance(v, int) and not isinstance(v, bool), "int")
-_FLOAT = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "float")
-_BOOL = (lambda v: isinstance(v, bool), "bool")
-_STR = (lambda v: isinstance(v, str), "str")
-_SCALAR = (lambda v: isinstance(v, (int, float, bool, complex)), "Scalar (int, float or bool)")
-_DTYPE = (lambda v: isinstance(v, torch.dtype), "torch.dtype")
-_DEVICE = (lambda v: isinstance(v, (torch.device, str)), "torch.device or str")
-_LAYOUT = (lambda v: isinstance(v, torch.layout), "torch.layout")
-_MEMORY_FORMAT = (lambda v: isinstance(v, torch.memory_format), "torch.memory_format")
-_ANY = (lambda v: True, "any")
-
-
-def _optional(check):
-    return (lambda v: v is None or check[0](v), "None or " + check[1])
-
-
-def _list(check):
-    return (lambda v: isinstance(v, (list, tuple)) and all(check[0](x) for x in v),
-            "list of " + check[1])
-
-
-def _enum(cls):
-    return (lambda v: isinstance(v, str), cls.__name__ + " or str")
-
-
-def _record(cls):
-    return ("record", cls)
-
-
-def _problem(check, value, path):
-    """Describes why `value` at `path` does not fit `check`, or returns None."""
-    if check[0] == "record":
-        cls = check[1]
-        if not isinstance(value, cls):
-            return f"`{path}` must be {cls.__name__}, got {type(value).__name__}"
-        for name, field_check in cls._structop_fields:
-            problem = _problem(field_check, getattr(value, name), f"{path}.{name}")
-            if problem:
-                return problem
-        return None
-    if not check[0](value):
-        return f"`{path}` must be {check[1]}, got {type(value).__name__}"
-    return None
-
-
-def _explain_failure(op, params, values, error, bound):
-    """Raises TypeError naming the parameter or field that does not fit, or
-    RuntimeError if the op is not registered; else returns (the caller then
-    re-raises the original error, e.g. one raised by the kernel)."""
-    for (name, check), value in zip(params, values):
-        problem = _problem(check, value, name)
-        if problem:
-            raise TypeError(f"{op}: {problem}") from error
-    if not bound:
-        raise RuntimeError(f"{op} is not registered: call load_library(path) with the "
-                           "compiled extension first") from error
-
-
-def _to_json(value):
-    """A record's static field value as JSON data (torch.export saves it)."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
-        return {"torch": str(value).split(".", 1)[1]}
-    if isinstance(value, torch.device):
-        return {"device": str(value)}
-    if isinstance(value, (list, tuple)):
-        return [_to_json(v) for v in value]
-    return value
-
-
-def _from_json(value):
-    if isinstance(value, dict):
-        return getattr(torch, value["torch"]) if "torch" in value else torch.device(value["device"])
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    return value
-
-
-def _register_pytree(cls, children, static):
-    """Registers a record with torch.utils._pytree, as torch.compile and
-    torch.export take inputs apart: the fields in `children` (tensors and
-    records) are its children; the others are static values, kept in the
-    context (a record input to an exported program is specialized on
-    them). The serialized type name is stable (structop.<namespace>.<IDL
-    stem>.<record>); a second import of this module registers its new
-    classes under the same name, which then refers to the newest."""
-    from torch.utils import _pytree
-    if cls in _pytree.SUPPORTED_NODES:
-        return
-
-    def flatten(obj):
-        return [getattr(obj, n) for n in children], tuple(getattr(obj, n) for n in static)
-
-    # Keys as ['field'], not .field: torch.export (2.13) rewrites guard
-    # code by text, and `.exp_avg` would also match `.exp_avg_sq`.
-    def flatten_with_keys(obj):
-        values, context = flatten(obj)
-        return [(_pytree.MappingKey(n), v) for n, v in zip(children, values)], context
-
-    def unflatten(values, context):
-        return cls(**dict(zip(children, values)), **dict(zip(static, context)))
-
-    _pytree.register_pytree_node(
-        cls, flatten, unflatten,
-        serialized_type_name=f"structop.{NAMESPACE}.{_IDL_STEM}.{cls.__name__}",
-        to_dumpable_context=lambda context: [_to_json(v) for v in context],
-        from_dumpable_context=lambda data: tuple(_from_json(v) for v in data),
-        flatten_with_keys_fn=flatten_with_keys)
-    # torch.export of torch 2.6 flattens inputs through torch.fx's own
-    # registry too.
-    from torch.fx import _pytree as _fx_pytree
-    _fx_pytree.register_pytree_flatten_spec(cls, lambda obj, spec: flatten(obj)[0])
 
 
 class Mode(str, enum.Enum):
@@ -174,8 +62,8 @@ class Inner:
     b: typing.Optional[torch.Tensor] = None
 
 
-Inner._structop_fields = (("w", _TENSOR), ("b", _optional(_TENSOR)))
-_register_pytree(Inner, ("w", "b"), ())
+Inner._structop_fields = (("w", _rt.TENSOR), ("b", _rt.optional(_rt.TENSOR)))
+_rt.register_pytree(Inner, ("w", "b"), (), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,11 +75,11 @@ class Cfg:
     mode: Mode = Mode.exact
 
 
-Cfg._structop_fields = (("inner", _record(Inner)), ("scale", _FLOAT), ("mode", _enum(Mode)))
-_register_pytree(Cfg, ("inner",), ("scale", "mode"))
+Cfg._structop_fields = (("inner", _rt.record(Inner)), ("scale", _rt.FLOAT), ("mode", _rt.enum_of(Mode)))
+_rt.register_pytree(Cfg, ("inner",), ("scale", "mode"), NAMESPACE, _IDL_STEM)
 
 
-_affine_params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_affine_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
 _affine_op = None  # torch.ops.golden.affine.default, bound by _bind()
 
 
@@ -205,7 +93,7 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     except (AttributeError, TypeError, RuntimeError) as error:
         if _affine_op is None and _bind():
             return affine(x, cfg)
-        _explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
+        _rt.explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
         raise
 
 
@@ -219,7 +107,7 @@ affine.slot_map = {
 affine.schema = "golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> Tensor"
 
 
-_split_params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_split_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
 _split_op = None  # torch.ops.golden.split.default, bound by _bind()
 
 
@@ -230,7 +118,7 @@ def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tens
     except (AttributeError, TypeError, RuntimeError) as error:
         if _split_op is None and _bind():
             return split(x, cfg=cfg)
-        _explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
+        _rt.explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
         raise
 
 
@@ -244,7 +132,7 @@ split.slot_map = {
 split.schema = "golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> (Tensor lo, Tensor hi)"
 
 
-_scale__params = (("x", _TENSOR), ("cfg", _record(Cfg)))
+_scale__params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
 _scale__op = None  # torch.ops.golden.scale_.default, bound by _bind()
 
 
@@ -255,7 +143,7 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     except (AttributeError, TypeError, RuntimeError) as error:
         if _scale__op is None and _bind():
             return scale_(x, cfg)
-        _explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
+        _rt.explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
         raise
 
 
