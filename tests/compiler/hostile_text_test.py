@@ -13,7 +13,8 @@ non-ASCII), runs `structopc --emit h,cpp,stubs,py,json` and checks:
   trailing line breaks, the documented normalisation);
 - X.ops.json parses and holds the docs exactly; every string default of every
   lowered schema reads back exactly, with a reader of torch's schema string
-  syntax here and, where torch is installed, with torch._C.parse_schema;
+  syntax here and, where torch is installed, with torch._C.parse_schema (and
+  torch.library defines the op);
 - the C++ files hold no raw control character or hazard (bidi controls, line
   separators), no comment that ends in a backslash, no trigraph outside the
   raw schema strings;
@@ -165,7 +166,9 @@ def schema_string_defaults(schema):
 TORCH_READER = """
 import json, sys, torch
 out = []
+library = torch.library.Library("structop_hostile_text", "DEF")
 for schema in json.load(sys.stdin):
+    library.define(schema)  # registration accepts it too
     parsed = torch._C.parse_schema(schema)
     out.append({a.name: a.default_value for a in parsed.arguments
                 if isinstance(a.default_value, str)})
