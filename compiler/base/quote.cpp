@@ -1,47 +1,235 @@
 #include "base/quote.h"
 
-#include <cctype>
+#include <vector>
 
 #include <fmt/format.h>
 
-namespace structop {
+#include "base/source.h"
 
-std::string quote(std::string_view value, Quoting language) {
+namespace structop {
+namespace {
+
+/// One character of UTF-8 text, or one byte that is not part of well-formed UTF-8.
+struct Char {
+  char32_t code = 0;       // the code point (the byte's value when !utf8)
+  std::string_view bytes;  // as it is in the text
+  bool utf8 = true;
+};
+
+/// Calls `f(chars, i)` for each character of `text`; `chars[i]` is the current one.
+template <typename F>
+void for_each_char(std::string_view text, F f) {
+  std::vector<Char> chars;
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = utf8_char_length(text, i);
+    Char c;
+    c.bytes = text.substr(i, len ? len : 1);
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(c.bytes[k]); };
+    if (len == 0) {
+      c.code = byte(0);
+      c.utf8 = false;
+    } else if (len == 1) {
+      c.code = byte(0);
+    } else {
+      c.code = byte(0) & (0xFF >> (len + 1));
+      for (size_t k = 1; k < len; ++k) c.code = (c.code << 6) | (byte(k) & 0x3F);
+    }
+    chars.push_back(c);
+    i += c.bytes.size();
+  }
+  for (size_t i = 0; i < chars.size(); ++i) f(chars, i);
+}
+
+/// C0 controls, DEL and C1 controls.
+bool is_control(char32_t c) {
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F);
+}
+
+/// Characters that make code display differently from what it compiles to,
+/// or that end a line for some tools (see quote.h).
+bool is_hazard(char32_t c) {
+  return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x200E ||
+         c == 0x200F || c == 0x061C || c == 0x0085 || c == 0x2028 || c == 0x2029;
+}
+
+/// The escapes C++, Python and JSON share; nullptr for other characters.
+const char* common_escape(char32_t c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      return nullptr;
+  }
+}
+
+/// `\xNN` for a control character below U+0100, else `\uNNNN` (Python).
+std::string python_escape(char32_t c) {
+  return c < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(c))
+                   : fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+}
+
+/// The body of a Python string literal or docstring; `quote_needed(chars, i)`
+/// tells whether a `"` must be escaped, `line_breaks` whether `\n` stays raw.
+template <typename QuoteNeeded>
+std::string python_body(std::string_view value, QuoteNeeded quote_needed, bool line_breaks) {
+  std::string out;
+  for_each_char(value, [&](const std::vector<Char>& chars, size_t i) {
+    const Char& c = chars[i];
+    if (!c.utf8) {
+      out += "\\ufffd";
+    } else if (c.code == '"' && !quote_needed(chars, i)) {
+      out += '"';
+    } else if (c.code == '\n' && line_breaks) {
+      out += '\n';
+    } else if (c.code == ' ' && line_breaks && i + 1 < chars.size() && chars[i + 1].code == '\n') {
+      out += "\\x20";  // trailing blanks of a line are easily lost
+    } else if (const char* e = common_escape(c.code)) {
+      out += e;
+    } else if (is_control(c.code) || is_hazard(c.code)) {
+      out += python_escape(c.code);
+    } else {
+      out += c.bytes;
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+std::string cpp_string_literal(std::string_view value) {
   std::string out = "\"";
   for (size_t i = 0; i < value.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        continue;
-      case '\\':
-        out += "\\\\";
-        continue;
-      case '\n':
-        out += "\\n";
-        continue;
-      case '\r':
-        out += "\\r";
-        continue;
-      case '\t':
-        out += "\\t";
-        continue;
-      default:
-        break;
-    }
-    if ((c >= 0x20 && c != 0x7f) || language == Quoting::Schema) {
-      out += static_cast<char>(c);
-    } else if (language == Quoting::Json) {
-      out += fmt::format("\\u{:04x}", c);
+    const char c = value[i];
+    const auto byte = static_cast<unsigned char>(c);
+    if (const char* e = common_escape(byte)) {
+      out += e;
+    } else if (byte < 0x20 || byte >= 0x7F) {
+      // Always three digits: a following digit cannot join the escape (a
+      // `\x` escape runs on over every hex digit).
+      out += fmt::format("\\{:03o}", byte);
     } else {
-      out += fmt::format("\\x{:02x}", c);
-      // In C++ a hex escape runs on over every hex digit that follows it.
-      if (language == Quoting::Cpp && i + 1 < value.size() &&
-          std::isxdigit(static_cast<unsigned char>(value[i + 1]))) {
-        out += "\" \"";
-      }
+      out += c == '?' && i > 0 && value[i - 1] == '?' ? "\\?" : std::string(1, c);
     }
   }
+  return out + "\"";
+}
+
+std::string comment_text(std::string_view text) {
+  size_t end = text.find_last_not_of(' ');
+  text = end == std::string_view::npos ? std::string_view() : text.substr(0, end + 1);
+  std::string out;
+  for_each_char(text, [&](const std::vector<Char>& chars, size_t i) {
+    const Char& c = chars[i];
+    if (!c.utf8) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
+    } else if (c.code == '\n') {
+      out += "\\n";
+    } else if (c.code == '\r') {
+      out += "\\r";
+    } else if (c.code == '\t') {
+      out += "\\t";
+    } else if (c.code < 0x20 || c.code == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
+    } else if (is_control(c.code) || is_hazard(c.code)) {
+      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(c.code));
+    } else if (c.code == '\\' && i + 1 == chars.size()) {
+      out += "\\x5c";
+    } else if (
+        c.code == '?' && i > 0 && chars[i - 1].code == '?' && i + 1 < chars.size() &&
+        chars[i + 1].code < 0x80 &&
+        std::string_view("=/'()!<>-").find(static_cast<char>(chars[i + 1].code)) !=
+            std::string_view::npos) {
+      out += "\\?";
+    } else {
+      out += c.bytes;
+    }
+  });
+  return out;
+}
+
+std::string python_string_literal(std::string_view value) {
+  auto always = [](const std::vector<Char>&, size_t) { return true; };
+  return "\"" + python_body(value, always, false) + "\"";
+}
+
+std::string python_docstring(std::string_view value, bool line_breaks) {
+  // `"` closes the docstring only as the first of three, or right before the closing `"""`.
+  auto closes = [](const std::vector<Char>& chars, size_t i) {
+    return i + 1 == chars.size() || chars[i + 1].code == '"';
+  };
+  return "\"\"\"" + python_body(value, closes, line_breaks) + "\"\"\"";
+}
+
+bool python_keeps_docstring(std::string_view value) {
+  // Mirrors _PyCompile_CleanDoc (CPython 3.13): the value is kept when it
+  // has no tab, its first line no leading space, and some line after the
+  // first that is not blank (only spaces) starts without a space.
+  if (value.find('\t') != std::string_view::npos) return false;
+  if (!value.empty() && value[0] == ' ') return false;
+  size_t start = value.find('\n');
+  bool indented_only = false;  // every non-blank later line starts with a space
+  while (start != std::string_view::npos) {
+    const size_t begin = start + 1;
+    const size_t next = value.find('\n', begin);
+    const std::string_view line = value.substr(
+        begin,
+        next == std::string_view::npos ? next : next - begin);
+    const size_t first = line.find_first_not_of(' ');
+    if (first != std::string_view::npos) {
+      if (first == 0) return true;
+      indented_only = true;
+    }
+    start = next;
+  }
+  return !indented_only;
+}
+
+std::string schema_string_literal(std::string_view value) {
+  std::string out = "\"";
+  for (char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte >= 0x7F) {
+      out += fmt::format("\\{:03o}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_string_literal(std::string_view value) {
+  std::string out = "\"";
+  for_each_char(value, [&](const std::vector<Char>& chars, size_t i) {
+    const Char& c = chars[i];
+    if (!c.utf8) {
+      out += "\\ufffd";
+    } else if (const char* e = common_escape(c.code)) {
+      out += e;
+    } else if (c.code == '\b') {
+      out += "\\b";
+    } else if (c.code == '\f') {
+      out += "\\f";
+    } else if (is_control(c.code) || is_hazard(c.code)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c.code));
+    } else {
+      out += c.bytes;
+    }
+  });
   return out + "\"";
 }
 

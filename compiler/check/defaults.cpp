@@ -51,6 +51,19 @@ class DefaultChecker {
       if (size >= 0) return check_scalar(element, lit, &out->constant);
       return fail(lit, type, "write a list, e.g. `[1, 2]` or `[]`");
     }
+    // torch reads `int[2] x=[1]` but rejects the op later. ATen's own
+    // exceptions: `[]` for "not given" (`int[2] stride=[]`), and `int[1]`,
+    // which means any length (`int[1] dim=[-2,-1]`).
+    if (size > 1 && !lit.items.empty() && lit.items.size() != static_cast<size_t>(size)) {
+      return fail(
+          lit,
+          type,
+          fmt::format(
+              "`{}` has a fixed size: give exactly {} value{}, or one value for all of them",
+              describe_type(type, module_),
+              size,
+              size == 1 ? "" : "s"));
+    }
     bool ok = true;
     for (const auto& item : lit.items) {
       std::string constant;

@@ -1,7 +1,6 @@
 #include "check/resolver.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -10,6 +9,7 @@
 
 #include "base/duplicates.h"
 #include "check/defaults.h"
+#include "check/file_stem.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -45,11 +45,13 @@ class Resolver {
     m.cpp_namespace = cpp_namespace_of(main);
     m.files = idl_.paths;
     m.source_path = sources_.file(main.file_id).path();
-    m.stem = stem_of(m.source_path);
+    m.stem = idl_stem(m.source_path);
+    check_idl_stem(m.source_path, main.file_id, false, diags_);
     m.doc = main.doc;
     for (size_t i = 0; i + 1 < idl_.files.size(); ++i) {
       std::string path = sources_.file(idl_.files[i].file_id).path();
-      m.includes.push_back({path, stem_of(path), false});
+      m.includes.push_back({path, idl_stem(path), false});
+      check_idl_stem(path, idl_.files[i].file_id, true, diags_);
     }
     if (idl_.includes.size() == idl_.files.size()) {
       for (size_t i : idl_.includes.back()) {
@@ -85,17 +87,6 @@ class Resolver {
 
   static std::string cpp_namespace_of(const syntax::IdlFile& f) {
     return f.cpp_namespace ? f.cpp_namespace->text : f.namespace_.text;
-  }
-
-  static std::string stem_of(const std::string& path) {
-    std::string name = std::filesystem::path(path).filename().string();
-    for (const char* suffix : {".ops.yaml", ".ops.yml", ".yaml", ".yml"}) {
-      std::string s = suffix;
-      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
-        return name.substr(0, name.size() - s.size());
-      }
-    }
-    return name;
   }
 
   // Generated code lives in the C++ namespace; one that is (or starts with) a

@@ -222,6 +222,10 @@ std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
     case V::Float:
       return v.text;  // `1.`, `.5` and `1e5` are valid C++ doubles
     case V::Str:
+      // A literal ends at its first NUL for std::string and c10::string_view
+      // alike; a std::string of the right length converts to either.
+      if (v.text.find('\0') != std::string::npos)
+        return fmt::format("std::string({}, {})", cpp_string_literal(v.text), v.text.size());
       return cpp_string_literal(v.text);
     case V::Enum:
       return fmt::format("{}::{}", enum_name(v.decl), api_name(v.text));

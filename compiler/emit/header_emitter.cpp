@@ -43,19 +43,21 @@ class NamespaceTracker {
   std::string current_;
 };
 
-std::string doc_comment(const std::string& doc) {
+/// A `///` comment, one line per line of `doc` (each escaped: comment_text);
+/// trailing line breaks are dropped.
+std::string doc_comment(std::string_view doc) {
+  while (!doc.empty() && doc.back() == '\n') doc.remove_suffix(1);
   if (doc.empty()) return {};
   std::string out;
   size_t start = 0;
-  while (start <= doc.size()) {
-    size_t end = doc.find('\n', start);
-    if (end == std::string::npos) end = doc.size();
-    std::string line = doc.substr(start, end - start);
-    if (!line.empty() || end < doc.size()) out += "/// " + line + "\n";
+  while (true) {
+    const size_t end = doc.find('\n', start);
+    const std::string line = comment_text(doc.substr(start, end - start));
+    out += line.empty() ? "///" : "/// " + line;
+    if (end == std::string_view::npos) return out;
+    out += '\n';
     start = end + 1;
   }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
 }
 
 class HeaderEmitter {
@@ -107,7 +109,7 @@ class HeaderEmitter {
         )cc");
     p_.line();
     p_.emit(
-        {{"source", in_.source_name},
+        {{"source", comment_text(in_.source_name)},
          {"macro", fingerprint_macro(m_.stem)},
          {"value", fingerprint_literal(idl_fingerprint(m_, -1))}},
         R"cc(
@@ -133,7 +135,7 @@ class HeaderEmitter {
     if (m_.includes.empty()) return;
     std::string header = m_.stem + ".ops.h";
     p_.emit(
-        {{"source", in_.source_name}},
+        {{"source", comment_text(in_.source_name)}},
         R"cc(
       // The records and enums of the IDL files $source$ includes, from the
       // headers generated from those files (structopc FILE.ops.yaml for each).
@@ -341,9 +343,10 @@ class HeaderEmitter {
       // (Autograd, Meta and device dispatch apply).
     )cc");
     for (const auto& op : ops_) {
-      std::string doc = fmt::format("/// {}", original_signature(op.op(), m_));
-      if (!op.op().doc.empty()) doc += "\n" + doc_comment(op.op().doc);
-      doc += fmt::format("\n/// lowered: {}::{}", m_.namespace_, op.lowered().schema);
+      std::string doc = "/// " + comment_text(original_signature(op.op(), m_));
+      if (std::string user = doc_comment(op.op().doc); !user.empty()) doc += "\n" + user;
+      doc += "\n/// " +
+             comment_text(fmt::format("lowered: {}::{}", m_.namespace_, op.lowered().schema));
       p_.line();
       p_.emit(
           {{"doc", doc}, {"decl", signature(op.return_type() + " " + op.name(), op.params(true))}},

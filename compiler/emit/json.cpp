@@ -6,10 +6,6 @@
 
 namespace structop {
 
-std::string json_quote(const std::string& s) {
-  return quote(s, Quoting::Json);
-}
-
 void Json::dump_to(std::string& out, int indent) const {
   switch (kind_) {
     case Kind::Null:
@@ -22,7 +18,7 @@ void Json::dump_to(std::string& out, int indent) const {
       out += std::to_string(int_);
       return;
     case Kind::String:
-      out += json_quote(string_);
+      out += json_string_literal(string_);
       return;
     case Kind::Array:
     case Kind::Object: {
@@ -39,7 +35,7 @@ void Json::dump_to(std::string& out, int indent) const {
       for (size_t i = 0; i < items_.size(); ++i) {
         if (i) out += flat ? ", " : ",";
         if (!flat) out += "\n" + pad;
-        if (object) out += json_quote(items_[i].first) + ": ";
+        if (object) out += json_string_literal(items_[i].first) + ": ";
         items_[i].second.dump_to(out, indent + 2);
       }
       if (!flat) out += "\n" + std::string(static_cast<size_t>(indent), ' ');

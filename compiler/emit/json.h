@@ -56,7 +56,4 @@ class Json {
   std::vector<std::pair<std::string, Json>> items_;
 };
 
-/// `s` as a JSON string literal, quotes included.
-std::string json_quote(const std::string& s);
-
 }  // namespace structop

@@ -236,11 +236,18 @@ class PythonEmitter {
     if (uses_typing()) imports += "import typing\n";
     imports += imports.empty() ? "import torch" : "\nimport torch";
 
-    std::string doc = m_.doc.empty() ? "" : "\n\n" + m_.doc;
+    std::string doc =
+        fmt::format("Python API for the `{}` ops (torch.ops.{}.*).", m_.namespace_, m_.namespace_);
+    if (std::string user = doc_text(m_.doc); !user.empty()) doc += "\n\n" + user;
+    doc += fmt::format(
+        "\n\nLoad the compiled extension with load_library(path) first. The functions\n"
+        "here take records; torch.ops.{}.* takes the same ops flat.\n",
+        m_.namespace_);
     p_.emit(
         {{"notice", generated_notice(in_.version, in_.source_name)},
-         {"ns", m_.namespace_},
-         {"doc", doc},
+         {"doc",
+          python_keeps_docstring(doc) ? python_docstring(doc, true)
+                                      : "__doc__ = " + python_string_literal(doc)},
          {"imports", imports},
          {"runtime", std::to_string(STRUCTOP_RUNTIME_VERSION_EXPECTED)},
          {"version", python_string_literal(in_.version)},
@@ -249,11 +256,7 @@ class PythonEmitter {
          {"all", all_list}},
         R"py(
       # $notice$
-      """Python API for the `$ns$` ops (torch.ops.$ns$.*).$doc$
-
-      Load the compiled extension with load_library(path) first. The functions
-      here take records; torch.ops.$ns$.* takes the same ops flat.
-      """
+      $doc$
       $imports$
 
       import structop_runtime as _rt
@@ -377,7 +380,7 @@ class PythonEmitter {
     p_.line();
     p_.emit(
         {{"name", api_name(e.name)},
-         {"doc", docstring(e.doc.empty() ? "Enum `" + e.name + "` (lowered to str)." : e.doc)},
+         {"doc", class_doc(or_default(e.doc, "Enum `" + e.name + "` (lowered to str)."))},
          {"values", values}},
         R"py(
       class $name$(str, enum.Enum):
@@ -390,13 +393,24 @@ class PythonEmitter {
     )py");
   }
 
-  static std::string docstring(const std::string& text) {
-    std::string body = text;
-    size_t pos = 0;
-    while ((pos = body.find("\"\"\"", pos)) != std::string::npos)
-      body.replace(pos, 3, "\\\"\\\"\\\"");
-    while (!body.empty() && body.back() == '\n') body.pop_back();
-    return "\"\"\"" + body + (body.find('\n') != std::string::npos ? "\n\"\"\"" : "\"\"\"");
+  /// A doc as the generated `__doc__`s hold it: without trailing line breaks.
+  static std::string doc_text(std::string_view doc) {
+    while (!doc.empty() && doc.back() == '\n') doc.remove_suffix(1);
+    return std::string(doc);
+  }
+
+  /// doc_text(doc), or `fallback` if that is empty.
+  static std::string or_default(std::string_view doc, std::string fallback) {
+    std::string text = doc_text(doc);
+    return text.empty() ? fallback : text;
+  }
+
+  /// The first statement of a class body: its docstring, or, where Python
+  /// would clean the docstring's text (python_keeps_docstring), an
+  /// assignment to `__doc__`, so that `__doc__` is the text on every Python.
+  static std::string class_doc(const std::string& text) {
+    return python_keeps_docstring(text) ? python_docstring(text)
+                                        : "__doc__ = " + python_string_literal(text);
   }
 
   void record_class(const model::Record& r) {
@@ -404,7 +418,7 @@ class PythonEmitter {
     // construction (Python 3.10+); otherwise records keep positional order.
     bool seen_default = false, kw_only = false;
     std::vector<std::string> specs, children, statics;
-    std::string fields, doc = r.doc.empty() ? "Record `" + r.name + "`." : r.doc;
+    std::string fields, doc = or_default(r.doc, "Record `" + r.name + "`.");
     std::string attrs;
     const lower::RecordLayout& layout =
         in_.lowered.records[static_cast<size_t>(&r - m_.records.data())];
@@ -434,16 +448,24 @@ class PythonEmitter {
       specs.push_back(fmt::format("({}, {})", python_string_literal(name), check_spec(f.type)));
       (f.type.is_record() || f.type.holds_tensor() ? children : statics)
           .push_back(python_string_literal(name));
-      if (!f.doc.empty()) attrs += fmt::format("    {}: {}\n", name, f.doc);
+      if (std::string text = doc_text(f.doc); !text.empty()) {
+        // Continuation lines indented under the field's name.
+        for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 9)
+          text.insert(at + 1, 8, ' ');
+        attrs += fmt::format("    {}: {}\n", name, text);
+      }
     }
-    if (!attrs.empty()) doc += "\n\nAttributes:\n" + attrs;
+    if (!attrs.empty()) {
+      attrs.pop_back();
+      doc += "\n\nAttributes:\n" + attrs;
+    }
     if (!fields.empty()) fields.pop_back();
     p_.line();
     p_.line();
     p_.emit(
         {{"name", api_name(r.name)},
          {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
-         {"doc", docstring(doc)},
+         {"doc", class_doc(doc)},
          {"fields", fields},
          {"specs", py_tuple(specs)},
          {"children", py_tuple(children)},
@@ -508,7 +530,8 @@ class PythonEmitter {
       if (!forward_args.empty()) forward_args += ", ";
       forward_args += p.kwarg_only ? api_name(p.name) + "=" + api_name(p.name) : api_name(p.name);
     }
-    std::string doc = op.doc.empty() ? "" : op.doc + "\n\n";
+    std::string doc = doc_text(op.doc);
+    if (!doc.empty()) doc += "\n\n";
     doc += fmt::format(
         "Calls torch.ops.{}.{} (lowered schema: {}).",
         m_.namespace_,
@@ -521,7 +544,13 @@ class PythonEmitter {
         {{"name", name},
          {"params", params},
          {"ret", return_hint(lo)},
-         {"doc", docstring(doc)},
+         // Where Python would clean a docstring's text (python_keeps_docstring),
+         // `__doc__` is assigned after the definition.
+         {"doc", python_keeps_docstring(doc) ? python_docstring(doc) : ""},
+         {"doc_assignment",
+          python_keeps_docstring(doc)
+              ? ""
+              : fmt::format("{}.__doc__ = {}", name, python_string_literal(doc))},
          {"call", fmt::format("_{}_op({})", name, args)},
          {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
          {"forward", forward_args},
@@ -549,6 +578,7 @@ class PythonEmitter {
       $name$.slot_map = {
       $slot_map$}
       $name$.schema = $schema$
+      $doc_assignment$
     )py");
   }
 

@@ -421,8 +421,8 @@ class SourceEmitter {
            s.path,
            s.name,
            s.schema_type,
-           s.schema_default.value_or(""),
-           notes.empty() ? "" : "(" + join(notes, ", ") + ")"});
+           comment_text(s.schema_default.value_or("")),
+           notes.empty() ? "" : comment_text("(" + join(notes, ", ") + ")")});
     }
     size_t width[6] = {};
     for (const auto& r : rows) {
@@ -440,7 +440,7 @@ class SourceEmitter {
       table += line + "\n";
     }
     table.pop_back();
-    std::string title = fmt::format("// {}", original_signature(op.op(), m_));
+    std::string title = "// " + comment_text(original_signature(op.op(), m_));
     p_.emit(
         {{"title", title}, {"table", table}},
         R"cc(

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/duplicates.h"
+#include "base/quote.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -473,7 +474,7 @@ class IdlReader {
         syntax::Literal lit;
         lit.kind = syntax::Literal::Kind::String;
         lit.string_value = def->value;
-        lit.text = syntax::quote_schema_string(def->value);
+        lit.text = schema_string_literal(def->value);
         lit.span = def->span;
         f->default_value = std::move(lit);
         f->default_is_yaml_string = true;
@@ -503,7 +504,7 @@ class IdlReader {
         syntax::Literal lit;
         lit.kind = syntax::Literal::Kind::String;
         lit.string_value = item.value;
-        lit.text = syntax::quote_schema_string(item.value);
+        lit.text = schema_string_literal(item.value);
         lit.span = item.span;
         list.items.push_back(std::move(lit));
       } else {

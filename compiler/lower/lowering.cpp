@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/duplicates.h"
+#include "base/quote.h"
 #include "check/describe.h"
 #include "syntax/schema_parser.h"
 
@@ -733,9 +734,13 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
                    (element.builtin == Builtin::Int || element.builtin == Builtin::SymInt ||
                     element.builtin == Builtin::Float || element.builtin == Builtin::Bool);
     if (!numeric) return std::nullopt;
-    return lit.text;
+    if (lit.kind != K::List) return lit.text;
+    // Rebuilt from the items: the IDL's spelling may span lines.
+    std::string out = "[";
+    for (size_t i = 0; i < lit.items.size(); ++i) out += (i ? ", " : "") + lit.items[i].text;
+    return out + "]";
   }
-  if (scalar.is_enum()) return syntax::quote_schema_string(value.constant);
+  if (scalar.is_enum()) return schema_string_literal(value.constant);
   auto constant = [&](const model::NamedConstant* c) -> std::optional<std::string> {
     if (!c) return std::nullopt;
     if (c->torch_ident && lit.text == c->torch_ident) return lit.text;
@@ -752,11 +757,10 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
       // torch keeps an optional device's default as a plain string; leave it
       // to the APIs rather than register a default of the wrong kind.
       if (type.is_optional()) return std::nullopt;
-      return syntax::quote_schema_string(value.constant);
+      return schema_string_literal(value.constant);
     case Builtin::Str:
-      return lit.text.empty() || (lit.text[0] != '"' && lit.text[0] != '\'')
-                 ? syntax::quote_schema_string(lit.string_value)
-                 : lit.text;
+      // Re-quoted, never the IDL's spelling: torch's lexer knows fewer escapes (no `\r`).
+      return schema_string_literal(lit.string_value);
     default:
       return lit.text;
   }

@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "base/quote.h"
-
 namespace structop::syntax {
 namespace {
 
@@ -484,6 +482,18 @@ class SchemaParser {
           "numbers look like 1, -2, 1.5 or 1e-5");
     }
     if (errno == ERANGE) return fail(cur_, fmt::format("number `{}` is out of range", s));
+    // `010`: octal 8 in C++, 10 for torch, an error in Python.
+    const size_t digits = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    if (!is_float && s.size() > digits + 1 && s[digits] == '0') {
+      const size_t nonzero = s.find_first_not_of('0', digits);
+      const std::string plain = nonzero == std::string::npos
+                                    ? "0"
+                                    : s.substr(0, digits) + s.substr(nonzero);
+      return fail(
+          cur_,
+          fmt::format("integer `{}` has a leading zero", s),
+          fmt::format("write `{}`: C++ reads a leading zero as octal, Python refuses it", plain));
+    }
     return true;
   }
 
@@ -523,6 +533,37 @@ class SchemaParser {
         case '"':
           *out += body[i];
           break;
+        case '0':
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7': {
+          // Three octal digits, one byte (torch's lexer: `\015` for CR).
+          auto octal = [&](size_t k) {
+            return k < body.size() && body[k] >= '0' && body[k] <= '7';
+          };
+          size_t digits = 1;
+          while (digits < 3 && octal(i + digits)) ++digits;
+          if (digits < 3 || body[i] > '3') {
+            Token at = t;
+            at.begin = t.begin + i;
+            at.end = at.begin + 1 + digits;
+            std::string given(body.substr(i, digits));
+            return fail(
+                at,
+                digits < 3 ? fmt::format("octal escape `\\{}` needs three digits", given)
+                           : fmt::format("octal escape `\\{}` is above `\\377`", given),
+                digits < 3 ? fmt::format("write `\\{}{}`", std::string(3 - digits, '0'), given)
+                           : "an octal escape is one byte, `\\000` to `\\377`");
+          }
+          *out += static_cast<char>(
+              (body[i] - '0') * 64 + (body[i + 1] - '0') * 8 + (body[i + 2] - '0'));
+          i += 2;
+          break;
+        }
         default: {
           Token at = t;
           at.begin = t.begin + 1 + i - 1;
@@ -530,7 +571,7 @@ class SchemaParser {
           return fail(
               at,
               fmt::format("unsupported escape `\\{}` in string literal", body[i]),
-              "supported escapes: \\n \\t \\r \\a \\b \\f \\v \\\\ \\' \\\"");
+              "supported escapes: \\n \\t \\r \\a \\b \\f \\v \\\\ \\' \\\" and octal `\\015`");
         }
       }
     }
@@ -613,10 +654,6 @@ std::string to_schema(const TypeExpr& type) {
   std::string out;
   append_schema_type(out, type.base, type.alias, type.suffixes);
   return out;
-}
-
-std::string quote_schema_string(std::string_view value) {
-  return quote(value, Quoting::Schema);
 }
 
 }  // namespace structop::syntax

@@ -66,7 +66,5 @@ void append_schema_type(
     const std::vector<TypeSuffix>& suffixes);
 /// Schema spelling of an alias annotation, without parentheses: `a! -> *`.
 std::string to_schema(const AliasAnnotation& alias);
-/// A string literal in schema syntax, with escapes: `"a\"b"`.
-std::string quote_schema_string(std::string_view value);
 
 }  // namespace structop::syntax

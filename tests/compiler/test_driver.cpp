@@ -341,8 +341,6 @@ TEST_CASE(
       {"b.ops.yaml",
        "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
       {"c.ops.yaml", "namespace: c\nrecords: {Base: {fields: {x: Tensor}}}\n"},
-      {"my-c.ops.yaml", "namespace: mc\nrecords: {Other: {fields: {x: int}}}\n"},
-      {"d.ops.yaml", "namespace: d\ninclude: [my-c.ops.yaml]\n"},
   };
   std::string a = header_of(reader, "a.ops.yaml");
   std::string b = header_of(reader, "b.ops.yaml");
@@ -353,12 +351,48 @@ TEST_CASE(
   CHECK(checked_value(a, "STRUCTOP_FINGERPRINT_b") == defined_value(b, "STRUCTOP_FINGERPRINT_b"));
   CHECK(checked_value(a, "STRUCTOP_FINGERPRINT_c") == defined_value(c, "STRUCTOP_FINGERPRINT_c"));
   CHECK(checked_value(b, "STRUCTOP_FINGERPRINT_c") == defined_value(c, "STRUCTOP_FINGERPRINT_c"));
-  // A stem that is not an identifier still makes a macro name.
-  std::string d = header_of(reader, "d.ops.yaml");
-  CHECK(contains(d, "#include \"my-c.ops.h\"\n"));
-  CHECK(
-      checked_value(d, "STRUCTOP_FINGERPRINT_my_c") ==
-      defined_value(header_of(reader, "my-c.ops.yaml"), "STRUCTOP_FINGERPRINT_my_c"));
+}
+
+TEST_CASE("a file name whose stem is not an identifier is an error", "[driver][include]") {
+  // The stem names the generated files, the Python module `<stem>_ops` and
+  // the macro STRUCTOP_FINGERPRINT_<stem>; the name is shown escaped.
+  const std::string ok = "namespace: d\nrecords: {R: {fields: {x: int}}}\n";
+  MemoryReader reader{
+      {"my-c.ops.yaml", ok},
+      {"2d.ops.yaml", ok},
+      {"x\ny.ops.yaml", ok},
+      {"q\"uote.ops.yaml", ok},
+      {".ops.yaml", ok},
+      {"inc.ops.yaml", "namespace: i\ninclude: [my-c.ops.yaml]\n"},
+      {"good_Name2.ops.yaml", ok},
+  };
+  auto errors_of = [&](const std::string& input) {
+    CompileOptions options;
+    options.input = input;
+    options.emit = {OutputKind::Header, OutputKind::Python};
+    CompileResult r = compile(options, reader);
+    CHECK(r.ok == r.diagnostics.empty());
+    return r.diagnostics;
+  };
+  CHECK(errors_of("good_Name2.ops.yaml").empty());
+  CHECK(contains(
+      errors_of("my-c.ops.yaml"),
+      "my-c.ops.yaml:1:1: error: file name `my-c.ops.yaml`: `my-c` is not an identifier but names "
+      "the generated Python module `my-c_ops` and C++ macro `STRUCTOP_FINGERPRINT_my-c`\n"));
+  CHECK(contains(
+      errors_of("my-c.ops.yaml"),
+      "hint: rename the file: letters, digits and `_`, not starting with a digit, e.g. "
+      "`my_c.ops.yaml`\n"));
+  CHECK(contains(errors_of("2d.ops.yaml"), "`2d` is not an identifier"));
+  CHECK_FALSE(contains(errors_of("2d.ops.yaml"), "e.g."));  // `_2d` is no better a name
+  CHECK(contains(errors_of("x\ny.ops.yaml"), "file name `x\\ny.ops.yaml`: `x\\ny` is not"));
+  CHECK(contains(errors_of("q\"uote.ops.yaml"), "`q\"uote` is not an identifier"));
+  CHECK(contains(errors_of(".ops.yaml"), "`.ops` is not an identifier"));
+  // An included file's stem names its header and module in the includer's output.
+  CHECK(contains(
+      errors_of("inc.ops.yaml"),
+      "my-c.ops.yaml:1:1: error: file name `my-c.ops.yaml`: `my-c` is not an identifier"));
+  CHECK(contains(errors_of("inc.ops.yaml"), "(and the `include:` entries that name it)"));
 }
 
 TEST_CASE("a Python module imports the records and enums of included files", "[driver][include]") {

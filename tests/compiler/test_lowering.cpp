@@ -324,7 +324,27 @@ TEST_CASE("string defaults are re-quoted for the schema", "[lowering]") {
   REQUIRE(fe.ok());
   CHECK(
       fe.op("op").schema ==
-      "op(Tensor x, str r__a='single', str r__b=\"has \\\"quote\\\"\") -> Tensor");
+      "op(Tensor x, str r__a=\"single\", str r__b=\"has \\\"quote\\\"\") -> Tensor");
+}
+
+TEST_CASE("string defaults reach the schema in torch's own escapes", "[lowering]") {
+  // torch's schema lexer has no `\r` and a raw NUL would end the schema text.
+  FrontEnd fe = run_front_end(
+      "namespace: d\n"
+      "records:\n"
+      "  R:\n"
+      "    fields:\n"
+      "      a: str = \"x\\ry\"\n"
+      "      b: {type: str, default: \"n\\0ul \\u202E\"}\n"
+      "      c: int[] = [1,\n          2]\n"
+      "ops:\n"
+      "  - func: \"op(Tensor x, R r, str s='\\\\t\\t') -> Tensor\"\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(
+      fe.op("op").schema ==
+      R"(op(Tensor x, str r__a="x\015y", str r__b="n\000ul \342\200\256", int[] r__c=[1, 2], )"
+      R"(str s="\t\t") -> Tensor)");
 }
 
 TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {

@@ -97,7 +97,6 @@ TEST_CASE("string defaults decode escapes in both quote styles") {
   CHECK(p.sig->params[0].default_value->string_value == "x\"y");
   CHECK(p.sig->params[1].default_value->string_value == "it's");
   CHECK(p.sig->params[2].default_value->string_value == "back\\slash");
-  CHECK(syntax::quote_schema_string("x\"y") == R"("x\"y")");
 }
 
 TEST_CASE("a malformed func points at the offending column") {
@@ -373,8 +372,22 @@ TEST_CASE("text that is not verbatim reports at its start", "[syntax]") {
   CHECK(contains(diags.render(), "t.ops.yaml:1:6: error: op `op`: expected `->`"));
 }
 
-TEST_CASE("quote_schema_string escapes what torch's lexer needs", "[syntax]") {
-  CHECK(syntax::quote_schema_string("plain") == "\"plain\"");
-  CHECK(syntax::quote_schema_string("a\\b") == "\"a\\\\b\"");
-  CHECK(syntax::quote_schema_string("l1\nl2\tx\r") == "\"l1\\nl2\\tx\\r\"");
+TEST_CASE("string defaults read octal escapes as torch does", "[syntax]") {
+  auto p = parse(R"(f(str a="cr\015lf\012", str b="\000\377") -> ())");
+  REQUIRE(p.errors.empty());
+  CHECK(p.sig->params[0].default_value->string_value == "cr\rlf\n");
+  CHECK(p.sig->params[1].default_value->string_value == std::string("\0\xff", 2));
+  CHECK(contains(error_of(R"(f(str a="\01x") -> ())"), "octal escape `\\01` needs three digits"));
+  CHECK(contains(error_of(R"(f(str a="\01x") -> ())"), "hint: write `\\001`"));
+  CHECK(contains(error_of(R"(f(str a="\400") -> ())"), "octal escape `\\400` is above `\\377`"));
+}
+
+TEST_CASE("an integer with a leading zero is an error", "[syntax]") {
+  // C++ reads `010` as octal 8, torch as 10, and Python refuses it.
+  CHECK(contains(error_of("f(int a=010) -> ()"), "integer `010` has a leading zero"));
+  CHECK(contains(error_of("f(int a=010) -> ()"), "hint: write `10`"));
+  CHECK(contains(error_of("f(int a=-00) -> ()"), "hint: write `0`"));
+  CHECK(contains(error_of("f(int[] a=[1, 02]) -> ()"), "integer `02` has a leading zero"));
+  CHECK(
+      parse("f(int a=0, int b=-0, float c=0.5, float d=00.5, float e=1e05) -> ()").errors.empty());
 }

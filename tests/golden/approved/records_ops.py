@@ -52,11 +52,7 @@ class Mode(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Inner:
-    """Record `Inner`.
-
-    Attributes:
-        b: Added when given.
-    """
+    """Record `Inner`.\n\nAttributes:\n    b: Added when given."""
 
     w: torch.Tensor
     b: typing.Optional[torch.Tensor] = None
@@ -84,10 +80,7 @@ _affine_op = None  # torch.ops.golden.affine.default, bound by _bind()
 
 
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
-    """(x * cfg.inner.w + cfg.inner.b) * cfg.scale
-
-    Calls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor).
-    """
+    """(x * cfg.inner.w + cfg.inner.b) * cfg.scale\n\nCalls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)."""
     try:
         return _affine_op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
     except (AttributeError, TypeError, RuntimeError) as error:
