@@ -130,26 +130,31 @@ int run(int argc, char** argv) {
   std::optional<DepfileRequest> dep;
   if (!depfile.empty()) dep = DepfileRequest{depfile, result.inputs};
   std::vector<WriteReport> reports = write_outputs(result.outputs, out_dir, dep);
+  // Errors first, then what they kept from being written.
   int status = 0;
+  auto label = [&](size_t i) { return dep && i + 1 == reports.size() ? "depfile " : ""; };
   for (size_t i = 0; i < reports.size(); ++i) {
-    const WriteReport& report = reports[i];
-    const char* what = dep && i + 1 == reports.size() ? "depfile " : "";
-    if (report.status == WriteStatus::Failed) {
-      fmt::print(
-          stderr,
-          "structopc: error: cannot write {}{}: {}\n",
-          what,
-          report.path,
-          report.error);
-      status = kExitIdlError;
-    } else if (report.status == WriteStatus::NotWritten) {
+    if (reports[i].status != WriteStatus::Failed) continue;
+    fmt::print(
+        stderr,
+        "structopc: error: cannot write {}{}: {}\n",
+        label(i),
+        reports[i].path,
+        reports[i].error);
+    status = kExitIdlError;
+  }
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].status == WriteStatus::NotWritten) {
       fmt::print(
           stderr,
           "structopc: note: {}{} not updated, as another output could not be written\n",
-          what,
-          report.path);
-    } else if (report.status == WriteStatus::KeptExisting) {
-      fmt::print(stderr, "structopc: note: {} exists and is yours; not overwritten\n", report.path);
+          label(i),
+          reports[i].path);
+    } else if (reports[i].status == WriteStatus::KeptExisting) {
+      fmt::print(
+          stderr,
+          "structopc: note: {} exists and is yours; not overwritten\n",
+          reports[i].path);
     }
   }
   return status;
