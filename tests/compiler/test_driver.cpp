@@ -789,6 +789,27 @@ TEST_CASE(
   CHECK(listing(dir.path) == std::vector<std::string>{"out", "x.d"});
 }
 
+TEST_CASE("a failed first write leaves no output and no depfile", "[driver][writer][hostile]") {
+  TempDir dir;
+  std::vector<WriteReport> reports;
+  {
+    FileSizeLimit limit(64 << 10);
+    reports = write_outputs(
+        {{OutputKind::Header, "x.ops.h", "h\n", false},
+         {OutputKind::Stubs, "x.ops.stubs.cpp", "stubs\n", true},
+         {OutputKind::Json, "x.ops.json", std::string(1 << 20, 'j'), false}},
+        dir.file("out"),
+        DepfileRequest{dir.file("x.d"), {"x.ops.yaml"}});
+  }
+  REQUIRE(reports.size() == 4);
+  CHECK(reports[0].status == WriteStatus::NotWritten);
+  CHECK(reports[1].status == WriteStatus::NotWritten);
+  CHECK(reports[2].status == WriteStatus::Failed);
+  CHECK(reports[3].status == WriteStatus::NotWritten);
+  CHECK(listing(dir.file("out")).empty());
+  CHECK(listing(dir.path) == std::vector<std::string>{"out"});
+}
+
 namespace {
 
 /// `n` copies of `c` after `prefix`.
