@@ -35,8 +35,8 @@ const char* file_kind(mode_t mode) {
 class DiskReader : public FileReader {
  public:
   // Reads regular files only, and at most one byte more than an IDL file may
-  // have (load_yaml reports the size), whatever the path names: a FIFO does
-  // not block (O_NONBLOCK; checked on the opened file, so a symlink or a
+  // have (load_yaml reports it as too large), whatever the path names: a FIFO
+  // does not block (O_NONBLOCK; checked on the opened file, so a symlink or a
   // rename in between cannot swap it) and /dev/zero is not read at all.
   std::optional<std::string> read(const std::string& path, std::string* error) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
