@@ -1,10 +1,12 @@
 // structopc: the command line over the compiler library (driver/compile.h).
 // Exit codes: 0 success, 1 IDL errors (or an output that cannot be written,
 // or out of memory), 2 usage errors, 3 internal errors (a bug: please report).
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,10 @@ int run(int argc, char** argv);
 // memory exhaustion or a bug. Either way: a message and an exit status, never
 // an abort with a half-written output.
 int main(int argc, char** argv) {
+  // Past a file size limit (`ulimit -f`) a write then fails with EFBIG and is
+  // reported like a full disk, instead of the signal killing structopc with
+  // its temporary files left behind.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc&) {
@@ -120,27 +126,35 @@ int run(int argc, char** argv) {
   }
   if (!write) return 0;
 
+  // The outputs and the depfile are written together: all of them or none.
+  std::optional<DepfileRequest> dep;
+  if (!depfile.empty()) dep = DepfileRequest{depfile, result.inputs};
+  std::vector<WriteReport> reports = write_outputs(result.outputs, out_dir, dep);
+  // Errors first, then what they kept from being written.
   int status = 0;
-  std::vector<std::string> targets;
-  for (const auto& report : write_outputs(result.outputs, out_dir)) {
-    targets.push_back(report.path);
-    if (report.status == WriteStatus::Failed) {
-      fmt::print(stderr, "structopc: error: cannot write {}: {}\n", report.path, report.error);
-      status = kExitIdlError;
-    } else if (report.status == WriteStatus::NotWritten) {
+  auto label = [&](size_t i) { return dep && i + 1 == reports.size() ? "depfile " : ""; };
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].status != WriteStatus::Failed) continue;
+    fmt::print(
+        stderr,
+        "structopc: error: cannot write {}{}: {}\n",
+        label(i),
+        reports[i].path,
+        reports[i].error);
+    status = kExitIdlError;
+  }
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].status == WriteStatus::NotWritten) {
       fmt::print(
           stderr,
-          "structopc: note: {} not updated, as an output could not be written\n",
-          report.path);
-    } else if (report.status == WriteStatus::KeptExisting) {
-      fmt::print(stderr, "structopc: note: {} exists and is yours; not overwritten\n", report.path);
-    }
-  }
-  if (!depfile.empty() && status == 0) {
-    WriteReport r = write_if_changed(depfile, make_depfile(targets, result.inputs));
-    if (r.status == WriteStatus::Failed) {
-      fmt::print(stderr, "structopc: error: cannot write depfile {}: {}\n", depfile, r.error);
-      status = kExitIdlError;
+          "structopc: note: {}{} not updated, as another output could not be written\n",
+          label(i),
+          reports[i].path);
+    } else if (reports[i].status == WriteStatus::KeptExisting) {
+      fmt::print(
+          stderr,
+          "structopc: note: {} exists and is yours; not overwritten\n",
+          reports[i].path);
     }
   }
   return status;

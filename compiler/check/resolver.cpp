@@ -18,8 +18,9 @@ namespace {
 using model::Builtin;
 using syntax::TypeSuffix;
 
-/// Records may nest this deep (the lowering recurses once per level).
-constexpr size_t kMaxRecordDepth = 1000;
+/// Records may nest this deep (the lowering recurses once per level, and
+/// each level adds to every lowered name; check/limits.h has the others).
+constexpr size_t kMaxRecordDepth = 100;
 /// An op may lower to at most this many parameters; a record may have at most
 /// this many leaves (nesting can multiply them: R2 {a: R1, b: R1} ...).
 constexpr size_t kMaxLoweredParams = 100000;

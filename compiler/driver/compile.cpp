@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "check/limits.h"
 #include "check/resolver.h"
 #include "emit/emitters.h"
 #include "lower/lowering.h"
@@ -69,9 +70,11 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
   model::Module module;
   {
     LoadedIdl idl = load_idl(options.input, options.include_dirs, reader, sources, diags);
-    module = resolve(idl, sources, diags);
+    // Size limits come before the work they bound (check/limits.h).
+    if (check_identifier_lengths(idl, diags)) module = resolve(idl, sources, diags);
     result.inputs = std::move(idl.paths);
   }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
+  if (!diags.has_errors()) check_flattened_size(module, diags);
   lower::LoweredModule lowered;
   const bool layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
     return k != OutputKind::Json;
@@ -98,12 +101,28 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
                                                 : "ops in this file: " + quoted_list(names);
     }
   }
+  size_t total = 0;
   for (OutputKind kind : options.emit) {
     OutputFile f{
         kind,
         output_name(kind, module.stem),
         emit_one(kind, in),
         kind == OutputKind::Stubs};
+    total += f.content.size();
+    if (total > options.max_output_bytes) {
+      // The flattened size keeps real and hostile files far below this;
+      // should one get here anyway, it gets a diagnostic, not a huge file.
+      diags.error(
+          Span{0, 0, 0, 1},  // the main file, first read
+          fmt::format(
+              "the generated code would be more than {} bytes (at `{}`)",
+              options.max_output_bytes,
+              f.name),
+          "split the ops into several IDL files");
+      result.diagnostics = diags.render();
+      result.outputs.clear();
+      return result;
+    }
     result.outputs.push_back(std::move(f));
   }
   result.ok = true;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "check/limits.h"
 #include "load/idl_loader.h"
 
 namespace structop {
@@ -19,6 +20,8 @@ struct CompileOptions {
   std::vector<std::string> include_dirs;
   std::vector<OutputKind> emit = {OutputKind::Header, OutputKind::Source};
   std::optional<std::string> explain_op;  // print this op's slot map
+  /// All outputs together may have at most this many bytes (check/limits.h).
+  size_t max_output_bytes = kMaxOutputBytes;
 };
 
 /// One generated file.

@@ -1,9 +1,12 @@
 // Writing outputs: only files whose content changed are rewritten (so build
-// systems see unchanged timestamps), each write is atomic (temp file +
-// rename), a run updates all of its changed outputs or none, and files the
-// user owns (stubs) are never overwritten.
+// systems see unchanged timestamps); a run updates all of its changed outputs
+// and its depfile, or none of them (each is staged in a fresh temporary file
+// beside its target, then renamed into place); files the user owns (stubs)
+// are never overwritten; no name in the output folder is followed as a
+// symlink or opened unless structopc created it itself.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,16 +29,31 @@ struct WriteReport {
   std::string error;  // when Failed
 };
 
-/// Writes `files` into `out_dir` (created if missing): every changed file, or,
-/// when any of them cannot be written, none (those report NotWritten).
+/// A depfile to write with the outputs: the outputs depend on `inputs`.
+struct DepfileRequest {
+  std::string path;
+  std::vector<std::string> inputs;
+};
+
+/// Where the output `name` goes in `out_dir` ("" is the current folder).
+std::string output_path(const std::string& out_dir, const std::string& name);
+
+/// Writes `files` into `out_dir` (created if missing) and, if asked, the
+/// depfile (its report comes last): every changed file, or, when any of them
+/// cannot be written, none (those report NotWritten) and no temporary file
+/// is left behind.
 std::vector<WriteReport> write_outputs(
     const std::vector<OutputFile>& files,
-    const std::string& out_dir);
+    const std::string& out_dir,
+    const std::optional<DepfileRequest>& depfile = std::nullopt);
 
-/// A Make-style depfile: `target...: input...`, spaces escaped.
-std::string make_depfile(
+/// A Make-style depfile: `target...: input...`, with spaces, `#` and `$`
+/// escaped. Nullopt, with `*error` set, for a path that a depfile cannot
+/// express (a newline or another control character, a trailing backslash).
+std::optional<std::string> make_depfile(
     const std::vector<std::string>& targets,
-    const std::vector<std::string>& inputs);
+    const std::vector<std::string>& inputs,
+    std::string* error = nullptr);
 
 /// Writes `content` to `path` unless it already holds exactly that.
 WriteReport write_if_changed(const std::string& path, const std::string& content);

@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -21,22 +23,58 @@ namespace fs = std::filesystem;
 /// Includes may nest this deep (loading recurses once per level).
 constexpr size_t kMaxIncludeDepth = 100;
 
+/// What a path names, for "not a regular file" errors.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory";
+  if (S_ISFIFO(mode)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
+  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
 class DiskReader : public FileReader {
  public:
+  // Reads regular files only, and at most one byte more than an IDL file may
+  // have (load_yaml reports it as too large), whatever the path names: a FIFO
+  // does not block (O_NONBLOCK; checked on the opened file, so a symlink or a
+  // rename in between cannot swap it) and /dev/zero is not read at all.
   std::optional<std::string> read(const std::string& path, std::string* error) override {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      *error = "is a directory";
-      return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
       *error = std::strerror(errno);
       return std::nullopt;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return std::move(ss).str();
+    struct stat st{};
+    const char* problem = nullptr;
+    if (::fstat(fd, &st) != 0) {
+      problem = std::strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+      problem = file_kind(st.st_mode);
+    }
+    if (problem) {
+      *error = problem;
+      ::close(fd);
+      return std::nullopt;
+    }
+    const size_t limit = YamlLimits().max_bytes + 1;
+    std::string text;
+    text.resize(std::min<uint64_t>(static_cast<uint64_t>(st.st_size), limit));
+    size_t size = 0;
+    while (size < limit) {
+      if (size == text.size()) text.resize(std::min(limit, text.size() * 2 + 4096));  // it grew
+      ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *error = std::strerror(errno);
+        ::close(fd);
+        return std::nullopt;
+      }
+      if (n == 0) break;
+      size += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    text.resize(size);
+    return text;
   }
 
   std::string identity(const std::string& path) override {
@@ -45,9 +83,12 @@ class DiskReader : public FileReader {
     return ec ? fs::path(path).lexically_normal().string() : p.string();
   }
 
+  // Anything but a folder: read() then says why a FIFO or a device is no IDL
+  // file, rather than the search saying it found nothing.
   bool exists(const std::string& path) override {
     std::error_code ec;
-    return fs::is_regular_file(path, ec);
+    fs::file_status st = fs::status(path, ec);
+    return !ec && fs::exists(st) && !fs::is_directory(st);
   }
 };
 
@@ -105,6 +146,18 @@ class Loader {
   // Loads one included file unless it was loaded already; returns its index
   // in result_.files, or nullopt when it could not be loaded (reported).
   std::optional<size_t> include(const std::string& from, const syntax::Name& inc) {
+    auto control = std::find_if(inc.text.begin(), inc.text.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (control != inc.text.end()) {
+      diags_.error(
+          inc.span,
+          fmt::format(
+              "included file name contains {}",
+              *control == '\n' ? "a newline" : "a control character"),
+          "rename the file: depfiles and generated `#include` lines cannot name it");
+      return std::nullopt;
+    }
     std::string path = find_include(from, inc.text);
     if (path.empty()) {
       std::string hint =
@@ -119,10 +172,7 @@ class Loader {
     if (it != state_.end() && it->second == State::Done)
       return index_.at(key);  // diamond: read once
     if (stack_.size() >= kMaxIncludeDepth) {
-      diags_.error(
-          inc.span,
-          fmt::format("includes nest more than {} files deep", kMaxIncludeDepth),
-          "include the shared files from the main file instead of through a chain");
+      report_deep_chain(path, inc.span);
       return std::nullopt;
     }
     if (it != state_.end() && it->second == State::InProgress) {
@@ -146,6 +196,27 @@ class Loader {
     }
     load_file(path, std::move(*text), inc.span);
     return index_.at(key);
+  }
+
+  // A chain too long: reported where it starts, at the main file's include
+  // (so it comes before the errors it causes there, like the types of the
+  // files never read being unknown), with a note where it goes too deep.
+  void report_deep_chain(const std::string& path, Span too_deep) {
+    std::string chain;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (i < 2 || i + 2 >= stack_.size()) {
+        chain += fmt::format("`{}` -> ", stack_[i].path);
+      } else if (i == 2) {
+        chain += "... -> ";
+      }
+    }
+    diags_.error(
+        stack_[1].included_from,
+        fmt::format("includes nest more than {} files deep: {}`{}`", kMaxIncludeDepth, chain, path),
+        "include the shared files from the main file instead of through a chain");
+    diags_.note(
+        too_deep,
+        fmt::format("`{}` would be file {} of the chain", path, stack_.size() + 1));
   }
 
   std::string find_include(const std::string& from, const std::string& name) {

@@ -179,8 +179,7 @@ bool load_yaml(
     diags.error(
         Span{file_id, 0, 0, 1},
         fmt::format(
-            "file is {} bytes; structop IDL files are limited to {} bytes",
-            file.text().size(),
+            "file is too large: structop IDL files are limited to {} bytes",
             limits.max_bytes),
         "split the IDL into several files with `include:`");
     return false;

@@ -117,20 +117,37 @@ def cases():
     params = ", ".join(f"Tensor p{k}" for k in range(10_000))
     yield Case("func_10k_params", {"main.ops.yaml": text(f"namespace: adv\nops:\n  - func: op({params}) -> Tensor\n")},
                "ok", None, check_counts(slots=10_000))
-    deep = chain(200) + ["ops:", "  - func: op(Tensor x, R199 cfg) -> Tensor"]
-    yield Case("records_depth_200", {"main.ops.yaml": text("\n".join(deep) + "\n")}, "ok", None,
-               check_slot("op", "cfg" + "__r" * 199 + "__x"))
-    deepest = chain(1000, field=lambda i: f"r: R{i - 1}, t: Tensor") + [
-        "ops:", "  - func: op_(Tensor x, R999 cfg) -> ()", "    mutates: [cfg]", "    meta: custom"]
-    yield Case("records_depth_1000_mutated", {"main.ops.yaml": text("\n".join(deepest) + "\n")}, "ok", None,
-               check_counts(slots=1001))
+    deep = chain(100) + ["ops:", "  - func: op(Tensor x, R99 cfg) -> Tensor"]
+    yield Case("records_depth_100", {"main.ops.yaml": text("\n".join(deep) + "\n")}, "ok", None,
+               check_slot("op", "cfg" + "__r" * 99 + "__x"))
+    deepest = chain(100, field=lambda i: f"r: R{i - 1}, t: Tensor") + [
+        "ops:", "  - func: op_(Tensor x, R99 cfg) -> ()", "    mutates: [cfg]", "    meta: custom"]
+    yield Case("records_depth_100_mutated", {"main.ops.yaml": text("\n".join(deepest) + "\n")}, "ok", None,
+               check_counts(slots=101))
     deeper = chain(10_000) + ["ops:", "  - func: op(Tensor x, R9999 cfg) -> Tensor"]
     yield Case("records_depth_10k", {"main.ops.yaml": text("\n".join(deeper) + "\n")},
-               "error", "records nest more than 1000 levels deep")
+               "error", "records nest more than 100 levels deep")
     backwards = ["namespace: adv", "records:"]
     backwards += [f"  R{k}: {{fields: {{r: R{k + 1}}}}}" for k in range(9_999)] + ["  R9999: {fields: {x: Tensor}}"]
     yield Case("records_depth_10k_reversed", {"main.ops.yaml": text("\n".join(backwards) + "\n")},
-               "error", "records nest more than 1000 levels deep")
+               "error", "records nest more than 100 levels deep")
+    # Names that multiply: 200-deep records with 1,000-byte field names taken
+    # by 150 ops once made 850 MB of code (30 s, 1.4 GB); each limit on the
+    # way is met before any of that work.
+    def long_names(depth, length, ops):
+        lines = ["namespace: adv", "records:"]
+        lines += [f"  R{i}: {{fields: {{f{i}_{'x' * (length - len(str(i)) - 2)}: "
+                  f"{'Tensor' if i == 0 else f'R{i - 1}'}}}}}" for i in range(depth)]
+        return lines + ["ops:"] + [f"  - func: op{k}(Tensor x, R{depth - 1} cfg) -> Tensor" for k in range(ops)]
+    yield Case("long_names_deep_records", {"main.ops.yaml": text("\n".join(long_names(200, 1000, 150)) + "\n")},
+               "error", "names are limited to 256 bytes")
+    yield Case("long_lowered_names", {"main.ops.yaml": text("\n".join(long_names(100, 250, 150)) + "\n")},
+               "error", "lowered names are limited to 1024 bytes")
+    wide = ["namespace: adv", "records:", "  B:", "    fields:"]
+    wide += [f"      f{i}_{'x' * 200}: Tensor" for i in range(100)]
+    wide += ["ops:"] + [f"  - func: op{k}(Tensor x, B b) -> Tensor" for k in range(1_000)]
+    yield Case("flattened_size", {"main.ops.yaml": text("\n".join(wide) + "\n")},
+               "error", "flatten to more than 4 MiB")
     many = ["namespace: adv", "records:"]
     many += [f"  R{k}: {{fields: {{x: Tensor, s: float = 1.0}}}}" for k in range(10_000)]
     many += ["ops:"] + [f"  - func: op{k}(Tensor x, R{k} cfg) -> Tensor" for k in range(0, 10_000, 10)]

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """End-to-end checks of the structopc binary: determinism, write-if-changed,
---check, --depfile, --explain, exit codes.
+--check, --depfile, --explain, exit codes, and hostile files and folders
+(FIFOs and devices as input, symlinks planted in the output folder, a full
+disk, paths a depfile cannot hold, an IDL that would generate gigabytes).
 
 Only `--emit json` is used: the other emitters are still being written.
 Usage: cli_test.py STRUCTOPC
 """
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,8 +42,15 @@ def check(condition, what):
         print(f"FAIL: {what}")
 
 
-def run(*args, cwd):
-    return subprocess.run([STRUCTOPC, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+def run(*args, cwd, preexec_fn=None):
+    return subprocess.run([STRUCTOPC, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          preexec_fn=preexec_fn)
+
+
+def timed(*args, cwd):
+    start = time.monotonic()
+    r = run(*args, cwd=cwd)
+    return r, time.monotonic() - start
 
 
 def listing(path):
@@ -152,9 +162,124 @@ def main(work):
     check(helptext.returncode == 0 and "--emit" in helptext.stdout and "--depfile" in helptext.stdout, "--help")
 
 
+def write(path, body):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(body)
+
+
+def hostile(work):
+    # Inputs that are not regular files are refused at once: a FIFO would
+    # block, /dev/zero would fill the memory before the size limit applied.
+    os.mkfifo(os.path.join(work, "pipe.ops.yaml"))
+    os.symlink("/dev/zero", os.path.join(work, "zero.ops.yaml"))
+    for name, kind in [("pipe.ops.yaml", "is a FIFO, not a regular file"),
+                       ("zero.ops.yaml", "is a device, not a regular file")]:
+        r, seconds = timed("--emit", "json", "-o", "outX", name, cwd=work)
+        check(r.returncode == 1 and r.stderr == f"{name}: error: cannot read file: {kind}\n",
+              f"{name}: exit 1 and says why (got {r.returncode}: {r.stderr!r})")
+        check(seconds < 10, f"{name}: refused at once (took {seconds:.1f} s)")
+    check(not os.path.exists(os.path.join(work, "outX")), "nothing written for unreadable inputs")
+
+    # Symlinks planted in the output folder at the names a temporary file
+    # used to have (`NAME.tmp.PID`, for the next few hundred process ids) and
+    # at an output's own name: the file they point to is never written.
+    out = os.path.join(work, "outH")
+    os.makedirs(out)
+    victim = os.path.join(work, "victim.txt")
+    write(victim, "precious\n")
+    try:
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            last_pid = int(f.read())
+    except OSError:
+        last_pid = os.getpid()
+    for pid in range(last_pid + 1, last_pid + 300):
+        os.symlink(victim, os.path.join(out, f"local.ops.json.tmp.{pid}"))
+        os.symlink(victim, os.path.join(work, f"outH.d.tmp.{pid}"))
+    os.symlink(victim, os.path.join(out, "local.ops.json"))
+    r = run("--emit", "json", "-o", "outH", "--depfile", "outH.d", "idl/local.ops.yaml", cwd=work)
+    check(r.returncode == 0, f"a run among planted symlinks succeeds (got {r.returncode}: {r.stderr})")
+    check(read(victim) == b"precious\n", "no planted symlink is followed")
+    json_h = os.path.join(out, "local.ops.json")
+    check(not os.path.islink(json_h) and b'"namespace": "local"' in read(json_h),
+          "the output replaces a symlink at its name")
+    check(len(os.listdir(out)) == 1 + 299, "no temporary file is left beside the planted links")
+
+    # A full disk (here: a file size limit, which fails writes with EFBIG as
+    # ENOSPC would, once structopc ignores SIGXFSZ) while outputs are staged:
+    # exit 1, and every output and the depfile keep their old content.
+    out = os.path.join(work, "outF")
+    a = run("--emit", "h,json", "-I", "inc", "-o", "outF", "--depfile", "outF.d", "idl/main.ops.yaml",
+            cwd=work)
+    check(a.returncode == 0, f"a run to fill later exits 0 (got {a.returncode}: {a.stderr})")
+    before = {name: read(os.path.join(out, name)) for name in listing(out)}
+    before_dep = read(os.path.join(work, "outF.d"))
+    write(os.path.join(work, "idl/full.ops.yaml"), MAIN.replace("scale: float = 1.0", "scale: float = 3.0"))
+    os.replace(os.path.join(work, "idl/full.ops.yaml"), os.path.join(work, "idl/main.ops.yaml"))
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))
+    full = run("--emit", "h,json", "-I", "inc", "-o", "outF", "--depfile", "outF.d", "idl/main.ops.yaml",
+               cwd=work, preexec_fn=small_disk)
+    check(full.returncode == 1 and "structopc: error: cannot write outF/main.ops." in full.stderr
+          and "File too large" in full.stderr,
+          f"a full disk: exit 1 and a message (got {full.returncode}: {full.stderr!r})")
+    check({name: read(os.path.join(out, name)) for name in listing(out)} == before,
+          "a full disk: every output keeps its old content, no temporary file is left")
+    check(read(os.path.join(work, "outF.d")) == before_dep, "a full disk: the depfile keeps its old content")
+    write(os.path.join(work, "idl/main.ops.yaml"), MAIN)
+
+    # A path that a depfile cannot hold: nothing is written, exit 1.
+    write(os.path.join(work, "new\nline/local.ops.yaml"), LOCAL)
+    nl = run("--emit", "json", "-o", "outN", "--depfile", "outN.d", "new\nline/local.ops.yaml", cwd=work)
+    check(nl.returncode == 1 and nl.stderr.startswith(
+        "structopc: error: cannot write depfile outN.d: the path `new\\nline/local.ops.yaml` contains a newline, "
+        "which a depfile cannot express\n"), f"a newline in a depfile path (got {nl.returncode}: {nl.stderr!r})")
+    check(listing(os.path.join(work, "outN")) == [] and not os.path.exists(os.path.join(work, "outN.d")),
+          "a depfile that cannot be written: no output either")
+    spaced = run("--emit", "json", "-o", "out S", "--depfile", "outS.d", "idl/local.ops.yaml", cwd=work)
+    check(spaced.returncode == 0 and read(os.path.join(work, "outS.d")) ==
+          b"out\\ S/local.ops.json: idl/local.ops.yaml\n", "a space in a depfile path is escaped")
+
+    # An IDL that would generate gigabytes (200-deep records with 1,000-byte
+    # field names, 150 ops: 215 KB; it once took 30 s and 1.4 GB to write
+    # 850 MB) is refused at once, with little memory.
+    lines = ["namespace: big", "records:"]
+    for i in range(200):
+        field = f"f{i}_" + "x" * (1000 - len(str(i)) - 2)
+        lines.append(f"  R{i}: {{fields: {{{field}: {'Tensor' if i == 0 else f'R{i - 1}'}}}}}")
+    lines += ["ops:"] + [f"  - func: op{k}(Tensor x, R199 cfg) -> Tensor" for k in range(150)]
+    write(os.path.join(work, "big.ops.yaml"), "\n".join(lines) + "\n")
+    # This run's own peak memory (RUSAGE_CHILDREN would also count whatever
+    # the shell that started this script ran before it).
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([STRUCTOPC, "--emit", "h,cpp,stubs,py,json", "-o", "outBig", "big.ops.yaml"],
+                                cwd=work, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
+        seconds = time.monotonic() - start
+        err.seek(0)
+        stderr = err.read().decode()
+    rss_mb = usage.ru_maxrss / 1024
+    check(proc.returncode == 1 and "big.ops.yaml:3:17: error: field name `f0_" in stderr
+          and "names are limited to 256 bytes" in stderr,
+          f"a pathological IDL is an error (got {proc.returncode}: {stderr[:300]!r})")
+    check(seconds < 5, f"a pathological IDL is refused at once (took {seconds:.1f} s)")
+    check(rss_mb < 200, f"a pathological IDL is refused with little memory (peak {rss_mb:.0f} MB)")
+    check(not os.path.exists(os.path.join(work, "outBig")), "nothing written for a pathological IDL")
+
+
 if __name__ == "__main__":
     STRUCTOPC = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as work:
         main(work)
+    with tempfile.TemporaryDirectory() as work:
+        os.makedirs(os.path.join(work, "idl"))
+        os.makedirs(os.path.join(work, "inc"))
+        for rel, body in [("idl/main.ops.yaml", MAIN), ("idl/local.ops.yaml", LOCAL),
+                          ("inc/common.ops.yaml", COMMON)]:
+            write(os.path.join(work, rel), body)
+        hostile(work)
     print(f"{len(failures)} failed checks" if failures else "all CLI checks passed")
     sys.exit(1 if failures else 0)

@@ -7,8 +7,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/duplicates.h"
 #include "driver/compile.h"
@@ -20,6 +24,7 @@ using structop::testing::contains;
 using structop::testing::JsonValue;
 using structop::testing::MemoryReader;
 using structop::testing::parse_json;
+using structop::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -64,22 +69,6 @@ CompileResult compile_demo(
   options.explain_op = std::move(explain);
   return compile(options, reader);
 }
-
-/// A fresh folder under the system temp dir, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("structop-test-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -636,4 +625,355 @@ TEST_CASE("make_depfile writes Make syntax with escapes", "[driver][writer]") {
       make_depfile({"my out/x.h"}, {"my dir/x#1.ops.yaml", "$HOME.ops.yaml"}) ==
       "my\\ out/x.h: my\\ dir/x\\#1.ops.yaml $$HOME.ops.yaml\n");
   CHECK(make_depfile({"t"}, {}) == "t:\n");
+  // Backslashes before a space are doubled (GCC's and Ninja's convention),
+  // others stay as they are.
+  CHECK(make_depfile({"t"}, {"a\\ b\\c.ops.yaml"}) == "t: a\\\\\\ b\\c.ops.yaml\n");
+}
+
+TEST_CASE("make_depfile rejects what a depfile cannot express", "[driver][writer][hostile]") {
+  std::string error;
+  CHECK_FALSE(make_depfile({"out/x.ops.h"}, {"inc/evil\nx.ops.yaml"}, &error));
+  // Shown on one line: the newline as `\n`.
+  CHECK(
+      error ==
+      "the path `inc/evil\\nx.ops.yaml` contains a newline, which a depfile cannot express");
+  CHECK_FALSE(make_depfile({"out\r/x.ops.h"}, {}, &error));
+  CHECK_THAT(error, Catch::Matchers::ContainsSubstring("a carriage return"));
+  CHECK_FALSE(make_depfile({"t"}, {"a\tb.ops.yaml"}, &error));
+  CHECK_THAT(error, Catch::Matchers::ContainsSubstring("a tab"));
+  CHECK_FALSE(make_depfile({"t"}, {"dir\\"}, &error));
+  CHECK_THAT(error, Catch::Matchers::ContainsSubstring("ends in a backslash"));
+  CHECK_FALSE(make_depfile({"t"}, {"x\x01.ops.yaml"}));  // the error is optional
+}
+
+namespace {
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Sets the umask for one scope.
+struct Umask {
+  mode_t old;
+  explicit Umask(mode_t mask) : old(::umask(mask)) {}
+  ~Umask() { ::umask(old); }
+};
+
+}  // namespace
+
+TEST_CASE("symlinks planted in the output folder are never followed", "[driver][writer][hostile]") {
+  TempDir dir;
+  const std::string out = dir.file("out");
+  fs::create_directories(out);
+  const std::string victim = dir.file("victim.txt");
+  spit(victim, "precious\n");
+  const std::string depfile = dir.file("x.d");
+
+  // Symlinks to the victim at every name an attacker could predict: the old
+  // `NAME.tmp.PID` and other usual temporary names, for each output and the
+  // depfile (the real temporary names are random and created with O_EXCL).
+  std::vector<std::string> planted;
+  for (const std::string& target : {out + "/x.ops.h", out + "/x.ops.json", depfile}) {
+    const std::string name = fs::path(target).filename(), parent = fs::path(target).parent_path();
+    for (const std::string& guess :
+         {name + ".tmp." + std::to_string(::getpid()),
+          name + ".tmp." + std::to_string(::getpid() + 1),
+          name + ".tmp",
+          "." + name + ".tmp",
+          name + "~",
+          "." + name}) {
+      fs::create_symlink(victim, parent + "/" + guess);
+      planted.push_back(parent + "/" + guess);
+    }
+  }
+  // And at the targets themselves: an output replaces the link, never the
+  // file it points to; a stub (never overwritten) is kept, even as a
+  // dangling link, and nothing is created where it points.
+  fs::create_symlink(victim, out + "/x.ops.json");
+  fs::create_symlink(victim, out + "/x.ops.stubs.cpp");
+  fs::create_symlink(dir.file("created-through-link.cpp"), out + "/y.ops.stubs.cpp");
+
+  std::vector<OutputFile> files = {
+      {OutputKind::Header, "x.ops.h", "h v1\n", false},
+      {OutputKind::Json, "x.ops.json", "json v1\n", false},
+      {OutputKind::Stubs, "x.ops.stubs.cpp", "stubs v1\n", true},
+      {OutputKind::Stubs, "y.ops.stubs.cpp", "stubs v1\n", true},
+  };
+  Umask umask(022);
+  auto reports = write_outputs(files, out, DepfileRequest{depfile, {"x.ops.yaml"}});
+  REQUIRE(reports.size() == 5);
+  CHECK(reports[0].status == WriteStatus::Written);
+  CHECK(reports[1].status == WriteStatus::Written);
+  CHECK(reports[2].status == WriteStatus::KeptExisting);
+  CHECK(reports[3].status == WriteStatus::KeptExisting);
+  CHECK(reports[4].status == WriteStatus::Written);
+
+  CHECK(slurp(victim) == "precious\n");
+  CHECK_FALSE(fs::exists(dir.file("created-through-link.cpp")));
+  for (const auto& p : planted) CHECK(fs::read_symlink(p) == victim);  // left alone
+  CHECK(fs::is_regular_file(fs::symlink_status(out + "/x.ops.h")));
+  CHECK(fs::is_regular_file(fs::symlink_status(out + "/x.ops.json")));
+  CHECK(slurp(out + "/x.ops.json") == "json v1\n");
+  CHECK(fs::is_symlink(out + "/x.ops.stubs.cpp"));
+  CHECK(
+      slurp(depfile) == out + "/x.ops.h " + out + "/x.ops.json " + out + "/x.ops.stubs.cpp " + out +
+                            "/y.ops.stubs.cpp: x.ops.yaml\n");
+  // New files get the usual mode (0666 less the umask), not mkstemp's 0600.
+  struct stat st{};
+  REQUIRE(::stat((out + "/x.ops.h").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0644);
+  // No temporary file is left behind: only the outputs and the planted links.
+  CHECK(listing(out).size() == 4 + 12);
+  CHECK(listing(dir.path).size() == 3 + 6);  // out, victim, x.d and the links
+}
+
+TEST_CASE("a FIFO or a device at an output's name is not read", "[driver][writer][hostile]") {
+  TempDir dir;
+  const std::string fifo = dir.file("x.ops.h");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  fs::create_symlink("/dev/zero", dir.file("x.ops.json"));
+  auto reports = write_outputs(
+      {{OutputKind::Header, "x.ops.h", "h\n", false},
+       {OutputKind::Json, "x.ops.json", "j\n", false}},
+      dir.path.string());
+  CHECK(reports[0].status == WriteStatus::Written);
+  CHECK(reports[1].status == WriteStatus::Written);
+  CHECK(slurp(dir.file("x.ops.h")) == "h\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(dir.file("x.ops.json"))));
+}
+
+namespace {
+
+/// Lowers the file size limit (`ulimit -f`) for one scope: writes past it
+/// fail with EFBIG, as they would with ENOSPC on a full disk.
+struct FileSizeLimit {
+  rlimit old{};
+  void (*old_handler)(int) = nullptr;
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit lower = old;
+    lower.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lower);
+    old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, old_handler);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a failed write leaves every output and the depfile as they were",
+    "[driver][writer][hostile]") {
+  TempDir dir;
+  const std::string out = dir.file("out");
+  const std::string depfile = dir.file("x.d");
+  std::vector<OutputFile> files = {
+      {OutputKind::Header, "x.ops.h", "h v1\n", false},
+      {OutputKind::Json, "x.ops.json", "json v1\n", false},
+  };
+  auto first = write_outputs(files, out, DepfileRequest{depfile, {"x.ops.yaml"}});
+  REQUIRE(first.size() == 3);
+  REQUIRE(first[2].status == WriteStatus::Written);
+  const std::string old_depfile = slurp(depfile);
+
+  SECTION("the disk fills up while an output is staged") {
+    // x.ops.h is staged first; x.ops.json does not fit.
+    files[0].content = "h v2\n";
+    files[1].content = std::string(1 << 20, 'j');
+    std::vector<WriteReport> reports;
+    {
+      FileSizeLimit limit(64 << 10);
+      reports = write_outputs(files, out, DepfileRequest{depfile, {"x.ops.yaml", "new.ops.yaml"}});
+    }
+    REQUIRE(reports.size() == 3);
+    CHECK(reports[0].status == WriteStatus::NotWritten);
+    CHECK(reports[1].status == WriteStatus::Failed);
+    CHECK(reports[1].error == std::strerror(EFBIG));
+    CHECK(reports[2].status == WriteStatus::NotWritten);
+  }
+  SECTION("the depfile cannot be written") {
+    files[0].content = "h v2\n";
+    auto reports =
+        write_outputs(files, out, DepfileRequest{dir.file("missing/x.d"), {"x.ops.yaml"}});
+    REQUIRE(reports.size() == 3);
+    CHECK(reports[0].status == WriteStatus::NotWritten);
+    CHECK(reports[1].status == WriteStatus::Unchanged);
+    CHECK(reports[2].status == WriteStatus::Failed);
+    CHECK(reports[2].error == std::strerror(ENOENT));
+  }
+  SECTION("a path that the depfile cannot express") {
+    files[0].content = "h v2\n";
+    auto reports = write_outputs(files, out, DepfileRequest{depfile, {"evil\n.ops.yaml"}});
+    REQUIRE(reports.size() == 3);
+    CHECK(reports[0].status == WriteStatus::NotWritten);
+    CHECK(reports[2].status == WriteStatus::Failed);
+    CHECK_THAT(reports[2].error, Catch::Matchers::ContainsSubstring("contains a newline"));
+  }
+  // Everything as the first run left it, and no temporary file anywhere.
+  CHECK(slurp(out + "/x.ops.h") == "h v1\n");
+  CHECK(slurp(out + "/x.ops.json") == "json v1\n");
+  CHECK(slurp(depfile) == old_depfile);
+  CHECK(listing(out) == std::vector<std::string>{"x.ops.h", "x.ops.json"});
+  CHECK(listing(dir.path) == std::vector<std::string>{"out", "x.d"});
+}
+
+TEST_CASE("a failed first write leaves no output and no depfile", "[driver][writer][hostile]") {
+  TempDir dir;
+  std::vector<WriteReport> reports;
+  {
+    FileSizeLimit limit(64 << 10);
+    reports = write_outputs(
+        {{OutputKind::Header, "x.ops.h", "h\n", false},
+         {OutputKind::Stubs, "x.ops.stubs.cpp", "stubs\n", true},
+         {OutputKind::Json, "x.ops.json", std::string(1 << 20, 'j'), false}},
+        dir.file("out"),
+        DepfileRequest{dir.file("x.d"), {"x.ops.yaml"}});
+  }
+  REQUIRE(reports.size() == 4);
+  CHECK(reports[0].status == WriteStatus::NotWritten);
+  CHECK(reports[1].status == WriteStatus::NotWritten);
+  CHECK(reports[2].status == WriteStatus::Failed);
+  CHECK(reports[3].status == WriteStatus::NotWritten);
+  CHECK(listing(dir.file("out")).empty());
+  CHECK(listing(dir.path) == std::vector<std::string>{"out"});
+}
+
+namespace {
+
+/// `n` copies of `c` after `prefix`.
+std::string padded(const std::string& prefix, size_t n, char c = 'x') {
+  return prefix + std::string(n - prefix.size(), c);
+}
+
+CompileResult compile_text(const std::string& text, size_t max_output = kMaxOutputBytes) {
+  MemoryReader reader{{"big.ops.yaml", text}};
+  CompileOptions options;
+  options.input = "big.ops.yaml";
+  options.emit = {
+      OutputKind::Header,
+      OutputKind::Source,
+      OutputKind::Stubs,
+      OutputKind::Python,
+      OutputKind::Json};
+  options.max_output_bytes = max_output;
+  return compile(options, reader);
+}
+
+/// Records R0..R{depth-1}, each holding the previous one in a field named
+/// `f<i>_xxx...` of `name_length` bytes, and `ops` ops taking the last.
+std::string deep_long_names(size_t depth, size_t name_length, size_t ops) {
+  std::string text = "namespace: big\nrecords:\n";
+  for (size_t i = 0; i < depth; ++i) {
+    text += "  R" + std::to_string(i) + ": {fields: {" +
+            padded("f" + std::to_string(i) + "_", name_length) + ": " +
+            (i == 0 ? std::string("Tensor") : "R" + std::to_string(i - 1)) + "}}\n";
+  }
+  text += "ops:\n";
+  for (size_t k = 0; k < ops; ++k) {
+    text += "  - func: op" + std::to_string(k) + "(Tensor x, R" + std::to_string(depth - 1) +
+            " cfg) -> Tensor\n";
+  }
+  return text;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+// Correctness tests with generous time bounds, not benchmarks: without the
+// limits these inputs take tens of seconds and gigabytes of memory.
+TEST_CASE("an IDL that would generate gigabytes is rejected at once", "[driver][limits][hostile]") {
+  SECTION("200-deep records with 1,000-byte names, 150 ops: the names") {
+    // 215 KB of IDL; structopc used to take 30 s and 1.4 GB to write 850 MB.
+    const std::string text = deep_long_names(200, 1000, 150);
+    REQUIRE(text.size() > 200'000);
+    auto start = std::chrono::steady_clock::now();
+    CompileResult r = compile_text(text);
+    CHECK(seconds_since(start) < 2.0);
+    CHECK_FALSE(r.ok);
+    CHECK(r.outputs.empty());
+    CHECK(contains(
+        r.diagnostics,
+        "big.ops.yaml:3:17: error: field name `f0_" + std::string(37, 'x') + "..." +
+            std::string(12, 'x') + "` is 1000 bytes long; names are limited to 256 bytes\n"));
+    CHECK(contains(r.diagnostics, "hint: choose a shorter name\n"));
+  }
+  SECTION("the same with names under the limit: the lowered names") {
+    const std::string text = deep_long_names(100, 250, 150);
+    auto start = std::chrono::steady_clock::now();
+    CompileResult r = compile_text(text);
+    CHECK(seconds_since(start) < 2.0);
+    CHECK_FALSE(r.ok);
+    // Once, where the name first gets too long (R4: 5 x 250 + 4 x 2 bytes),
+    // not again for each record or op that contains it.
+    CHECK(r.diagnostics.find(": error: ") == r.diagnostics.rfind(": error: "));
+    CHECK(contains(
+        r.diagnostics,
+        "big.ops.yaml:7:17: error: field `R4.f4_" + std::string(37, 'x') + "..." +
+            std::string(12, 'x') + "` lowers to a name of 1258 bytes (`f4_"));
+    CHECK(contains(r.diagnostics, "lowered names are limited to 1024 bytes\n"));
+  }
+  SECTION("many short records and ops: the flattened size") {
+    // One record of 100 leaves with 200-byte names, taken by 1,000 ops:
+    // 21 MiB of flattened parameters.
+    std::string text = "namespace: big\nrecords:\n  B:\n    fields:\n";
+    for (int i = 0; i < 100; ++i)
+      text += "      " + padded("f" + std::to_string(i) + "_", 200) + ": Tensor\n";
+    text += "ops:\n";
+    for (int k = 0; k < 1000; ++k)
+      text += "  - func: op" + std::to_string(k) + "(Tensor x, B b) -> Tensor\n";
+    auto start = std::chrono::steady_clock::now();
+    CompileResult r = compile_text(text);
+    CHECK(seconds_since(start) < 2.0);
+    CHECK_FALSE(r.ok);
+    CHECK(contains(
+        r.diagnostics,
+        "error: the records and ops of this file flatten to more than 4 MiB (reached at op "
+        "`op190`); the generated code would be too large\n"));
+  }
+}
+
+TEST_CASE("limits: names, lowered names and output size at their bounds", "[driver][limits]") {
+  // A name of exactly 256 bytes is fine, 257 is not.
+  const std::string ok_name = padded("f", kMaxIdentifierLength);
+  const std::string long_name = padded("f", kMaxIdentifierLength + 1);
+  CHECK(compile_text("namespace: big\nrecords: {R: {fields: {" + ok_name + ": Tensor}}}\n").ok);
+  CompileResult r = compile_text(
+      "namespace: big\nrecords: {R: {fields: {" + long_name + ": Tensor}}}\n");
+  CHECK(contains(r.diagnostics, "is 257 bytes long; names are limited to 256 bytes\n"));
+  // Type names too: no did-you-mean is computed for them.
+  CompileResult type = compile_text(
+      "namespace: big\nops:\n  - func: f(" + padded("T", 300) + " x) -> Tensor\n");
+  CHECK(contains(type.diagnostics, "error: type name `T"));
+  CHECK_FALSE(contains(type.diagnostics, "unknown type"));
+  // A lowered name of exactly 1024 bytes is fine, 1025 is not: C's leaf is
+  // `c__b__a` (3 x 255 + 2 x 2 bytes), so a parameter takes 253 or 254 more.
+  const std::string records = "namespace: big\nrecords:\n  A: {fields: {" + padded("a", 255) +
+                              ": Tensor}}\n" + "  B: {fields: {" + padded("b", 255) + ": A}}\n" +
+                              "  C: {fields: {" + padded("c", 255) + ": B}}\n";
+  CHECK(compile_text(records + "ops:\n  - func: g(C " + padded("p", 253) + ") -> ()\n").ok);
+  CompileResult op = compile_text(
+      records + "ops:\n  - func: g(C " + padded("p", 254) + ") -> ()\n");
+  CHECK(contains(
+      op.diagnostics,
+      "error: parameter `" + padded("p", 40) + "..." + std::string(12, 'x') +
+          "` of op `g` lowers to a name of 1025 bytes"));
+  // The output size, a last line of defence.
+  CompileResult small = compile_text(
+      "namespace: big\nops:\n  - func: f(Tensor x) -> Tensor\n",
+      100);
+  CHECK_FALSE(small.ok);
+  CHECK(small.outputs.empty());
+  CHECK(
+      small.diagnostics ==
+      "big.ops.yaml: error: the generated code would be more than 100 bytes (at `big.ops.h`)\n"
+      "hint: split the ops into several IDL files\n");
 }

@@ -1,6 +1,12 @@
 // Unit tests of load/idl_loader: the main file and its includes, read through
-// an in-memory FileReader.
+// an in-memory FileReader, and the disk reader on a temporary folder.
 #include <catch2/catch_test_macros.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <sys/stat.h>
 
 #include "test_support.h"
 
@@ -8,6 +14,9 @@ using namespace structop;
 using structop::testing::contains;
 using structop::testing::MemoryReader;
 using structop::testing::run_front_end;
+using structop::testing::TempDir;
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -200,7 +209,18 @@ TEST_CASE("a long include chain is an error, not a stack overflow", "[loader]") 
   }
   auto fe = run_front_end(reader, "f0.ops.yaml");
   CHECK(fe.diags->error_count() == 1);
-  CHECK(contains(fe.errors, "f99.ops.yaml:2:11: error: includes nest more than 100 files deep\n"));
+  // Reported where the chain starts, in the main file, with a note where it
+  // goes too deep.
+  CHECK(
+      fe.errors ==
+      "f0.ops.yaml:2:11: error: includes nest more than 100 files deep: `f0.ops.yaml` -> "
+      "`f1.ops.yaml` -> ... -> `f98.ops.yaml` -> `f99.ops.yaml` -> `f100.ops.yaml`\n"
+      " 2 | include: [f1.ops.yaml]\n"
+      "   |           ^~~~~~~~~~~\n"
+      "hint: include the shared files from the main file instead of through a chain\n"
+      "f99.ops.yaml:2:11: note: `f100.ops.yaml` would be file 101 of the chain\n"
+      " 2 | include: [f100.ops.yaml]\n"
+      "   |           ^~~~~~~~~~~~~\n");
   CHECK(reader.reads("f100.ops.yaml") == 0);
   // A chain of 100 files is fine.
   MemoryReader ok;
@@ -210,4 +230,102 @@ TEST_CASE("a long include chain is an error, not a stack overflow", "[loader]") 
     ok.add("f" + std::to_string(i) + ".ops.yaml", text);
   }
   CHECK(run_front_end(ok, "f0.ops.yaml").errors.empty());
+}
+
+TEST_CASE("the diagnostic that names a too-deep include chain comes first", "[loader]") {
+  // 1,000 files in a chain; the main file uses a record of the last one,
+  // which is never read: the chain, not the unknown type, is the cause.
+  MemoryReader reader;
+  const int n = 1000;
+  for (int i = 0; i < n; ++i) {
+    std::string text = "namespace: n" + std::to_string(i) + "\n";
+    if (i + 1 < n) text += "include: [f" + std::to_string(i + 1) + ".ops.yaml]\n";
+    text += "records: {R" + std::to_string(i) + ": {fields: {x: Tensor}}}\n";
+    if (i == 0) text += "ops:\n  - func: op(Tensor x, R999 cfg, R5 c5) -> Tensor\n";
+    reader.add("f" + std::to_string(i) + ".ops.yaml", text);
+  }
+  auto fe = run_front_end(reader, "f0.ops.yaml");
+  CHECK(fe.errors.rfind("f0.ops.yaml:2:11: error: includes nest more than 100 files deep", 0) == 0);
+  CHECK(contains(fe.errors, "error: parameter `cfg` of op `op`: unknown type `R999`"));
+}
+
+TEST_CASE("an included file name with a newline is an error", "[loader]") {
+  MemoryReader reader{
+      {"main.ops.yaml", "namespace: demo\ninclude: [\"evil\\n.ops.yaml\"]\n"},
+      {"evil\n.ops.yaml", "namespace: evil\n"},
+  };
+  auto fe = run_front_end(reader);
+  CHECK(
+      fe.errors ==
+      "main.ops.yaml:2:12: error: included file name contains a newline\n"
+      " 2 | include: [\"evil\\n.ops.yaml\"]\n"
+      "   |            ^\n"
+      "hint: rename the file: depfiles and generated `#include` lines cannot name it\n");
+  CHECK(reader.reads("evil\n.ops.yaml") == 0);
+}
+
+// ---- the disk reader ----------------------------------------------------------
+
+namespace {
+
+/// Loads `path` from disk; returns the rendered diagnostics.
+std::string load_from_disk(const std::string& path, double* seconds = nullptr) {
+  SourceManager sources;
+  Diagnostics diags(sources);
+  auto start = std::chrono::steady_clock::now();
+  load_idl(path, {}, disk_reader(), sources, diags);
+  if (seconds)
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return diags.render();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[loader][hostile]") {
+  TempDir dir;
+  double seconds = 0;
+  SECTION("a FIFO does not block") {
+    const std::string fifo = dir.file("pipe.ops.yaml");
+    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    CHECK(
+        load_from_disk(fifo, &seconds) ==
+        fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
+    CHECK(seconds < 5.0);
+    // Nor when it is included: it is found, then refused.
+    write_file(dir.file("main.ops.yaml"), "namespace: m\ninclude: [pipe.ops.yaml]\n");
+    CHECK(contains(
+        load_from_disk(dir.file("main.ops.yaml")),
+        ":2:11: error: cannot read included file `" + fifo + "`: is a FIFO, not a regular file\n"));
+  }
+  SECTION("a symlink to /dev/zero is not read") {
+    if (!fs::exists("/dev/zero")) SKIP("no /dev/zero");
+    const std::string link = dir.file("zero.ops.yaml");
+    fs::create_symlink("/dev/zero", link);
+    CHECK(
+        load_from_disk(link, &seconds) ==
+        link + ": error: cannot read file: is a device, not a regular file\n");
+    CHECK(seconds < 5.0);
+  }
+  SECTION("a folder") {
+    fs::create_directories(dir.file("folder.ops.yaml"));
+    CHECK(
+        load_from_disk(dir.file("folder.ops.yaml")) ==
+        dir.file("folder.ops.yaml") + ": error: cannot read file: is a directory\n");
+  }
+  SECTION("a file over the size limit is read only up to it") {
+    const std::string big = dir.file("big.ops.yaml");
+    write_file(big, "namespace: big\ndoc: |\n" + std::string(8 << 20, 'y') + "\n");
+    CHECK(contains(
+        load_from_disk(big),
+        big + ": error: file is too large: structop IDL files are limited to 4194304 bytes\n"));
+  }
+  SECTION("a symlink to a regular file is read") {
+    write_file(dir.file("real.ops.yaml"), "namespace: real\n");
+    fs::create_symlink(dir.file("real.ops.yaml"), dir.file("link.ops.yaml"));
+    CHECK(load_from_disk(dir.file("link.ops.yaml")).empty());
+  }
 }

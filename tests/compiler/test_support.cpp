@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 namespace structop::testing {
 
@@ -66,7 +67,10 @@ FrontEnd run_front_end(
     const std::vector<std::string>& include_dirs) {
   FrontEnd fe;
   fe.idl = load_idl(main, include_dirs, reader, *fe.sources, *fe.diags);
-  fe.module = resolve(fe.idl, *fe.sources, *fe.diags);
+  // As compile() does (driver/compile.cpp), size limits included.
+  if (check_identifier_lengths(fe.idl, *fe.diags))
+    fe.module = resolve(fe.idl, *fe.sources, *fe.diags);
+  if (!fe.diags->has_errors()) check_flattened_size(fe.module, *fe.diags);
   if (!fe.diags->has_errors()) fe.lowered = lower_module(fe.module, *fe.diags);
   fe.errors = fe.diags->render();
   return fe;
@@ -75,6 +79,18 @@ FrontEnd run_front_end(
 FrontEnd run_front_end(const std::string& text) {
   MemoryReader reader{{"main.ops.yaml", text}};
   return run_front_end(reader);
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path = std::filesystem::temp_directory_path() /
+         ("structop-test-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(path);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
 }
 
 YamlRun run_yaml(const std::string& text, const YamlLimits& limits) {

@@ -2,6 +2,7 @@
 // for each phase on strings, and a minimal JSON reader for `--emit json`.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "base/diagnostics.h"
 #include "base/source.h"
+#include "check/limits.h"
 #include "check/model.h"
 #include "check/resolver.h"
 #include "driver/compile.h"
@@ -77,6 +79,16 @@ struct YamlRun {
   std::string errors;
 };
 YamlRun run_yaml(const std::string& text, const YamlLimits& limits = {});
+
+/// A fresh folder under the system temp dir, removed at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
 
 /// True if `haystack` contains `needle` (for CHECK messages that show both).
 inline bool contains(const std::string& haystack, const std::string& needle) {
