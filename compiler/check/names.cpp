@@ -256,7 +256,8 @@ class ClashChecker {
       }
       for (const auto& k : kernels) {
         auto [it, fresh] = owner.emplace(k, i);
-        if (fresh || it->second == i) continue;
+        // The same C++ name twice is reported by the resolver.
+        if (fresh || it->second == i || names_[it->second].cpp == n.cpp) continue;
         const model::Op& first = m_.ops[it->second];
         diags_.error(
             op.name_span,
