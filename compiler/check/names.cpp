@@ -15,10 +15,10 @@ bool is_schema_keyword(std::string_view name) {
   // Every word torch 2.6's schema parser refuses as an op, overload,
   // parameter or return name (tests/corpus checks the list against torch).
   static constexpr std::string_view kWords[] = {
-      "Ellipsis", "False",  "None",   "NoneType", "True", "and",    "as",
-      "assert",   "break",  "class",  "continue", "def",  "del",    "elif",
-      "else",     "for",    "global", "if",       "import", "in",   "is",
-      "not",      "or",     "pass",   "raise",    "return", "while", "with"};
+      "Ellipsis", "False", "None",   "NoneType", "True",   "and",   "as",
+      "assert",   "break", "class",  "continue", "def",    "del",   "elif",
+      "else",     "for",   "global", "if",       "import", "in",    "is",
+      "not",      "or",    "pass",   "raise",    "return", "while", "with"};
   return std::find(std::begin(kWords), std::end(kWords), name) != std::end(kWords);
 }
 
@@ -123,6 +123,8 @@ namespace {
 struct Use {
   std::string what;
   const void* owner = nullptr;
+  /// Only a type hides it (a C++ namespace: `at::Tensor` ignores functions).
+  bool types_only = false;
 };
 
 class ClashChecker {
@@ -134,7 +136,8 @@ class ClashChecker {
     // Declarations of included files are checked when those are compiled,
     // but take their names here too.
     for (const auto& r : m_.records) {
-      if (r.from_include) declared_.emplace(model::api_spelling(r.name), Declared{"record", r.name});
+      if (r.from_include)
+        declared_.emplace(model::api_spelling(r.name), Declared{"record", r.name});
     }
     for (const auto& e : m_.enums) {
       if (e.from_include) declared_.emplace(model::api_spelling(e.name), Declared{"enum", e.name});
@@ -156,12 +159,12 @@ class ClashChecker {
 
  private:
   void take(const std::string& name, std::string what, const void* owner = nullptr) {
-    uses_.emplace(name, Use{std::move(what), owner});
+    uses_.emplace(name, Use{std::move(what), owner, false});
   }
 
   void generated_names() {
     for (const char* ns : {"at", "c10", "caffe2", "std", "structop"})
-      take(ns, "a C++ namespace the generated code refers to");
+      uses_.emplace(ns, Use{"a C++ namespace the generated code refers to", nullptr, true});
     take("kernels", "the C++ namespace of the kernels");
     take("to_string", "the C++ function that spells enum values");
     take("int64_t", "a C++ type the generated code spells unqualified");
@@ -182,7 +185,10 @@ class ClashChecker {
           "__package__"})
       take(builtin, "a Python built-in the generated module uses");
     for (const auto& r : m_.records) {
-      take(model::unflatten_name(r), fmt::format("the C++ function that builds record `{}`", r.name), &r);
+      take(
+          model::unflatten_name(r),
+          fmt::format("the C++ function that builds record `{}`", r.name),
+          &r);
       if (r.takes_grad)
         take(model::grad_record_name(r), fmt::format("the grad record of record `{}`", r.name), &r);
     }
@@ -210,6 +216,7 @@ class ClashChecker {
     auto [first, last] = uses_.equal_range(spelled);
     for (auto it = first; it != last; ++it) {
       if (it->second.owner == self) continue;
+      if (it->second.types_only && kind == std::string_view("op")) continue;  // ATen's `std`
       diags_.error(
           span,
           fmt::format(
@@ -224,7 +231,8 @@ class ClashChecker {
     // Records, enums and ops share one namespace in C++ and Python. (Two
     // ops, or a record and an enum of one name, are reported by the resolver.)
     auto [other, fresh] = declared_.emplace(spelled, Declared{kind, name});
-    const bool both_ops = other->second.kind == std::string_view("op") && kind == other->second.kind;
+    const bool both_ops = other->second.kind == std::string_view("op") &&
+                          kind == other->second.kind;
     const bool both_types = other->second.kind != std::string_view("op") &&
                             kind != std::string_view("op") && other->second.name == name;
     if (!fresh && !both_ops && !both_types) {

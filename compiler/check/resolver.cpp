@@ -168,8 +168,7 @@ class Resolver {
   bool check_name(const syntax::Name& n, NameUse use, const std::string& what) {
     const std::string& text = n.text;
     const bool in_schema = use == NameUse::Op || use == NameUse::Overload ||
-                           use == NameUse::Param || use == NameUse::Return ||
-                           use == NameUse::Field;
+                           use == NameUse::Param || use == NameUse::Return || use == NameUse::Field;
     if (in_schema && model::is_schema_keyword(text)) {
       diags_.error(
           n.span,
@@ -261,7 +260,10 @@ class Resolver {
         if (!main_file) continue;  // checked when the included file is compiled
         check_name(e.name, NameUse::Enum, fmt::format("enum `{}`", e.name.text));
         for (const auto& v : e.values)
-          check_name(v, NameUse::EnumValue, fmt::format("value `{}` of enum `{}`", v.text, e.name.text));
+          check_name(
+              v,
+              NameUse::EnumValue,
+              fmt::format("value `{}` of enum `{}`", v.text, e.name.text));
       }
       for (const auto& r : file.records) {
         Symbol s{Symbol::Kind::Record, nullptr, &r, &file, -1};

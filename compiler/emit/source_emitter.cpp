@@ -523,13 +523,15 @@ class SourceEmitter {
             s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }
       p_.line();
-      // No local: a parameter could have its name.
+      const std::string& local = op.lowered().locals.op;
       p_.emit(
           {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-           {"body",
-            call_statement(op.return_type(), op.names().adapter + "::handle().call", args)}},
+           {"adapter", op.names().adapter},
+           {"local", local},
+           {"body", call_statement(op.return_type(), local + ".call", args)}},
           R"cc(
             $decl$ {
+              const auto& $local$ = $adapter$::handle();
               $body$
             }
           )cc");

@@ -147,6 +147,7 @@ struct CppNames {
 struct LocalNames {
   std::string ctx = "ctx";      // setup_context's and backward's AutogradContext*
   std::string error = "error";  // the caught exception in the Python function
+  std::string op = "op";        // the op's handle in the C++ call API
 };
 
 struct LoweredOp {

@@ -209,7 +209,8 @@ class OpLowering {
   // rule 4): in the adapter (X.ops.cpp), the flat arguments, record locals
   // and outputs get a number where they would take one of the adapter's
   // names; `ctx` (setup_context, backward) and `error` (Python) get one
-  // where a parameter or output has their name. `api_names` holds the
+  // where a parameter or output has their name, and so does the call API's
+  // `op`. `api_names` holds the
   // parameters' and outputs' API names.
   void local_names(const std::vector<std::string>& api_names) {
     std::vector<std::string> adapter = model::adapter_locals();
@@ -236,6 +237,7 @@ class OpLowering {
     std::vector<std::string> params;
     for (const auto& a : out_.api_params) params.push_back(a.name);
     out_.locals.error = model::first_free("error", params);
+    out_.locals.op = model::first_free("op", params);
   }
 
   void check_collisions() {

@@ -333,10 +333,10 @@ TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
   REQUIRE(fe.ok());
   CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
   FrontEnd rec = run_front_end(
-      "namespace: d\nrecords: {R: {fields: {class: Tensor, lambda: int = 1}}}\nops:\n  - func: "
+      "namespace: d\nrecords: {R: {fields: {struct: Tensor, lambda: int = 1}}}\nops:\n  - func: "
       "op(R from) -> Tensor\n");
   REQUIRE(rec.ok());
-  CHECK(rec.op("op").schema == "op(Tensor from__class, int from__lambda=1) -> Tensor");
+  CHECK(rec.op("op").schema == "op(Tensor from__struct, int from__lambda=1) -> Tensor");
 }
 
 TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[lowering]") {
@@ -647,6 +647,7 @@ TEST_CASE("the generated code's own names give way to the user's", "[lowering]")
   // ctx and ctx2 are taken by a parameter and an output.
   CHECK(op.locals.ctx == "ctx3");
   CHECK(op.locals.error == "error2");
+  CHECK(op.locals.op == "op");
   // unflatten_R's own parameter is `path`.
   const lower::RecordLayout& r = fe.lowered.records[0];
   CHECK(r.leaves[0].cpp_name == "path2");

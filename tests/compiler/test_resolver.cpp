@@ -636,9 +636,8 @@ TEST_CASE("names: generated names cannot be taken", "[resolver]") {
   // Without a tensor, R has no grad record.
   CHECK(errors_of("records:\n  R: {fields: {n: int}}\n  RGrad: {fields: {n: int}}\n").empty());
   CHECK(contains(
-      errors_of(
-          "records: {op_grads: {fields: {n: int}}}\n"
-          "ops:\n  - func: op(Tensor x) -> Tensor\n    backward: true\n"),
+      errors_of("records: {op_grads: {fields: {n: int}}}\n"
+                "ops:\n  - func: op(Tensor x) -> Tensor\n    backward: true\n"),
       "record `op_grads` cannot be called `op_grads`"));
   for (const char* name : {"kernels", "torch", "typing", "load_library", "_bind", "str"}) {
     INFO(name);

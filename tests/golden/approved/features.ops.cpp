@@ -230,7 +230,8 @@ std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts) {
-  return op_pick::handle().call(
+  const auto& op = op_pick::handle();
+  return op.call(
       from_,
       to,
       structop::to_flat<at::IntArrayRef>(opts.sizes),
@@ -252,7 +253,8 @@ at::Tensor pick_scalar(
     double value,
     c10::optional<::golden_shared::Act> act,
     c10::SymInt n) {
-  return op_pick_scalar::handle().call(from_, value, structop::optional_enum_name(act), n);
+  const auto& op = op_pick_scalar::handle();
+  return op.call(from_, value, structop::optional_enum_name(act), n);
 }
 
 }  // namespace golden::features

@@ -70,13 +70,12 @@ Outer unflatten_Outer(
 }
 
 // ===========================================================================
-// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor
+// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor
 //   slot  original path  lowered name  type    default
 //   0     x              x             Tensor
 //   1     ctx            ctx           Tensor
 //   2     ks             ks            Tensor
 //   3     grad_fn        grad_fn       Tensor
-//   4     error          error         float   1.0
 // ===========================================================================
 
 struct op_from_ {
@@ -106,23 +105,14 @@ struct op_from_ {
       const at::Tensor& x,
       const at::Tensor& ctx,
       const at::Tensor& ks2,
-      const at::Tensor& grad_fn2,
-      double error) {
+      const at::Tensor& grad_fn2) {
     if (kernel == Kernel::autograd) {
       // Null when grad mode is off or no tensor slot requires grad: then no
       // autograd state is created at all.
       auto grad_fn = structop::make_grad_fn(backward_def, x, ctx, ks2, grad_fn2);
-      at::Tensor output =
-          structop::redispatch_below_autograd(handle(), ks, x, ctx, ks2, grad_fn2, error);
+      at::Tensor output = structop::redispatch_below_autograd(handle(), ks, x, ctx, ks2, grad_fn2);
       if (grad_fn) {
-        grad_fn->run_setup_context(
-            kernels::from_setup_context_,
-            x,
-            ctx,
-            ks2,
-            grad_fn2,
-            error,
-            output);
+        grad_fn->run_setup_context(kernels::from_setup_context_, x, ctx, ks2, grad_fn2, output);
         grad_fn->record_outputs(output);
       }
       return output;
@@ -130,7 +120,7 @@ struct op_from_ {
     if (kernel == Kernel::meta) {
       return structop::meta_like(x);
     }
-    return kernels::from_(x, ctx, ks2, grad_fn2, error);
+    return kernels::from_(x, ctx, ks2, grad_fn2);
   }
 
   using signature = structop::kernel_signature<decltype(&op_from_::operator())>;
@@ -275,7 +265,7 @@ struct op_from_lambda {
 };
 
 // ===========================================================================
-// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a) -> Tensor
+// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a, float error=1.0) -> Tensor
 //   slot  original path  lowered name   type     default
 //   0     scale          scale          Tensor
 //   1     fn.at          fn__at         Tensor?
@@ -290,6 +280,7 @@ struct op_from_lambda {
 //   10    fn.fn          fn__fn         int      3
 //   11    Kernel         Kernel         str      "NULL"   (Signal)
 //   12    args           args           str      "a"      (stdin)
+//   13    error          error          float    1.0
 // ===========================================================================
 
 struct op_scale {
@@ -311,7 +302,8 @@ struct op_scale {
       const std::vector<std::string>& fn_names,
       int64_t fn_fn,
       c10::string_view Kernel2,
-      c10::string_view args2) {
+      c10::string_view args2,
+      double error) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
       const errno_ fn2 = unflatten_errno(
@@ -330,7 +322,8 @@ struct op_scale {
           scale,
           fn2,
           structop::parse_enum<Signal>(Kernel2, structop::ArgPath(op_name, "Kernel")),
-          structop::parse_enum<stdin_>(args2, structop::ArgPath(op_name, "args")));
+          structop::parse_enum<stdin_>(args2, structop::ArgPath(op_name, "args")),
+          error);
     };
 
     if (kernel == Kernel::meta) {
@@ -456,9 +449,9 @@ at::Tensor from_(
     const at::Tensor& x,
     const at::Tensor& ctx,
     const at::Tensor& ks,
-    const at::Tensor& grad_fn,
-    double error) {
-  return op_from_::handle().call(x, ctx, ks, grad_fn, error);
+    const at::Tensor& grad_fn) {
+  const auto& op = op_from_::handle();
+  return op.call(x, ctx, ks, grad_fn);
 }
 
 std::tuple<at::Tensor, at::Tensor> from_lambda(
@@ -466,7 +459,8 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
     const Outer& kernel,
     const at::Tensor& handle,
     int64_t op_name) {
-  return op_from_lambda::handle().call(
+  const auto& op = op_from_lambda::handle();
+  return op.call(
       x,
       kernel.path.at,
       kernel.path.path,
@@ -483,8 +477,14 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
       op_name);
 }
 
-at::Tensor scale(const at::Tensor& scale, const errno_& fn, Signal Kernel, stdin_ args) {
-  return op_scale::handle().call(
+at::Tensor scale(
+    const at::Tensor& scale,
+    const errno_& fn,
+    Signal Kernel,
+    stdin_ args,
+    double error) {
+  const auto& op = op_scale::handle();
+  return op.call(
       scale,
       fn.at,
       fn.path,
@@ -497,7 +497,8 @@ at::Tensor scale(const at::Tensor& scale, const errno_& fn, Signal Kernel, stdin
       fn.names,
       fn.fn,
       structop::enum_name(Kernel),
-      structop::enum_name(args));
+      structop::enum_name(args),
+      error);
 }
 
 at::Tensor linux_(
@@ -505,7 +506,8 @@ at::Tensor linux_(
     double NULL_,
     int64_t INT64_MIN_,
     const c10::optional<at::Tensor>& op) {
-  return op_linux_::handle().call(unix_, NULL_, INT64_MIN_, op);
+  const auto& op2 = op_linux_::handle();
+  return op2.call(unix_, NULL_, INT64_MIN_, op);
 }
 
 at::Tensor yield_from(
@@ -513,7 +515,8 @@ at::Tensor yield_from(
     const at::Tensor& backward_def,
     const at::Tensor& signature,
     const at::Tensor& grad_paths) {
-  return op_yield_from::handle().call(with_records, backward_def, signature, grad_paths);
+  const auto& op = op_yield_from::handle();
+  return op.call(with_records, backward_def, signature, grad_paths);
 }
 
 }  // namespace golden_names
@@ -523,11 +526,11 @@ at::Tensor yield_from(
 // ===========================================================================
 
 TORCH_LIBRARY_FRAGMENT(golden_names, m) {
-  m.def(R"(from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor)");
+  m.def(R"(from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)");
   m.def(
       R"(from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))");
   m.def(
-      R"(scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a") -> Tensor)");
+      R"(scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)");
   m.def(R"(linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)");
   m.def(
       R"(yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor)");

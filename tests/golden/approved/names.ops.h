@@ -17,40 +17,40 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(1);
 
 // Fingerprint of the records and enums of names.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_names 0x59c9dd151dd1eb92ULL
+#define STRUCTOP_FINGERPRINT_names 0xf2bcd9e165cf1956ULL
 
 namespace golden_names {
 
-enum class Signal { NULL_, EOF_, errno_, linux_, from_, name, value, mro_ };
+enum class Signal { NULL_, EOF_, errno_, linux_ };
 
 }  // namespace golden_names
 
 template <>
 struct structop::EnumTraits<golden_names::Signal> {
   static constexpr const char* type_name = "Signal";
-  static constexpr std::array<c10::string_view, 8> names{{"NULL", "EOF", "errno", "linux", "from", "name", "value", "mro_"}};
+  static constexpr std::array<c10::string_view, 4> names{{"NULL", "EOF", "errno", "linux"}};
 };
 
 namespace golden_names {
 
-/// The IDL spelling (`NULL`, `EOF`, `errno`, `linux`, `from`, `name`, `value` and `mro_`); parse with structop::parse_enum<Signal>.
+/// The IDL spelling (`NULL`, `EOF`, `errno` and `linux`); parse with structop::parse_enum<Signal>.
 inline c10::string_view to_string(Signal value) {
   return structop::enum_name(value);
 }
 
-enum class stdin_ { a, b };
+enum class stdin_ { a, from_, name, value, mro_ };
 
 }  // namespace golden_names
 
 template <>
 struct structop::EnumTraits<golden_names::stdin_> {
   static constexpr const char* type_name = "stdin";
-  static constexpr std::array<c10::string_view, 2> names{{"a", "b"}};
+  static constexpr std::array<c10::string_view, 5> names{{"a", "from", "name", "value", "mro_"}};
 };
 
 namespace golden_names {
 
-/// The IDL spelling (`a` and `b`); parse with structop::parse_enum<stdin_>.
+/// The IDL spelling (`a`, `from`, `name`, `value` and `mro_`); parse with structop::parse_enum<stdin_>.
 inline c10::string_view to_string(stdin_ value) {
   return structop::enum_name(value);
 }
@@ -136,15 +136,14 @@ struct linux_grad_slot_ {
 // Call API: flattens the records and calls the op through the dispatcher
 // (Autograd, Meta and device dispatch apply).
 
-/// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor
+/// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor
 /// An op named like a Python keyword, with parameters named like the locals of the generated code.
-/// lowered: golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor
+/// lowered: golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor
 at::Tensor from_(
     const at::Tensor& x,
     const at::Tensor& ctx,
     const at::Tensor& ks,
-    const at::Tensor& grad_fn,
-    double error = 1.0);
+    const at::Tensor& grad_fn);
 
 /// from.lambda(Tensor x, Outer kernel, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)
 /// lowered: golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)
@@ -154,14 +153,15 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
     const at::Tensor& handle,
     int64_t op_name = 0);
 
-/// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a) -> Tensor
+/// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a, float error=1.0) -> Tensor
 /// A parameter named like its op, and locals of the adapter.
-/// lowered: golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a") -> Tensor
+/// lowered: golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor
 at::Tensor scale(
     const at::Tensor& scale,
     const errno_& fn,
     Signal Kernel = Signal::NULL_,
-    stdin_ args = stdin_::a);
+    stdin_ args = stdin_::a,
+    double error = 1.0);
 
 /// linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor
 /// An op and parameters named like GCC's and C's macros.
@@ -188,8 +188,7 @@ at::Tensor from_(
     const at::Tensor& x,
     const at::Tensor& ctx,
     const at::Tensor& ks,
-    const at::Tensor& grad_fn,
-    double error);
+    const at::Tensor& grad_fn);
 /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
 void from_setup_context_(
     torch::autograd::AutogradContext* ctx2,
@@ -197,7 +196,6 @@ void from_setup_context_(
     const at::Tensor& ctx,
     const at::Tensor& ks,
     const at::Tensor& grad_fn,
-    double error,
     const at::Tensor& output);
 /// Gradients for the inputs, given those of the outputs.
 from_grads_ from_backward_(torch::autograd::AutogradContext* ctx2, const at::Tensor& grad_output);
@@ -224,7 +222,12 @@ from_lambda_grads from_lambda_backward(
     const at::Tensor& grad_outputs);
 
 /// golden_names::scale forward on CPU.
-at::Tensor scale_cpu(const at::Tensor& scale, const errno_& fn, Signal Kernel, stdin_ args);
+at::Tensor scale_cpu(
+    const at::Tensor& scale,
+    const errno_& fn,
+    Signal Kernel,
+    stdin_ args,
+    double error);
 
 /// golden_names::linux forward on every device.
 at::Tensor linux_(

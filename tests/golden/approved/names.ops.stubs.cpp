@@ -12,20 +12,18 @@
 
 namespace golden_names {
 
-// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor
+// from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor
 at::Tensor kernels::from_(
     const at::Tensor& x,
     const at::Tensor& ctx,
     const at::Tensor& ks,
-    const at::Tensor& grad_fn,
-    double error) {
+    const at::Tensor& grad_fn) {
   structop::not_implemented(
       "golden_names::kernels::from_ (names.ops.stubs.cpp)",
       x,
       ctx,
       ks,
-      grad_fn,
-      error);
+      grad_fn);
 }
 
 // Runs after the forward, with grad mode off: save what backward needs,
@@ -36,7 +34,6 @@ void kernels::from_setup_context_(
     const at::Tensor& ctx,
     const at::Tensor& ks,
     const at::Tensor& grad_fn,
-    double error,
     const at::Tensor& output) {
   structop::not_implemented(
       "golden_names::kernels::from_setup_context_ (names.ops.stubs.cpp)",
@@ -45,7 +42,6 @@ void kernels::from_setup_context_(
       ctx,
       ks,
       grad_fn,
-      error,
       output);
 }
 
@@ -119,18 +115,20 @@ from_lambda_grads kernels::from_lambda_backward(
       grad_outputs);
 }
 
-// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a) -> Tensor (CPU)
+// scale(Tensor scale, errno fn, Signal Kernel=NULL, stdin args=a, float error=1.0) -> Tensor (CPU)
 at::Tensor kernels::scale_cpu(
     const at::Tensor& scale,
     const errno_& fn,
     Signal Kernel,
-    stdin_ args) {
+    stdin_ args,
+    double error) {
   structop::not_implemented(
       "golden_names::kernels::scale_cpu (names.ops.stubs.cpp)",
       scale,
       fn,
       Kernel,
-      args);
+      args,
+      error);
 }
 
 // linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor

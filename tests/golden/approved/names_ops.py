@@ -48,10 +48,6 @@ class Signal(str, enum.Enum):
     EOF_ = "EOF"
     errno_ = "errno"
     linux_ = "linux"
-    from_ = "from"
-    name = "name"
-    value = "value"
-    mro_ = "mro_"
 
     def __str__(self) -> str:
         return self.value
@@ -61,7 +57,10 @@ class stdin_(str, enum.Enum):
     """Enum `stdin` (lowered to str)."""
 
     a = "a"
-    b = "b"
+    from_ = "from"
+    name = "name"
+    value = "value"
+    mro_ = "mro_"
 
     def __str__(self) -> str:
         return self.value
@@ -99,22 +98,22 @@ Outer._structop_fields = (("path", _rt.record(errno_)), ("args", _rt.TENSOR))
 _rt.register_pytree(Outer, ("path", "args"), (), NAMESPACE, _IDL_STEM)
 
 
-_from__params = (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR), ("error", _rt.FLOAT))
+_from__params = (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR))
 _from__op = None  # torch.ops.golden_names.from.default, bound by _bind()
 
 
-def from_(x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor, error: float = 1.0) -> torch.Tensor:
+def from_(x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor) -> torch.Tensor:
     """An op named like a Python keyword, with parameters named like the locals of the generated code.
 
-    Calls torch.ops.golden_names.from (lowered schema: from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor).
+    Calls torch.ops.golden_names.from (lowered schema: from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor).
     """
     while True:  # a second time once _bind() has bound the op
         try:
-            return _from__op(x, ctx, ks, grad_fn, error)
-        except (AttributeError, TypeError, RuntimeError) as error2:
+            return _from__op(x, ctx, ks, grad_fn)
+        except (AttributeError, TypeError, RuntimeError) as error:
             if _from__op is None and _bind():
                 continue
-            _rt.explain_failure("golden_names::from", _from__params, (x, ctx, ks, grad_fn, error), error2, _from__op is not None)
+            _rt.explain_failure("golden_names::from", _from__params, (x, ctx, ks, grad_fn), error, _from__op is not None)
             raise
 
 
@@ -123,9 +122,8 @@ from_.slot_map = {
     "ctx": "ctx",
     "ks": "ks",
     "grad_fn": "grad_fn",
-    "error": "error",
 }
-from_.schema = "golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn, float error=1.0) -> Tensor"
+from_.schema = "golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor"
 
 
 _from_lambda_params = (("x", _rt.TENSOR), ("kernel", _rt.record(Outer)), ("handle", _rt.TENSOR), ("op_name", _rt.INT))
@@ -163,22 +161,22 @@ from_lambda.slot_map = {
 from_lambda.schema = "golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"
 
 
-_scale_params = (("scale", _rt.TENSOR), ("fn", _rt.record(errno_)), ("Kernel", _rt.enum_of(Signal)), ("args", _rt.enum_of(stdin_)))
+_scale_params = (("scale", _rt.TENSOR), ("fn", _rt.record(errno_)), ("Kernel", _rt.enum_of(Signal)), ("args", _rt.enum_of(stdin_)), ("error", _rt.FLOAT))
 _scale_op = None  # torch.ops.golden_names.scale.default, bound by _bind()
 
 
-def scale(scale: torch.Tensor, fn: errno_, Kernel: typing.Union[Signal, str] = Signal.NULL_, args: typing.Union[stdin_, str] = stdin_.a) -> torch.Tensor:
+def scale(scale: torch.Tensor, fn: errno_, Kernel: typing.Union[Signal, str] = Signal.NULL_, args: typing.Union[stdin_, str] = stdin_.a, error: float = 1.0) -> torch.Tensor:
     """A parameter named like its op, and locals of the adapter.
 
-    Calls torch.ops.golden_names.scale (lowered schema: scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a") -> Tensor).
+    Calls torch.ops.golden_names.scale (lowered schema: scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor).
     """
     while True:  # a second time once _bind() has bound the op
         try:
-            return _scale_op(scale, fn.at, fn.path, fn.EDOM_, fn.NULL_, fn.EOF_, fn.INT64_MIN_, fn.linux_, fn.std, fn.names, fn.fn, Kernel, args)
-        except (AttributeError, TypeError, RuntimeError) as error:
+            return _scale_op(scale, fn.at, fn.path, fn.EDOM_, fn.NULL_, fn.EOF_, fn.INT64_MIN_, fn.linux_, fn.std, fn.names, fn.fn, Kernel, args, error)
+        except (AttributeError, TypeError, RuntimeError) as error2:
             if _scale_op is None and _bind():
                 continue
-            _rt.explain_failure("golden_names::scale", _scale_params, (scale, fn, Kernel, args), error, _scale_op is not None)
+            _rt.explain_failure("golden_names::scale", _scale_params, (scale, fn, Kernel, args, error), error2, _scale_op is not None)
             raise
 
 
@@ -196,8 +194,9 @@ scale.slot_map = {
     "fn.fn": "fn__fn",
     "Kernel": "Kernel",
     "args": "args",
+    "error": "error",
 }
-scale.schema = "golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel=\"NULL\", str args=\"a\") -> Tensor"
+scale.schema = "golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel=\"NULL\", str args=\"a\", float error=1.0) -> Tensor"
 
 
 _linux__params = (("unix", _rt.TENSOR), ("NULL", _rt.FLOAT), ("INT64_MIN", _rt.INT), ("op", _rt.optional(_rt.TENSOR)))

@@ -253,25 +253,18 @@ struct op_scale_ {
 // ===========================================================================
 
 at::Tensor affine(const at::Tensor& x, const Cfg& cfg) {
-  return op_affine::handle().call(
-      x,
-      cfg.inner.w,
-      cfg.inner.b,
-      cfg.scale,
-      structop::enum_name(cfg.mode));
+  const auto& op = op_affine::handle();
+  return op.call(x, cfg.inner.w, cfg.inner.b, cfg.scale, structop::enum_name(cfg.mode));
 }
 
 std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
-  return op_split::handle().call(
-      x,
-      cfg.inner.w,
-      cfg.inner.b,
-      cfg.scale,
-      structop::enum_name(cfg.mode));
+  const auto& op = op_split::handle();
+  return op.call(x, cfg.inner.w, cfg.inner.b, cfg.scale, structop::enum_name(cfg.mode));
 }
 
 void scale_(const at::Tensor& x, const Cfg& cfg) {
-  op_scale_::handle().call(x, cfg.inner.w, cfg.inner.b, cfg.scale, structop::enum_name(cfg.mode));
+  const auto& op = op_scale_::handle();
+  op.call(x, cfg.inner.w, cfg.inner.b, cfg.scale, structop::enum_name(cfg.mode));
 }
 
 }  // namespace golden
