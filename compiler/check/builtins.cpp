@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "check/names.h"
+
 namespace structop::model {
 namespace {
 
@@ -415,7 +417,8 @@ bool is_reserved_word(std::string_view name) {
       "xor_eq",
       "yield"};
   static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
-  return std::binary_search(std::begin(kWords), std::end(kWords), name);
+  return std::binary_search(std::begin(kWords), std::end(kWords), name) ||
+         is_predefined_macro(name);
 }
 
 std::string api_spelling(const std::string& name) {

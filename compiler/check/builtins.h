@@ -78,8 +78,9 @@ const std::vector<std::string>& torch_tags();
 /// needs a newer torch to compile).
 bool tag_in_torch_2_6(std::string_view tag);
 
-/// True if `name` is a C++ or Python keyword (or a name the generated APIs
-/// cannot use as is); such names get a trailing `_` in generated APIs.
+/// True if `name` is a C++ keyword or alternative token, a Python keyword,
+/// or a predefined C/C++ macro (is_predefined_macro: `errno`, `NULL`,
+/// `linux`); such names get a trailing `_` in generated APIs (check/names.h).
 bool is_reserved_word(std::string_view name);
 /// `name` as the generated C++ and Python APIs spell it: a reserved word
 /// gets a trailing `_` (`from` -> `from_`); the schema keeps the IDL name.

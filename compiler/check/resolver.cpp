@@ -10,6 +10,7 @@
 #include "base/duplicates.h"
 #include "check/defaults.h"
 #include "check/file_stem.h"
+#include "check/names.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -69,6 +70,7 @@ class Resolver {
     m.ops.reserve(main.ops.size());
     for (const auto& op : main.ops) resolve_op(op);
     check_op_names();
+    check_generated_name_clashes(m, diags_);
     return m;
   }
 
@@ -90,9 +92,37 @@ class Resolver {
     return f.cpp_namespace ? f.cpp_namespace->text : f.namespace_.text;
   }
 
-  // Generated code lives in the C++ namespace; one that is (or starts with) a
-  // namespace of the standard library or of libtorch, or a keyword, cannot work.
+  /// Why `word` cannot be used as it is in generated C++, or "".
+  static std::string cpp_reserved_reason(const std::string& word) {
+    if (model::is_implementation_reserved(word))
+      return "reserved for the C++ compiler (names beginning with `__` or `_` and a capital)";
+    if (model::is_predefined_macro(word)) return "a predefined C/C++ macro";
+    if (model::is_reserved_word(word)) return "a C++ or Python keyword";
+    return {};
+  }
+
+  // The torch namespace names the ops in the schema (`ns::op`), in Python
+  // (`torch.ops.ns`) and in the TORCH_LIBRARY macros, which expand macros in
+  // their arguments. Generated code lives in the C++ namespace; one that is
+  // (or starts with) a namespace of the standard library or of libtorch, or
+  // has a keyword or macro as a component, cannot work.
   void check_cpp_namespace(const syntax::IdlFile& f) {
+    const syntax::Name& ns = f.namespace_;
+    std::string ns_problem;
+    if (model::is_schema_keyword(ns.text)) {
+      ns_problem = "torch's schema parser reserves that word";
+    } else if (model::is_python_keyword(ns.text)) {
+      ns_problem = fmt::format("a Python keyword (`torch.ops.{}` cannot be written)", ns.text);
+    } else if (model::is_predefined_macro(ns.text) || model::is_implementation_reserved(ns.text)) {
+      ns_problem = cpp_reserved_reason(ns.text) + ", which TORCH_LIBRARY would expand";
+    }
+    if (!ns_problem.empty()) {
+      diags_.error(
+          ns.span,
+          fmt::format("`{}` cannot be the torch namespace: it is {}", ns.text, ns_problem),
+          "choose another namespace");
+      if (!f.cpp_namespace) return;
+    }
     const syntax::Name& name = f.cpp_namespace ? *f.cpp_namespace : f.namespace_;
     if (name.text.empty()) return;
     std::string first = name.text.substr(0, name.text.find("::"));
@@ -101,16 +131,85 @@ class Resolver {
     bool taken = std::any_of(std::begin(kTaken), std::end(kTaken), [&](const char* t) {
       return first == t;
     });
-    if (!taken && !model::is_reserved_word(first)) return;
+    std::string word = first, reason = taken ? "already used by C++, libtorch or structop" : "";
+    for (size_t start = 0; reason.empty() && start != std::string::npos;) {
+      size_t end = name.text.find("::", start);
+      word = name.text.substr(start, end == std::string::npos ? end : end - start);
+      reason = cpp_reserved_reason(word);
+      start = end == std::string::npos ? end : end + 2;
+    }
+    if (reason.empty()) return;
     diags_.error(
         name.span,
         fmt::format(
             "`{}` cannot be the C++ namespace of generated code: `{}` is {}",
             name.text,
-            first,
-            taken ? "already used by C++, libtorch or structop" : "a C++ or Python keyword"),
+            word,
+            reason),
         f.cpp_namespace ? "choose another `cpp_namespace`"
                         : "add `cpp_namespace: OTHER` (the torch namespace can stay as it is)");
+  }
+
+  // ---- names ---------------------------------------------------------------
+
+  enum class NameUse { Op, Overload, Param, Return, Field, Record, Enum, EnumValue };
+
+  /// Reports a name that cannot work wherever it is used (check/names.h,
+  /// rules 1 and 2); `what` describes it (`parameter `x` of op `f``).
+  /// Returns false if it reported.
+  bool check_name(const syntax::Name& n, NameUse use, const std::string& what) {
+    const std::string& text = n.text;
+    const bool in_schema = use == NameUse::Op || use == NameUse::Overload ||
+                           use == NameUse::Param || use == NameUse::Return || use == NameUse::Field;
+    if (in_schema && model::is_schema_keyword(text)) {
+      diags_.error(
+          n.span,
+          fmt::format(
+              "{}: torch's schema parser reserves the word `{}`{}",
+              what,
+              text,
+              use == NameUse::Field ? " (fields are schema parameters once flattened)" : ""),
+          fmt::format("rename it, e.g. `{}_`", text));
+      return false;
+    }
+    if (use == NameUse::Overload && (text == "default" || text.rfind("__", 0) == 0)) {
+      diags_.error(
+          n.span,
+          text == "default"
+              ? fmt::format(
+                    "{}: `default` cannot be an overload name; torch calls the op without "
+                    "overload `default`",
+                    what)
+              : fmt::format(
+                    "{}: torch's schema parser rejects overload names beginning with `__`",
+                    what),
+          "choose another overload name");
+      return false;
+    }
+    // Op names keep ATen's `__and__`; they are not macros.
+    if (use != NameUse::Op && use != NameUse::Overload && model::is_implementation_reserved(text)) {
+      diags_.error(
+          n.span,
+          fmt::format(
+              "{}: names beginning with `__` or with `_` and a capital are reserved for the C++ "
+              "compiler, which defines macros like `__LINE__`",
+              what),
+          "rename it");
+      return false;
+    }
+    if (use == NameUse::EnumValue &&
+        (text == "mro" || (text.size() > 2 && text.front() == '_' && text.back() == '_'))) {
+      diags_.error(
+          n.span,
+          fmt::format(
+              "{}: Python's enum.Enum cannot have a member `{}` (it reserves `mro` and names "
+              "beginning and ending with `_`)",
+              what,
+              text),
+          "rename the value");
+      return false;
+    }
+    return true;
   }
 
   // ---- declarations --------------------------------------------------------
@@ -146,13 +245,25 @@ class Resolver {
 
   void declare_all() {
     for (const auto& file : idl_.files) {
+      const bool main_file = &file == &idl_.files.back();
       for (const auto& e : file.enums) {
         Symbol s{Symbol::Kind::Enum, &e, nullptr, &file, -1};
         declare(e.name, s);
+        if (!main_file) continue;  // checked when the included file is compiled
+        check_name(e.name, NameUse::Enum, fmt::format("enum `{}`", e.name.text));
+        for (const auto& v : e.values)
+          check_name(
+              v,
+              NameUse::EnumValue,
+              fmt::format("value `{}` of enum `{}`", v.text, e.name.text));
       }
       for (const auto& r : file.records) {
         Symbol s{Symbol::Kind::Record, nullptr, &r, &file, -1};
         declare(r.name, s);
+        if (!main_file) continue;
+        check_name(r.name, NameUse::Record, fmt::format("record `{}`", r.name.text));
+        for (const auto& f : r.fields)
+          check_name(f.name, NameUse::Field, Subject::field(r.name.text, f.name.text).str());
       }
     }
   }
@@ -536,7 +647,14 @@ class Resolver {
                                                                  : model::MetaKind::Names;
     // "op `name.overload`", for messages about its parameters and returns.
     const std::string op_label = "op `" + op.qualified_name() + "`";
-    bool ok = true;
+    bool ok = check_name(sig.name, NameUse::Op, op_label);
+    if (!sig.overload.text.empty()) ok &= check_name(sig.overload, NameUse::Overload, op_label);
+    for (const auto& p : sig.params)
+      ok &= check_name(p.name, NameUse::Param, Subject::param(p.name.text, op_label).str());
+    for (const auto& r : sig.returns) {
+      if (!r.name.text.empty())
+        ok &= check_name(r.name, NameUse::Return, Subject::ret(r.name.text, op_label).str());
+    }
 
     std::vector<std::string_view> names;
     names.reserve(sig.params.size());
@@ -737,6 +855,22 @@ class Resolver {
       return t.text == "pt2_compliant_tag";
     });
     if (tag == decl.tags.end()) return;
+    // torch.fx prints the op as `torch.ops.ns.op.overload`, which a Python
+    // keyword breaks (aten's own `random_.from` has the problem).
+    for (const auto* part : {&op.name, &op.overload}) {
+      if (!model::is_python_keyword(*part)) continue;
+      diags_.error(
+          tag->span,
+          fmt::format(
+              "op `{}` is named with `{}`, a Python keyword, so it cannot be `pt2_compliant_tag`: "
+              "torch.compile writes the op as `torch.ops.{}.{}`",
+              op.qualified_name(),
+              *part,
+              module_->namespace_,
+              op.qualified_name()),
+          "rename the op or overload, or drop the tag");
+      break;
+    }
     // torch.fx binds a custom op's arguments by name, with inspect.Signature,
     // which refuses Python keywords (aten's own `from` is special-cased).
     for (const auto& p : op.params) {

@@ -44,14 +44,16 @@ std::vector<CppParam> CppOp::output_params(const std::string& prefix) const {
 }
 
 std::vector<CppParam> setup_context_params(const CppOp& op) {
-  std::vector<CppParam> out = {{"torch::autograd::AutogradContext*", "ctx", std::nullopt}};
+  std::vector<CppParam> out = {
+      {"torch::autograd::AutogradContext*", op.lowered().locals.ctx, std::nullopt}};
   for (auto& p : op.params(false)) out.push_back(std::move(p));
   for (auto& o : op.output_params("")) out.push_back(std::move(o));
   return out;
 }
 
 std::vector<CppParam> backward_params(const CppOp& op) {
-  std::vector<CppParam> out = {{"torch::autograd::AutogradContext*", "ctx", std::nullopt}};
+  std::vector<CppParam> out = {
+      {"torch::autograd::AutogradContext*", op.lowered().locals.ctx, std::nullopt}};
   if (op.list_output()) {
     out.push_back(
         {"const std::vector<at::Tensor>&",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/naming.h"
 
@@ -32,7 +33,7 @@ std::string CppTypes::enum_name(int decl) const {
 
 std::string CppTypes::grad_record_name(int decl) const {
   const model::Record& r = m_.records[static_cast<size_t>(decl)];
-  return qualify(r.cpp_namespace, r.name + "Grad");
+  return qualify(r.cpp_namespace, model::grad_record_name(r));
 }
 
 std::string CppTypes::value_type(const model::Type& t) const {

@@ -9,6 +9,7 @@
 
 #include "base/diagnostics.h"
 #include "check/describe.h"
+#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/cpp_op.h"
 #include "emit/emitters.h"
@@ -285,7 +286,7 @@ class HeaderEmitter {
       fields.pop_back();
       ns_.enter(r.cpp_namespace);
       p_.emit(
-          {{"name", r.name + "Grad"}, {"record", api_name(r.name)}, {"fields", fields}},
+          {{"name", model::grad_record_name(r)}, {"record", api_name(r.name)}, {"fields", fields}},
           R"cc(
             /// Gradients for the tensor fields of $record$: every slot must be given
             /// (at::Tensor() or c10::nullopt for "no gradient").

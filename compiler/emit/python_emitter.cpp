@@ -330,16 +330,22 @@ class PythonEmitter {
       p_.line();
       p_.line(fmt::format("torch.serialization.add_safe_globals([{}])", fmt::join(classes, ", ")));
     }
+    // An op or overload named like a Python keyword (`from`) is an attribute
+    // only getattr can read.
+    auto attribute = [](const std::string& object, const std::string& name) {
+      return model::is_python_keyword(name)
+                 ? fmt::format("getattr({}, {})", object, python_string_literal(name))
+                 : object + "." + name;
+    };
     std::string globals, binds;
     for (const auto& lo : in_.lowered.ops) {
       const model::Op& op = m_.ops[lo.op];
       std::string name = api_name(lo.cpp_name);
       globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
       binds += fmt::format(
-          "_{}_op = ops.{}.{}\n",
+          "_{}_op = {}\n",
           name,
-          op.name,
-          op.overload.empty() ? "default" : op.overload);
+          attribute(attribute("ops", op.name), op.overload.empty() ? "default" : op.overload));
     }
     if (binds.empty()) {
       p_.emit(R"py(
@@ -524,12 +530,6 @@ class PythonEmitter {
           python_string_literal(s.name));
     }
     std::string overload = op.overload.empty() ? "default" : op.overload;
-    // Re-calling after binding: positional parameters by position, keyword-only by name.
-    std::string forward_args;
-    for (const auto& p : op.params) {
-      if (!forward_args.empty()) forward_args += ", ";
-      forward_args += p.kwarg_only ? api_name(p.name) + "=" + api_name(p.name) : api_name(p.name);
-    }
     std::string doc = doc_text(op.doc);
     if (!doc.empty()) doc += "\n\n";
     doc += fmt::format(
@@ -553,7 +553,7 @@ class PythonEmitter {
               : fmt::format("{}.__doc__ = {}", name, python_string_literal(doc))},
          {"call", fmt::format("_{}_op({})", name, args)},
          {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
-         {"forward", forward_args},
+         {"error", lo.locals.error},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
          {"checks", py_tuple(checks)},
          {"values", py_tuple(values)},
@@ -566,13 +566,14 @@ class PythonEmitter {
 
       def $name$($params$) -> $ret$:
           $doc$
-          try:
-              return $call$
-          except (AttributeError, TypeError, RuntimeError) as error:
-              if _$name$_op is None and _bind():
-                  return $name$($forward$)
-              _rt.explain_failure($qualified$, _$name$_params, $values$, error, _$name$_op is not None)
-              raise
+          while True:  # a second time once _bind() has bound the op
+              try:
+                  return $call$
+              except (AttributeError, TypeError, RuntimeError) as $error$:
+                  if _$name$_op is None and _bind():
+                      continue
+                  _rt.explain_failure($qualified$, _$name$_params, $values$, $error$, _$name$_op is not None)
+                  raise
 
 
       $name$.slot_map = {

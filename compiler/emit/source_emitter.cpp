@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "check/describe.h"
+#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/cpp_op.h"
 #include "emit/emitters.h"
@@ -87,7 +88,7 @@ class SourceEmitter {
   /// leaf of R, in order).
   std::string unflatten_call(int decl, const std::string& path_expr, Strings leaves) const {
     if (layout(decl).has_enum_leaf) leaves.insert(leaves.begin(), path_expr);
-    return "unflatten_" + record(decl).name + args(leaves);
+    return model::unflatten_name(record(decl)) + args(leaves);
   }
 
   void unflatten_functions() {
@@ -138,9 +139,12 @@ class SourceEmitter {
       }
       p_.line();
       p_.emit(
-          {{"type", type}, {"name", r.name}, {"params", args(params)}, {"init", braces(fields)}},
+          {{"type", type},
+           {"name", model::unflatten_name(r)},
+           {"params", args(params)},
+           {"init", braces(fields)}},
           R"cc(
-            $type$ unflatten_$name$$params$ {
+            $type$ $name$$params$ {
               return $type$$init$;
             }
           )cc");
@@ -152,13 +156,13 @@ class SourceEmitter {
   Strings flat_params(const CppOp& op) const {
     Strings out;
     for (const auto& s : op.lowered().slots)
-      out.push_back(types_.flat_type(s.type) + " " + s.cpp_name);
+      out.push_back(types_.flat_type(s.type) + " " + s.adapter_name);
     return out;
   }
 
   Strings flat_names(const CppOp& op) const {
     Strings out;
-    for (const auto& s : op.lowered().slots) out.push_back(s.cpp_name);
+    for (const auto& s : op.lowered().slots) out.push_back(s.adapter_name);
     return out;
   }
 
@@ -179,14 +183,14 @@ class SourceEmitter {
     Strings locals, call_args;
     for (size_t i = 0; i < o.params.size(); ++i) {
       const model::Param& p = o.params[i];
-      const std::string& name = lo.api_params[i].name;
+      const std::string& name = lo.api_params[i].adapter_name;
       const std::string path = fmt::format(
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
         Strings leaves;
         for (const auto& s : lo.slots) {
-          if (s.param == i) leaves.push_back(s.cpp_name);
+          if (s.param == i) leaves.push_back(s.adapter_name);
         }
         locals.push_back(fmt::format(
             "const {} {} = {};",
@@ -199,7 +203,7 @@ class SourceEmitter {
             lo.slots.begin(),
             lo.slots.end(),
             [&](const lower::Slot& slot) { return slot.param == i; });
-        call_args.push_back(types_.flat_to_value(p.type, s.cpp_name, path));
+        call_args.push_back(types_.flat_to_value(p.type, s.adapter_name, path));
       } else {
         call_args.push_back(name);
       }
@@ -219,7 +223,7 @@ class SourceEmitter {
   std::string kernel_call(const CppOp& op, const std::string& fn) const {
     if (needs_records(op.op())) return "with_records(" + fn + ")";
     Strings names;
-    for (const auto& p : op.lowered().api_params) names.push_back(p.name);
+    for (const auto& p : op.lowered().api_params) names.push_back(p.adapter_name);
     return fn + args(names);
   }
 
@@ -298,7 +302,7 @@ class SourceEmitter {
     } else {
       Strings outs;
       for (size_t slot : lo.meta_sources)
-        outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].cpp_name));
+        outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].adapter_name));
       meta = outs.empty()       ? "return;"
              : outs.size() == 1 ? "return " + outs[0] + ";"
                                 : "return " + braces(outs) + ";";
@@ -345,11 +349,11 @@ class SourceEmitter {
   std::string autograd_path(const CppOp& op) const {
     const lower::LoweredOp& lo = op.lowered();
     Strings grad_inputs = {"backward_def"};
-    for (size_t slot : op.grad_slots()) grad_inputs.push_back(lo.slots[slot].cpp_name);
+    for (size_t slot : op.grad_slots()) grad_inputs.push_back(lo.slots[slot].adapter_name);
     Strings redispatch = {"handle()", "ks"};
     for (const auto& n : flat_names(op)) redispatch.push_back(n);
     Strings outs;
-    for (const auto& o : lo.outputs) outs.push_back(o.api_name);
+    for (const auto& o : lo.outputs) outs.push_back(o.adapter_name);
     std::string result_decl, result;
     Strings unpack;
     if (lo.outputs.size() == 1) {
@@ -373,7 +377,7 @@ class SourceEmitter {
       run_setup = trimmed(p.str());
     } else {
       Strings setup_args = {setup};
-      for (const auto& p : lo.api_params) setup_args.push_back(p.name);
+      for (const auto& p : lo.api_params) setup_args.push_back(p.adapter_name);
       setup_args.insert(setup_args.end(), outs.begin(), outs.end());
       run_setup = "grad_fn->run_setup_context" + args(setup_args) + ";";
     }
@@ -519,13 +523,15 @@ class SourceEmitter {
             s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }
       p_.line();
+      const std::string& local = op.lowered().locals.op;
       p_.emit(
           {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
            {"adapter", op.names().adapter},
-           {"body", call_statement(op.return_type(), "op.call", args)}},
+           {"local", local},
+           {"body", call_statement(op.return_type(), local + ".call", args)}},
           R"cc(
             $decl$ {
-              const auto& op = $adapter$::handle();
+              const auto& $local$ = $adapter$::handle();
               $body$
             }
           )cc");

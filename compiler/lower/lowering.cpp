@@ -10,6 +10,7 @@
 #include "base/duplicates.h"
 #include "base/quote.h"
 #include "check/describe.h"
+#include "check/names.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -39,20 +40,15 @@ class OpLowering {
       : module_(module), op_(module.ops[op_index]), diags_(diags) {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
-    out_.cpp_name = lower::join_identifier(
-        op_.overload.empty() ? std::vector<std::string>{op_.name}
-                             : std::vector<std::string>{op_.name, op_.overload});
-    out_.cpp_name = model::api_spelling(out_.cpp_name);
-    auto named = [&](const char* suffix) {
-      return lower::join_identifier({out_.cpp_name, suffix});
-    };
+    names_ = model::op_names(op_);
+    out_.cpp_name = names_.cpp;
     out_.names = {
-        named("meta"),
-        named("setup_context"),
-        named("backward"),
-        named("grads"),
-        named("grad_slot"),
-        lower::join_identifier({"op", out_.cpp_name})};
+        names_.meta,
+        names_.setup_context,
+        names_.backward,
+        names_.grads,
+        names_.grad_slot,
+        names_.adapter};
   }
 
   lower::LoweredOp run() {
@@ -71,7 +67,7 @@ class OpLowering {
         [](const lower::Slot& s) { return s.mutated || (s.type.alias && s.type.alias->is_write); });
     out_.outputs.reserve(op_.returns.size());
     for (const auto& r : op_.returns)
-      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
+      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}, {}});
     resolve_meta();
     apply_schema_defaults();
     print_schema();
@@ -126,7 +122,7 @@ class OpLowering {
         s.type = f.type;
         s.default_value = f.default_value ? &*f.default_value : nullptr;
         s.kwarg_only = op_.params[param].kwarg_only;
-        s.cpp_name = lower::join_identifier(cpp_parts_);
+        s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
         for (const auto& part : cpp_parts_)
           s.api_path += (s.api_path.empty() ? "" : ".") + model::api_spelling(part);
         add_slot(std::move(s));
@@ -182,10 +178,9 @@ class OpLowering {
       taken.push_back(n);
       o.api_name = n;
     }
-    // C++ names of the slots: unique among themselves and the adapter's other
-    // names (record locals, outputs, its own locals).
+    // C++ names of the slots (`<op>_grad_slot`): unique among themselves and
+    // the record-form parameters and outputs.
     std::set<std::string> used(taken.begin(), taken.end());
-    for (const char* local : {"ks", "grad_fn", "outputs", "with_records"}) used.insert(local);
     for (auto& s : out_.slots) {
       if (!s.from_record()) {
         s.cpp_name = model::api_spelling(s.cpp_name);
@@ -203,17 +198,47 @@ class OpLowering {
       if (out_.grad_params.empty() || out_.grad_params.back() != p) out_.grad_params.push_back(p);
     }
     // Forward kernels.
-    if (op_.dispatch.empty()) {
-      out_.kernels.push_back({out_.cpp_name, std::nullopt});
-    } else {
-      for (const auto& key : op_.dispatch) {
-        std::string lower = key;
-        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
-          return static_cast<char>(std::tolower(c));
-        });
-        out_.kernels.push_back({lower::join_identifier({out_.cpp_name, lower}), key});
+    for (size_t k = 0; k < names_.kernels.size(); ++k) {
+      out_.kernels.push_back(
+          {names_.kernels[k],
+           op_.dispatch.empty() ? std::nullopt : std::optional<std::string>(op_.dispatch[k])});
+    }
+    local_names(taken);
+  }
+
+  // The generated functions' own names give way to the user's (names.h,
+  // rule 4): in the adapter (X.ops.cpp), the flat arguments, record locals
+  // and outputs get a number where they would take one of the adapter's
+  // names; `ctx` (setup_context, backward) and `error` (Python) get one
+  // where a parameter or output has their name, and so does the call API's
+  // `op`. `api_names` holds the
+  // parameters' and outputs' API names.
+  void local_names(const std::vector<std::string>& api_names) {
+    std::vector<std::string> adapter = model::adapter_locals();
+    for (auto& s : out_.slots) {
+      s.adapter_name = model::first_free(s.cpp_name, adapter);
+      adapter.push_back(s.adapter_name);
+    }
+    for (size_t i = 0; i < op_.params.size(); ++i) {
+      lower::ApiParam& a = out_.api_params[i];
+      if (op_.params[i].type.is_record()) {
+        a.adapter_name = model::first_free(a.name, adapter);
+        adapter.push_back(a.adapter_name);
+      } else {
+        for (const auto& s : out_.slots) {
+          if (s.param == i) a.adapter_name = s.adapter_name;
+        }
       }
     }
+    for (auto& o : out_.outputs) {
+      o.adapter_name = model::first_free(o.api_name, adapter);
+      adapter.push_back(o.adapter_name);
+    }
+    out_.locals.ctx = model::first_free("ctx", api_names);
+    std::vector<std::string> params;
+    for (const auto& a : out_.api_params) params.push_back(a.name);
+    out_.locals.error = model::first_free("error", params);
+    out_.locals.op = model::first_free("op", params);
   }
 
   void check_collisions() {
@@ -273,19 +298,19 @@ class OpLowering {
     for (size_t i = 0; i < out_.slots.size(); ++i) {
       const lower::Slot& s = out_.slots[i];
       if (!s.type.is_builtin(Builtin::Tensor)) continue;
-      names_[s.name].slots.push_back(i);
-      if (s.path != s.name) names_[s.path].slots.push_back(i);
+      targets_[s.name].slots.push_back(i);
+      if (s.path != s.name) targets_[s.path].slots.push_back(i);
       // Every enclosing prefix: `cfg`, `cfg.inner`.
       for (size_t dot = s.path.find('.'); dot != std::string::npos;
            dot = s.path.find('.', dot + 1)) {
-        names_[s.path.substr(0, dot)].slots.push_back(i);
+        targets_[s.path.substr(0, dot)].slots.push_back(i);
       }
     }
   }
 
   std::vector<std::string> valid_names(bool plain_tensors_only) const {
     std::vector<std::string> out;
-    for (const auto& [name, target] : names_) {
+    for (const auto& [name, target] : targets_) {
       if (plain_tensors_only &&
           !(target.slots.size() == 1 && out_.slots[target.slots[0]].type.is_plain_tensor())) {
         continue;
@@ -331,8 +356,8 @@ class OpLowering {
 
   void resolve_mutates() {
     for (const auto& n : op_.mutates) {
-      auto it = names_.find(n.text);
-      if (it == names_.end()) {
+      auto it = targets_.find(n.text);
+      if (it == targets_.end()) {
         if (const lower::Slot* s = find_slot(n.text)) {
           // A parameter or field that exists but holds no tensor.
           diags_.error(
@@ -416,13 +441,13 @@ class OpLowering {
       return;
     }
     for (const auto& n : op_.meta_names) {
-      auto it = names_.find(n.text);
-      if (it != names_.end() && it->second.slots.size() == 1 &&
+      auto it = targets_.find(n.text);
+      if (it != targets_.end() && it->second.slots.size() == 1 &&
           out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
         out_.meta_sources.push_back(it->second.slots[0]);
         continue;
       }
-      if (it != names_.end() && it->second.slots.size() > 1) {
+      if (it != targets_.end() && it->second.slots.size() > 1) {
         diags_.error(
             n.span,
             fmt::format(
@@ -568,7 +593,8 @@ class OpLowering {
   const model::Op& op_;
   Diagnostics& diags_;
   lower::LoweredOp out_;
-  std::map<std::string, NameTarget> names_;
+  model::OpNames names_;
+  std::map<std::string, NameTarget> targets_;
   std::vector<std::string> cpp_parts_;  // the path being flattened, for Slot::cpp_name
   bool check_schema_ = true;
 };
@@ -594,16 +620,23 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
           l.fields.insert(l.fields.begin(), i);
           l.path = f.name + "." + leaf.path;
           l.name = f.name + "__" + leaf.name;
-          l.cpp_name = lower::join_identifier({f.name, leaf.cpp_name});
+          l.cpp_name = model::api_spelling(model::join_identifier({f.name, leaf.cpp_name}));
           layout.leaves.push_back(std::move(l));
         }
         layout.has_enum_leaf |= inner.has_enum_leaf;
       } else {
-        layout.leaves.push_back({{i}, f.name, f.name, lower::join_identifier({f.name}), f.type});
+        layout.leaves.push_back(
+            {{i}, f.name, f.name, model::api_spelling(model::join_identifier({f.name})), f.type});
         layout.has_enum_leaf |= f.type.is_enum();
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;
       layout.fields.push_back(std::move(field));
+    }
+    // unflatten_<R> takes the leaves after its own parameter `path`.
+    std::vector<std::string> taken = {"path"};
+    for (const auto& leaf : layout.leaves) taken.push_back(leaf.cpp_name);
+    for (auto& leaf : layout.leaves) {
+      if (leaf.cpp_name == "path") leaf.cpp_name = model::first_free("path", taken);
     }
   }
   return out;
@@ -614,24 +647,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
 namespace lower {
 
 std::string join_identifier(const std::vector<std::string>& parts) {
-  std::string out;
-  bool trailing = false;
-  for (const auto& part : parts) {
-    std::string_view p = part;
-    if (!out.empty()) {
-      while (!p.empty() && p.front() == '_') p.remove_prefix(1);
-    }
-    const size_t end = p.find_last_not_of('_');
-    if (end != std::string_view::npos && end + 1 < p.size()) {
-      trailing = true;
-      p = p.substr(0, end + 1);
-    }
-    if (p.empty()) continue;
-    if (!out.empty()) out += '_';
-    out += p;
-  }
-  if (trailing) out += '_';
-  return out;
+  return model::join_identifier(parts);
 }
 
 Value typed_default(const model::Type& type, const model::Default& d) {

@@ -353,10 +353,10 @@ TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
   REQUIRE(fe.ok());
   CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
   FrontEnd rec = run_front_end(
-      "namespace: d\nrecords: {R: {fields: {class: Tensor, lambda: int = 1}}}\nops:\n  - func: "
+      "namespace: d\nrecords: {R: {fields: {struct: Tensor, lambda: int = 1}}}\nops:\n  - func: "
       "op(R from) -> Tensor\n");
   REQUIRE(rec.ok());
-  CHECK(rec.op("op").schema == "op(Tensor from__class, int from__lambda=1) -> Tensor");
+  CHECK(rec.op("op").schema == "op(Tensor from__struct, int from__lambda=1) -> Tensor");
 }
 
 TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[lowering]") {
@@ -643,4 +643,33 @@ TEST_CASE("typed defaults: what each default means, decided once", "[lowering]")
   CHECK(p[7].default_value->kind == K::Bool);
   CHECK(p[7].default_value->bool_value);
   CHECK(p[8].default_value->kind == K::None);
+}
+
+TEST_CASE("the generated code's own names give way to the user's", "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  R: {fields: {path: Tensor, kernel: int = 1}}\n"
+      "ops:\n"
+      "  - func: op(Tensor kernel, R fn, Tensor ctx, float error=1.0) -> (Tensor ctx2, Tensor "
+      "outputs)\n"
+      "    backward: true\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const lower::LoweredOp& op = fe.lowered.ops[0];
+  // Adapter-only names are numbered; the user-visible cpp_name is not.
+  CHECK(op.slots[0].cpp_name == "kernel");
+  CHECK(op.slots[0].adapter_name == "kernel2");
+  CHECK(op.slots[1].adapter_name == "fn_path");
+  CHECK(op.api_params[0].adapter_name == "kernel2");
+  CHECK(op.api_params[1].adapter_name == "fn2");  // the record's local
+  CHECK(op.outputs[1].adapter_name == "outputs2");
+  // ctx and ctx2 are taken by a parameter and an output.
+  CHECK(op.locals.ctx == "ctx3");
+  CHECK(op.locals.error == "error2");
+  CHECK(op.locals.op == "op");
+  // unflatten_R's own parameter is `path`.
+  const lower::RecordLayout& r = fe.lowered.records[0];
+  CHECK(r.leaves[0].cpp_name == "path2");
+  CHECK(r.leaves[1].cpp_name == "kernel");
 }

@@ -597,3 +597,58 @@ TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
       errors,
       "error: default `slow` of field `Cfg.mode` is not a value of enum `Mode`\n"));
 }
+
+TEST_CASE("names: torch's schema words are errors, keywords and macros get a `_`", "[resolver]") {
+  // Words torch's schema parser rejects, wherever a name reaches the schema.
+  for (const char* word : {"class", "in", "if", "None", "True", "NoneType", "with"}) {
+    INFO(word);
+    const std::string w = word;
+    CHECK(contains(
+        errors_of("ops:\n  - func: op(Tensor " + w + ") -> Tensor\n"),
+        "error: parameter `" + w + "` of op `op`: torch's schema parser reserves the word"));
+    CHECK(contains(
+        errors_of("ops:\n  - func: " + w + "(Tensor x) -> Tensor\n"),
+        "error: op `" + w + "`: torch's schema parser reserves"));
+    CHECK(contains(
+        errors_of("records: {R: {fields: {" + w + ": int}}}\n"),
+        "error: field `R." + w + "`: torch's schema parser reserves"));
+  }
+  // Keywords torch accepts, and macros, are fine: they get a trailing `_`.
+  for (const char* word : {"from", "lambda", "errno", "NULL", "EOF", "INT64_MIN", "linux"}) {
+    INFO(word);
+    const std::string w = word;
+    CHECK(errors_of("ops:\n  - func: op(Tensor x, int " + w + "=0) -> Tensor\n").empty());
+    CHECK(model::api_spelling(w) == w + "_");
+  }
+  CHECK(model::api_spelling("TORCH_CHECK") == "TORCH_CHECK_");
+  CHECK(model::api_spelling("errno_") == "errno_");
+  CHECK(model::api_spelling("N") == "N");
+  CHECK(contains(
+      errors_of("ops:\n  - func: op.default(Tensor x) -> Tensor\n"),
+      "`default` cannot be an overload name"));
+}
+
+TEST_CASE("names: generated names cannot be taken", "[resolver]") {
+  CHECK(contains(
+      errors_of("records:\n  R: {fields: {w: Tensor}}\n  RGrad: {fields: {w: Tensor}}\n"),
+      "error: record `RGrad` cannot be called `RGrad` in generated code: that is already the "
+      "grad record of record `R`"));
+  // Without a tensor, R has no grad record.
+  CHECK(errors_of("records:\n  R: {fields: {n: int}}\n  RGrad: {fields: {n: int}}\n").empty());
+  CHECK(contains(
+      errors_of("records: {op_grads: {fields: {n: int}}}\n"
+                "ops:\n  - func: op(Tensor x) -> Tensor\n    backward: true\n"),
+      "record `op_grads` cannot be called `op_grads`"));
+  for (const char* name : {"kernels", "torch", "typing", "load_library", "_bind", "str"}) {
+    INFO(name);
+    CHECK(contains(
+        errors_of(std::string("ops:\n  - func: ") + name + "(Tensor x) -> Tensor\n"),
+        std::string("op `") + name + "` cannot be called"));
+  }
+  CHECK(contains(
+      errors_of("ops:\n  - func: f(Tensor x, Tensor _f_op) -> Tensor\n"),
+      "would hide `_f_op`, a global the generated Python function uses"));
+  CHECK(contains(
+      errors_of("enums: {E: [a, mro]}\n"),
+      "Python's enum.Enum cannot have a member `mro`"));
+}

@@ -70,13 +70,14 @@ _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
     """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
-    try:
-        return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _pick_op is None and _bind():
-            return pick(from_, to, opts)
-        _rt.explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _pick_op is None and _bind():
+                continue
+            _rt.explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
+            raise
 
 
 pick.slot_map = {
@@ -104,13 +105,14 @@ _pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind(
 
 def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1) -> torch.Tensor:
     """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)."""
-    try:
-        return _pick_scalar_op(from_, value, act, n)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _pick_scalar_op is None and _bind():
-            return pick_scalar(from_, value, act, n)
-        _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _pick_scalar_op(from_, value, act, n)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _pick_scalar_op is None and _bind():
+                continue
+            _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
+            raise
 
 
 pick_scalar.slot_map = {

@@ -97,13 +97,14 @@ _echo_op = None  # torch.ops.hostile_docs.echo.default, bound by _bind()
 
 def echo(x: torch.Tensor, t: Texts = Texts(), tag: str = "a\"b\\c\rd", label: typing.Optional[str] = None) -> torch.Tensor:
     """q\"\"" \\u \\N{x} \\x41 ends in a quote"\n\nCalls torch.ops.hostile_docs.echo (lowered schema: echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor)."""
-    try:
-        return _echo_op(x, t.cr, t.quoted, t.nul, t.bidi, t.controls, t.trigraph, t.accents, t.mode, tag, label)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _echo_op is None and _bind():
-            return echo(x, t, tag, label)
-        _rt.explain_failure("hostile_docs::echo", _echo_params, (x, t, tag, label), error, _echo_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _echo_op(x, t.cr, t.quoted, t.nul, t.bidi, t.controls, t.trigraph, t.accents, t.mode, tag, label)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _echo_op is None and _bind():
+                continue
+            _rt.explain_failure("hostile_docs::echo", _echo_params, (x, t, tag, label), error, _echo_op is not None)
+            raise
 
 
 echo.slot_map = {
@@ -127,13 +128,14 @@ _cleaned_op = None  # torch.ops.hostile_docs.cleaned.default, bound by _bind()
 
 
 def cleaned(x: torch.Tensor, flag: typing.Union[Flag, str] = Flag.on, shade: typing.Union[Shade, str] = Shade.dark) -> torch.Tensor:
-    try:
-        return _cleaned_op(x, flag, shade)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _cleaned_op is None and _bind():
-            return cleaned(x, flag, shade)
-        _rt.explain_failure("hostile_docs::cleaned", _cleaned_params, (x, flag, shade), error, _cleaned_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _cleaned_op(x, flag, shade)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _cleaned_op is None and _bind():
+                continue
+            _rt.explain_failure("hostile_docs::cleaned", _cleaned_params, (x, flag, shade), error, _cleaned_op is not None)
+            raise
 
 
 cleaned.slot_map = {
@@ -151,13 +153,14 @@ _indented_op = None  # torch.ops.hostile_docs.indented.default, bound by _bind()
 
 def indented(x: torch.Tensor) -> torch.Tensor:
     """First line.\n  Every later line\n  is indented.\n\nCalls torch.ops.hostile_docs.indented (lowered schema: indented(Tensor x) -> Tensor)."""
-    try:
-        return _indented_op(x)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _indented_op is None and _bind():
-            return indented(x)
-        _rt.explain_failure("hostile_docs::indented", _indented_params, (x,), error, _indented_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _indented_op(x)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _indented_op is None and _bind():
+                continue
+            _rt.explain_failure("hostile_docs::indented", _indented_params, (x,), error, _indented_op is not None)
+            raise
 
 
 indented.slot_map = {

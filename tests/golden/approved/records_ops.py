@@ -81,13 +81,14 @@ _affine_op = None  # torch.ops.golden.affine.default, bound by _bind()
 
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     """(x * cfg.inner.w + cfg.inner.b) * cfg.scale\n\nCalls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)."""
-    try:
-        return _affine_op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _affine_op is None and _bind():
-            return affine(x, cfg)
-        _rt.explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _affine_op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _affine_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
+            raise
 
 
 affine.slot_map = {
@@ -106,13 +107,14 @@ _split_op = None  # torch.ops.golden.split.default, bound by _bind()
 
 def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden.split (lowered schema: split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))."""
-    try:
-        return _split_op(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=cfg.mode)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _split_op is None and _bind():
-            return split(x, cfg=cfg)
-        _rt.explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _split_op(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=cfg.mode)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _split_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
+            raise
 
 
 split.slot_map = {
@@ -131,13 +133,14 @@ _scale__op = None  # torch.ops.golden.scale_.default, bound by _bind()
 
 def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_ (lowered schema: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())."""
-    try:
-        return _scale__op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
-    except (AttributeError, TypeError, RuntimeError) as error:
-        if _scale__op is None and _bind():
-            return scale_(x, cfg)
-        _rt.explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
-        raise
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _scale__op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _scale__op is None and _bind():
+                continue
+            _rt.explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
+            raise
 
 
 scale_.slot_map = {
