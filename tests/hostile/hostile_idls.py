@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Hostile IDLs, generated: every IDL structopc accepts must give code that
+compiles and imports, with string defaults byte-exact everywhere.
+
+A seeded, deterministic generator writes IDL files whose names come from a
+pool of C++/Python/schema keywords, macros and the generated code's own
+helper names, and whose docs and string defaults hold quotes, backslashes,
+comment terminators, line breaks, NULs, trigraphs, bidi controls and other
+unicode. The first IDLs are a fixed set (one per finding of the hostile-input
+review that must compile); the rest are random. For each IDL structopc either
+
+- rejects it: exit status 1, nothing written, and a diagnostic of the form
+  `FILE:LINE:COL: error: ...` (a crash, another exit status or a diagnostic
+  without a location fails the test); or
+- accepts it: then
+  * the generated `X.ops.cpp` and `X.ops.stubs.cpp` (which include `X.ops.h`)
+    compile with `-fsyntax-only -Wall -Wextra -Werror`, batched into a few
+    compiler runs;
+  * `X_ops.py` imports (with structop_runtime, without the extension);
+  * every `str` default is byte-exact: in the schema (as torch's schema
+    parser reads it back), in the Python API (parameter defaults and record
+    field defaults) and in C++ (a program built from all the headers prints
+    each record's default-constructed `std::string` fields);
+  * every doc reaches Python's `__doc__` unchanged.
+
+Usage: hostile_idls.py --structopc PATH --work DIR --python PY
+         [--count N] [--seed S] [--batch B]
+         -- CXX... -- CFLAGS... -- LDFLAGS...
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+# ---- pools ----------------------------------------------------------------
+
+PLAIN = ["alpha", "beta", "gamma", "x", "w", "scale", "mode", "cfg", "inner", "value"]
+CPP_KEYWORDS = ["class", "int", "new", "delete", "template", "this", "namespace", "and", "or",
+                "not", "xor", "bitand", "register", "auto", "default", "operator", "union",
+                "typename", "struct", "const", "void", "bool", "char"]
+PY_KEYWORDS = ["from", "lambda", "in", "if", "None", "True", "False", "is", "def", "pass",
+               "yield", "async", "await", "import", "global", "with", "del", "print", "type"]
+MACROS = ["errno", "NULL", "EOF", "INT64_MIN", "linux", "unix", "assert", "stdin", "i386",
+          "TORCH_CHECK", "TORCH_LIBRARY"]
+HELPERS = ["ctx", "ks", "grad_fn", "path", "output", "grads", "kernel", "kernels", "torch",
+           "typing", "dataclasses", "enum", "load_library", "_fast", "error", "_rt", "NAMESPACE",
+           "STRUCTOPC_VERSION", "_IDL_STEM", "_bind", "mro", "_value_", "_name_", "self", "cls",
+           "handle", "signature", "with_records", "at", "c10", "std", "structop", "m",
+           "backward", "backward_def", "grad_paths", "op_name", "args", "fn", "Kernel",
+           "meta", "autograd", "forward", "slot_map", "schema", "__all__", "__init__"]
+SCHEMA_WORDS = ["Tensor", "float", "str", "out", "Scalar", "Device", "SymInt"]
+NAMES = PLAIN + CPP_KEYWORDS + PY_KEYWORDS + MACROS + HELPERS + SCHEMA_WORDS
+
+# Pieces of hostile text for docs and string defaults.
+PIECES = ['"', "'", "\\", '"""', "'''", "*/", "/*", "//", "\r", "\n", "\r\n", "\t", "\0",
+          "??/", "??=", "\u202e", "\u2066", "\u2069", "\u200b", "é", "\u00a0", "😀", "$", "$$",
+          "$name$", "{}", "{0}", "%s", "#error injected", "#include <x>", "\\N{DASH}", "\\x41",
+          "\\u0041", "\\n", 'R"(', ')"', ')cc"', ")py\"", "\v", "\f", "\x7f", "\x1b[31m",
+          "\u2028", "\u0085", " ", "  ", "end\\", "import os", "'''", "\\\r", "\\\n"]
+
+
+def hostile_text(rng, allow_empty=True):
+    n = rng.randint(0 if allow_empty else 1, 5)
+    parts = []
+    for _ in range(n):
+        parts.append(rng.choice(PIECES) if rng.random() < 0.7 else rng.choice(PLAIN))
+    text = "".join(parts)
+    if rng.random() < 0.25:  # end on a hazard
+        text += rng.choice(["\\", '"', "'", "\r", "??/", "\u202e"])
+    return text
+
+
+# ---- YAML and schema spelling ----------------------------------------------
+
+
+def yaml_dq(s):
+    """A YAML double-quoted scalar holding exactly `s`."""
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif o < 0x20 or o == 0x7F or 0x80 <= o < 0xA0 or o in (0x2028, 0x2029, 0xFEFF):
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+SCHEMA_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f",
+                  "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def schema_str(s):
+    """The IDL's (= PyTorch's) schema string literal for `s`; characters
+    without an escape are written raw."""
+    return '"' + "".join(SCHEMA_ESCAPES.get(ch, ch) for ch in s) + '"'
+
+
+# ---- the generator -----------------------------------------------------------
+
+
+class Idl:
+    """One generated IDL: its text, plus what the checks expect."""
+
+    def __init__(self, stem):
+        self.stem = stem
+        self.lines = []
+        self.str_defaults = {}  # ("record", R, field) or ("op", func index, param) -> value
+        self.docs = {}  # ("record", R) / ("op", index) -> doc
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def pick_name(rng, used, pool=None):
+    for _ in range(50):
+        name = rng.choice(pool or NAMES)
+        if rng.random() < 0.3:
+            name = rng.choice(PLAIN)
+        if name not in used:
+            used.add(name)
+            return name
+    name = f"n{len(used)}"
+    used.add(name)
+    return name
+
+
+def generate(index, rng, fixed=None):
+    idl = Idl(f"h{index}")
+    spec = fixed or {}
+    ns = spec.get("namespace", f"h{index}")
+    idl.lines += [f"namespace: {ns}"]
+    if "cpp_namespace" in spec:
+        idl.lines += [f"cpp_namespace: {yaml_dq(spec['cpp_namespace'])}"]
+
+    enum_name = None
+    if spec.get("enum", rng.random() < 0.5):
+        enum_name = spec.get("enum_name") or pick_name(rng, set(), ["E", "Mode", "Kind"] + NAMES)
+        values = spec.get("enum_values") or sorted({pick_name(rng, set()) for _ in range(rng.randint(1, 3))})
+        idl.lines += ["enums:", f"  {yaml_dq(enum_name)}:",
+                      "    values: [" + ", ".join(yaml_dq(v) for v in values) + "]"]
+        if rng.random() < 0.6:
+            idl.lines += [f"    doc: {yaml_dq(hostile_text(rng))}"]
+        enum_default = values[0]
+
+    records = []
+    n_records = spec.get("records", rng.randint(0, 2))
+    record_names = set()
+    for r in range(n_records):
+        rname = (spec.get("record_names") or [None] * 3)[r] or pick_name(rng, record_names, ["R", "Cfg", "Opts"] + NAMES)
+        fields = []
+        used = set()
+        for f in range(rng.randint(1, 4)):
+            fname = (spec.get("field_names") or [None] * 5)[f] if f < len(spec.get("field_names", [])) else None
+            fname = fname or pick_name(rng, used)
+            used.add(fname)
+            kind = rng.choice(["Tensor", "Tensor?", "int", "float", "bool", "str", "str", "enum", "int[]"])
+            if kind == "enum" and not enum_name:
+                kind = "str"
+            fields.append((fname, kind))
+        records.append((rname, fields))
+    if records:
+        idl.lines += ["records:"]
+    for rname, fields in records:
+        idl.lines += [f"  {yaml_dq(rname)}:"]
+        doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
+        if doc is not None:
+            idl.lines += [f"    doc: {yaml_dq(doc)}"]
+            idl.docs[("record", rname)] = doc
+        idl.lines += ["    fields:"]
+        for fname, kind in fields:
+            type_text = enum_name if kind == "enum" else kind
+            default = None
+            if kind == "str" and rng.random() < 0.8:
+                value = spec.get("str_default", hostile_text(rng))
+                default = schema_str(value)
+                idl.str_defaults[("record", rname, fname)] = value
+            elif kind == "int" and rng.random() < 0.5:
+                default = rng.choice(["0", "-1", "7", "010", "-0", "9223372036854775807", "0x10", "1_0"])
+            elif kind == "float" and rng.random() < 0.5:
+                default = rng.choice(["1.0", "-2.5", "1e-5", "1.", ".5", "inf", "nan", "1e400"])
+            elif kind == "bool" and rng.random() < 0.5:
+                default = rng.choice(["True", "False", "true", "1"])
+            elif kind == "enum" and rng.random() < 0.5:
+                default = enum_default
+            elif kind == "int[]" and rng.random() < 0.3:
+                default = rng.choice(["[1, 2]", "[]", "[010]"])
+            entry = type_text + (f" = {default}" if default is not None else "")
+            idl.lines += [f"      {yaml_dq(fname)}: {yaml_dq(entry)}"]
+
+    n_ops = spec.get("ops", rng.randint(1, 2))
+    op_names = set()
+    if n_ops:
+        idl.lines += ["ops:"]
+    for o in range(n_ops):
+        oname = (spec.get("op_names") or [None] * 3)[o] or pick_name(rng, op_names)
+        overload = spec.get("overload") if o == 0 and "overload" in spec else (
+            pick_name(rng, set()) if rng.random() < 0.2 else None)
+        used = set()
+        params = []
+        tname = (spec.get("param_names") or [None])[0] or pick_name(rng, used)
+        used.add(tname)
+        params.append(f"Tensor {tname}")
+        for rname, fields in records:
+            if rng.random() < 0.8:
+                params.append(f"{rname} {pick_name(rng, used)}")
+        str_param = None
+        if rng.random() < 0.6 or "str_default" in spec:
+            str_param = pick_name(rng, used)
+            value = spec.get("str_default", hostile_text(rng))
+            params.append(f"str {str_param}={schema_str(value)}")
+            idl.str_defaults[("op", o, len(params) - 1)] = value
+        full = oname + (f".{overload}" if overload else "")
+        func = f"{full}({', '.join(params)}) -> Tensor"
+        idl.lines += [f"  - func: {yaml_dq(func)}"]
+        doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
+        if doc is not None:
+            idl.lines += [f"    doc: {yaml_dq(doc)}"]
+            idl.docs[("op", o)] = doc
+        if rng.random() < 0.4:
+            idl.lines += ["    backward: true"]
+    return idl
+
+
+# One IDL per finding of the hostile-input review that must compile.
+FIXED = [
+    {"doc": "x\r#error injected\r", "records": 1, "ops": 1},
+    {"doc": "ends in a backslash\\", "records": 1, "ops": 1},
+    {"doc": 'docstring """ quotes \\u \\N \\x and a NUL \0 end"', "records": 1, "ops": 1},
+    {"doc": "tab\tnewline\ncr\r bidi \u202e trigraph ??/", "records": 1, "ops": 1},
+    {"str_default": 'a\rb\\"c\td\n', "records": 1, "ops": 1},
+    {"param_names": ["ctx"], "records": 0, "ops": 1},
+    {"param_names": ["ks"], "records": 0, "ops": 1},
+    {"param_names": ["grad_fn"], "records": 0, "ops": 1},
+    {"field_names": ["path", "errno", "NULL", "EOF"], "records": 1, "ops": 1},
+    {"field_names": ["INT64_MIN", "linux", "unix", "assert"], "records": 1, "ops": 1},
+    {"record_names": ["R", "RGrad"], "records": 2, "ops": 1},
+    {"record_names": ["op_grads"], "op_names": ["op"], "records": 1, "ops": 1},
+    {"op_names": ["kernels"], "records": 0, "ops": 1},
+    {"op_names": ["from"], "records": 0, "ops": 1},
+    {"op_names": ["lambda", "True"], "records": 0, "ops": 2},
+    {"op_names": ["torch", "typing"], "records": 0, "ops": 2},
+    {"op_names": ["dataclasses", "load_library"], "records": 0, "ops": 2},
+    {"op_names": ["_fast", "error"], "records": 0, "ops": 2},
+    {"op_names": ["x", "_x_op"], "records": 0, "ops": 2},
+    {"enum": True, "enum_values": ["mro", "_value_", "a"], "records": 1, "ops": 1},
+    {"overload": "default", "records": 0, "ops": 1},
+    {"param_names": ["class"], "records": 0, "ops": 1},
+    {"param_names": ["in"], "records": 0, "ops": 1},
+    {"param_names": ["None"], "records": 0, "ops": 1},
+    {"cpp_namespace": "ok::class", "records": 1, "ops": 1},
+]
+
+
+# ---- running ---------------------------------------------------------------
+
+LOCATED = re.compile(r"^[^\n:]+:\d+:\d+: error: ", re.M)
+
+
+def run_structopc(structopc, idl_path, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    return subprocess.run([structopc, "--emit", "h,cpp,stubs,py,json", "-o", out_dir, idl_path],
+                          capture_output=True, timeout=60)
+
+
+PY_CHECK = textwrap.dedent(r'''
+    import dataclasses, importlib, inspect, json, sys
+    import torch
+    failures = []
+    cases = json.load(open(sys.argv[1], encoding="utf-8"))
+    for case in cases:
+        sys.path.insert(0, case["dir"])
+        try:
+            mod = importlib.import_module(case["stem"] + "_ops")
+        except BaseException as e:
+            failures.append(f"{case['idl']}: import failed: {type(e).__name__}: {e}")
+            continue
+        finally:
+            sys.path.pop(0)
+        model = case["json"]
+        funcs = {}
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if callable(obj) and hasattr(obj, "schema"):
+                funcs[obj.schema] = obj
+        for i, op in enumerate(model["ops"]):
+            try:
+                schema = torch._C.parse_schema(model["namespace"] + "::" + op["schema"])
+            except RuntimeError as e:
+                failures.append(f"{case['idl']}: torch rejects the schema of op {i}: {e}")
+                continue
+            fn = funcs.get(op["schema"])
+            if fn is None:
+                failures.append(f"{case['idl']}: no Python function with schema {op['schema']!r}")
+                continue
+            doc = case["docs"].get(f"op {i}")
+            if doc is not None and doc not in (fn.__doc__ or ""):
+                failures.append(f"{case['idl']}: op {i} __doc__ {fn.__doc__!r} does not hold {doc!r}")
+            params = list(inspect.signature(fn).parameters.values())
+            for key, value in case["str_defaults"].items():
+                kind, *rest = key.split(" ")
+                if kind != "op" or int(rest[0]) != i:
+                    continue
+                p = int(rest[1])
+                if params[p].default != value:
+                    failures.append(f"{case['idl']}: op {i} Python default {params[p].default!r} != {value!r}")
+                # the flat slot of that parameter: the one with its param name
+                slot = [j for j, s in enumerate(op["slots"]) if s["param"] == fn_params(op)[p]]
+                got = schema.arguments[slot[0]].default_value if slot else None
+                if got != value:
+                    failures.append(f"{case['idl']}: op {i} schema default {got!r} != {value!r}")
+        classes = {c.__name__: c for c in vars(mod).values()
+                   if isinstance(c, type) and dataclasses.is_dataclass(c)}
+        for rec in model["records"]:
+            cls = classes.get(rec["name"]) or classes.get(rec["name"] + "_")
+            if cls is None:
+                failures.append(f"{case['idl']}: no dataclass for record {rec['name']!r}")
+                continue
+            doc = case["docs"].get("record " + rec["name"])
+            if doc is not None and doc != cls.__doc__:
+                failures.append(f"{case['idl']}: record {rec['name']} __doc__ {cls.__doc__!r} != {doc!r}")
+            fields = dataclasses.fields(cls)
+            for k, f in enumerate(rec["fields"]):
+                value = case["str_defaults"].get(f"record {rec['name']} {f['name']}")
+                if value is not None and fields[k].default != value:
+                    failures.append(f"{case['idl']}: {rec['name']}.{f['name']} Python default "
+                                    f"{fields[k].default!r} != {value!r}")
+    for f in failures:
+        print(f)
+    sys.exit(1 if failures else 0)
+''')
+
+# The original parameter names of an op, in order, from its signature text.
+PY_CHECK = PY_CHECK.replace("import torch\n", "import torch\n" + textwrap.dedent('''
+    def fn_params(op):
+        names = []
+        for s in op["slots"]:
+            if s["param"] not in names:
+                names.append(s["param"])
+        return names
+'''), 1)
+
+
+def cpp_string_printer(cases):
+    """A program printing each record's default-constructed str fields."""
+    lines = ["#include <cstdio>", "#include <string>"]
+    for case in cases:
+        lines.append(f'#include "{case["dir"]}/{case["stem"]}.ops.h"')
+    lines += ["static void show(const char* key, const std::string& s) {",
+              '  std::printf("%s ", key);',
+              "  for (unsigned char c : s) std::printf(\"%02x\", c);",
+              '  std::printf("\\n");', "}", "int main() {"]
+    for case in cases:
+        header = open(os.path.join(case["dir"], case["stem"] + ".ops.h"), encoding="utf-8").read()
+        model = case["json"]
+        for rec in model["records"]:
+            keys = [f"record {rec['name']} {f['name']}" for f in rec["fields"]]
+            if not any(k in case["str_defaults"] for k in keys):
+                continue
+            m = re.search(r"^struct (" + re.escape(rec["name"]) + r"_?) \{", header, re.M)
+            if not m:
+                raise SystemExit(f"{case['idl']}: no `struct {rec['name']}` in the header")
+            cpp_type = f"::{rec['cpp_namespace']}::{m.group(1)}"
+            names = [f"f{k}" for k in range(len(rec["fields"]))]
+            lines.append(f"  {{ const {cpp_type} r{{}}; const auto& [{', '.join(names)}] = r;")
+            for k, key in enumerate(keys):
+                if key in case["str_defaults"]:
+                    lines.append(f"    show({json.dumps(case['idl'] + ' ' + key)}, f{k});")
+            for k, key in enumerate(keys):
+                if key not in case["str_defaults"]:
+                    lines.append(f"    (void)f{k};")
+            lines.append("  }")
+    lines += ["}"]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--structopc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--pythonpath", default="")
+    ap.add_argument("--count", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    argv = sys.argv[1:]
+    if argv.count("--") != 3:
+        ap.error("give the compiler and its flags as: -- CXX... -- CFLAGS... -- LDFLAGS...")
+    cut = [i for i, x in enumerate(argv) if x == "--"]
+    a = ap.parse_args(argv[:cut[0]])
+    a.structopc = os.path.abspath(a.structopc)
+    a.cxx, a.cflags, a.ldflags = argv[cut[0] + 1:cut[1]], argv[cut[1] + 1:cut[2]], argv[cut[2] + 1:]
+
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    problems = []
+    accepted, rejected = [], 0
+    for i in range(a.count):
+        rng = random.Random(a.seed * 1_000_003 + i)
+        idl = generate(i, rng, FIXED[i] if i < len(FIXED) else None)
+        folder = os.path.join(a.work, idl.stem)
+        os.makedirs(folder)
+        path = os.path.join(folder, idl.stem + ".ops.yaml")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(idl.text())
+        out = os.path.join(folder, "out")
+        try:
+            run = run_structopc(a.structopc, path, out)
+        except subprocess.TimeoutExpired:
+            problems.append(f"{path}: structopc did not finish in 60 s")
+            continue
+        stderr = run.stderr.decode("utf-8", "replace")
+        if run.returncode == 1:
+            rejected += 1
+            if not LOCATED.search(stderr):
+                problems.append(f"{path}: rejected without a FILE:LINE:COL diagnostic:\n{stderr}")
+            if os.listdir(out):
+                problems.append(f"{path}: rejected, but wrote {os.listdir(out)}")
+            continue
+        if run.returncode != 0:
+            problems.append(f"{path}: structopc exit status {run.returncode}:\n{stderr}")
+            continue
+        with open(os.path.join(out, idl.stem + ".ops.json"), encoding="utf-8") as f:
+            model = json.load(f)
+        accepted.append({
+            "idl": path, "dir": out, "stem": idl.stem, "json": model,
+            "str_defaults": {" ".join(map(str, k)): v for k, v in idl.str_defaults.items()},
+            "docs": {" ".join(map(str, k)): v for k, v in idl.docs.items()},
+        })
+    print(f"{a.count} IDLs (seed {a.seed}, {len(FIXED)} fixed): {len(accepted)} accepted, {rejected} rejected")
+
+    # C++: the sources of each batch as one translation unit.
+    for start in range(0, len(accepted), a.batch):
+        batch = accepted[start:start + a.batch]
+        unity = os.path.join(a.work, f"unity{start // a.batch}.cpp")
+        with open(unity, "w", encoding="utf-8") as f:
+            for case in batch:
+                for suffix in (".ops.cpp", ".ops.stubs.cpp"):
+                    src = os.path.join(case["dir"], case["stem"] + suffix)
+                    if os.path.exists(src):
+                        f.write(f'#include "{src}"\n')
+        cmd = a.cxx + a.cflags + ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", unity]
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        if run.returncode != 0 or run.stderr.strip():
+            problems.append(f"C++ of IDLs {start}..{start + len(batch) - 1} does not compile "
+                            f"cleanly:\n{run.stderr[:6000]}")
+        else:
+            print(f"ok   C++ of IDLs {start}..{start + len(batch) - 1} compiles (-Wall -Wextra -Werror)")
+
+    # C++ string defaults, byte-exact: one program over all headers.
+    printer = os.path.join(a.work, "print_defaults.cpp")
+    with open(printer, "w", encoding="utf-8") as f:
+        f.write(cpp_string_printer(accepted))
+    exe = os.path.join(a.work, "print_defaults")
+    run = subprocess.run(a.cxx + a.cflags + ["-O0", printer, "-o", exe] + a.ldflags,
+                         capture_output=True, text=True, errors="replace")
+    if run.returncode != 0:
+        problems.append(f"the C++ default printer does not build:\n{run.stderr[:6000]}")
+    else:
+        shown = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+        got = {}
+        for line in shown.splitlines():
+            key, _, hexed = line.rpartition(" ")
+            got[key] = bytes.fromhex(hexed).decode("utf-8", "replace")
+        checked = 0
+        for case in accepted:
+            for key, value in case["str_defaults"].items():
+                if not key.startswith("record "):
+                    continue
+                full = case["idl"] + " " + key
+                if full in got:
+                    checked += 1
+                    if got[full] != value:
+                        problems.append(f"{full}: C++ default {got[full]!r} != {value!r}")
+        print(f"ok   C++ string defaults checked: {checked}")
+
+    # Python: import every module, check defaults and docs.
+    cases_json = os.path.join(a.work, "cases.json")
+    with open(cases_json, "w", encoding="utf-8") as f:
+        json.dump(accepted, f)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [a.pythonpath, env.get("PYTHONPATH", "")] if p)
+    run = subprocess.run([a.python, "-c", PY_CHECK, cases_json], capture_output=True, text=True,
+                         env=env, errors="replace")
+    if run.returncode != 0:
+        problems.append("Python checks failed:\n" + (run.stdout + run.stderr)[:8000])
+    else:
+        print(f"ok   {len(accepted)} Python modules import; defaults and docs exact")
+
+    for p in problems:
+        print("FAIL " + p)
+    print(f"{len(problems)} problem(s)")
+    if not a.keep and not problems:
+        shutil.rmtree(a.work, ignore_errors=True)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
