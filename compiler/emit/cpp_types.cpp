@@ -18,7 +18,7 @@ bool is(const model::Type& t, Builtin b) {
 }  // namespace
 
 std::string CppTypes::qualify(const std::string& ns, const std::string& name) const {
-  return ns == m_.cpp_namespace ? name : "::" + ns + "::" + name;
+  return ns == m_.cpp_namespace && !fully_qualified_ ? name : "::" + ns + "::" + name;
 }
 
 std::string CppTypes::record_name(int decl) const {

@@ -14,7 +14,10 @@ namespace structop {
 /// in other C++ namespaces when they come from included files).
 class CppTypes {
  public:
-  explicit CppTypes(const model::Module& module) : m_(module) {}
+  /// `fully_qualified`: spell every record and enum `::ns::Name`, for code
+  /// inside a scope whose own names could hide them (the adapter structs).
+  explicit CppTypes(const model::Module& module, bool fully_qualified = false)
+      : m_(module), fully_qualified_(fully_qualified) {}
 
   /// The C++ name of a record or enum, qualified when it lives in another
   /// namespace than the module's: `WeightCfg`, `::common::Inner`.
@@ -64,6 +67,7 @@ class CppTypes {
   std::string qualify(const std::string& ns, const std::string& name) const;
 
   const model::Module& m_;
+  bool fully_qualified_;
 };
 
 }  // namespace structop

@@ -55,7 +55,8 @@ std::string raw_string_literal(const std::string& text) {
 
 class SourceEmitter {
  public:
-  explicit SourceEmitter(const EmitInput& in) : in_(in), m_(in.module), types_(in.module) {
+  explicit SourceEmitter(const EmitInput& in)
+      : in_(in), m_(in.module), types_(in.module), adapter_types_(in.module, true) {
     for (const auto& lo : in.lowered.ops) ops_.emplace_back(m_, lo, types_);
   }
 
@@ -194,7 +195,7 @@ class SourceEmitter {
         }
         locals.push_back(fmt::format(
             "const {} {} = {};",
-            types_.record_name(p.type.decl),
+            adapter_types_.record_name(p.type.decl),
             name,
             unflatten_call(p.type.decl, path, leaves)));
         call_args.push_back(name);
@@ -203,7 +204,7 @@ class SourceEmitter {
             lo.slots.begin(),
             lo.slots.end(),
             [&](const lower::Slot& slot) { return slot.param == i; });
-        call_args.push_back(types_.flat_to_value(p.type, s.adapter_name, path));
+        call_args.push_back(adapter_types_.flat_to_value(p.type, s.adapter_name, path));
       } else {
         call_args.push_back(name);
       }
@@ -632,6 +633,9 @@ class SourceEmitter {
   const EmitInput& in_;
   const model::Module& m_;
   CppTypes types_;
+  // Inside an adapter struct its members (`backward`, `Kernel`, ...) hide
+  // records and enums of the same name: there they are spelled `::ns::R`.
+  CppTypes adapter_types_;
   CodePrinter p_;
   std::vector<CppOp> ops_;
 };

@@ -234,11 +234,23 @@ class OpLowering {
       o.adapter_name = model::first_free(o.api_name, adapter);
       adapter.push_back(o.adapter_name);
     }
-    out_.locals.ctx = model::first_free("ctx", api_names);
+    // The kernels' and the call API's signatures name records and enums: a
+    // `ctx` parameter or an `op` local must not hide one of those either.
+    std::vector<std::string> hiding = api_names;
     std::vector<std::string> params;
     for (const auto& a : out_.api_params) params.push_back(a.name);
+    std::vector<std::string> call_api = params;
+    for (const auto& r : module_.records) {
+      hiding.push_back(model::api_spelling(r.name));
+      call_api.push_back(model::api_spelling(r.name));
+    }
+    for (const auto& e : module_.enums) {
+      hiding.push_back(model::api_spelling(e.name));
+      call_api.push_back(model::api_spelling(e.name));
+    }
+    out_.locals.ctx = model::first_free("ctx", hiding);
     out_.locals.error = model::first_free("error", params);
-    out_.locals.op = model::first_free("op", params);
+    out_.locals.op = model::first_free("op", call_api);
   }
 
   void check_collisions() {
