@@ -15,6 +15,7 @@ packages=(
   libyaml-cpp-dev libfmt-dev libcli11-dev   # the compiler
   catch2 libbenchmark-dev                   # tests and benchmarks
   clang-format                              # formatting check of sources and generated code
+  clang libclang-rt-19-dev                  # the fuzzer of the compiler (libFuzzer; tests/fuzz/)
   python3-pyflakes                          # lint of the Python runtime and generated X_ops.py
   libtorch-dev python3-torch python3-dev    # runtime, examples, end-to-end tests (torch 2.6);
                                             # python3-dev: torch.compile's inductor builds C++

@@ -7,7 +7,8 @@
 # tests run in the Debian 13 chroot of scripts/debian13.sh.
 #
 #   leg a  build/       Debian's torch 2.6 (/usr/bin/python3): every test,
-#          build-asan/  and the compiler's tests again under ASan + UBSan
+#          build-asan/  the compiler's tests again under ASan + UBSan,
+#          build-fuzz/  and 60 s of libFuzzer on the compiler (clang; suite fuzz)
 #   leg b  build-pip/   pip's torch 2.13.0 (.venv-torch): everything that
 #                       uses torch (suite `torch`), built against the wheel
 set -euo pipefail
@@ -39,9 +40,14 @@ leg() {  # leg NAME COMMAND...: runs one leg, records failure, reports its wall 
 leg_a() {
   configure build -Dpython=/usr/bin/python3 -Dtorch=enabled
   configure build-asan -Dtorch=disabled -Db_sanitize=address,undefined -Db_lundef=false
+  CC=clang CXX=clang++ configure build-fuzz -Dtorch=disabled -Dfuzz=enabled
   local ok=0
   meson test -C build --print-errorlogs --num-processes 2 || ok=1
   meson test -C build-asan --suite compiler --print-errorlogs --num-processes 2 || ok=1
+  # Only the fuzzer: `meson test --suite` would first build all of build-fuzz.
+  rm -f build-fuzz/meson-logs/testlog.json
+  { ninja -C build-fuzz tests/fuzz/fuzz_compile &&
+    meson test -C build-fuzz --suite fuzz --no-rebuild --print-errorlogs; } || ok=1
   return $ok
 }
 
@@ -53,5 +59,5 @@ leg_b() {
 leg "leg a: Debian torch 2.6" leg_a
 leg "leg b: pip torch 2.13.0" leg_b
 
-python3 tools/test_summary.py build build-asan build-pip || status=1
+python3 tools/test_summary.py build build-asan build-fuzz build-pip || status=1
 exit $status

@@ -23,10 +23,12 @@ bool blank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-// A list is encoded in the text as kOpen item kSep item ... kClose.
-constexpr char kOpen = '\x01';
-constexpr char kSep = '\x02';
-constexpr char kClose = '\x03';
+// A list is encoded in the text as kOpen item kSep item ... kClose: bytes
+// that UTF-8 never uses, so no text from an IDL file (all UTF-8, docs
+// included, whatever control characters their escapes spell) is taken for one.
+constexpr char kOpen = '\xFC';
+constexpr char kSep = '\xFD';
+constexpr char kClose = '\xFE';
 
 /// Index of the kClose matching the kOpen at `open`.
 size_t matching_close(std::string_view text, size_t open) {

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "driver/compile.h"
 #include "emit/code_printer.h"
+#include "test_support.h"
 
 using structop::CodePrinter;
 
@@ -119,4 +121,53 @@ TEST_CASE("a long #error breaks after the directive, a short one stays", "[print
   const std::string message = "\"" + std::string(100, 'm') + "\"";
   p.line("#error " + message);
   CHECK(p.str() == "#error \"short\"\n#error \\\n    " + message + "\n");
+}
+
+TEST_CASE(
+    "control characters in text are printed as they are, never taken for a list",
+    "[printer]") {
+  // Found by the fuzzer (tests/fuzz): a long doc line whose YAML escapes
+  // spelled the bytes the printer once marked lists with threw "unbalanced
+  // list in generated text".
+  const std::string doc = "// " + std::string(100, 'd') + " \x01 \x02 \x03 end";
+  CodePrinter p;
+  p.line(doc);
+  CHECK(p.str() == doc + "\n");
+
+  const std::string a = std::string(60, 'a') + "\x03", b = std::string(60, 'b') + "\x01";
+  CodePrinter q;
+  q.line("f(" + CodePrinter::list({a, b}) + ");");
+  CHECK(q.str() == "f(\n    " + a + ",\n    " + b + ");\n");
+}
+
+TEST_CASE("a long doc with control characters compiles", "[printer][driver]") {
+  const std::string long_line(110, 'x');
+  structop::testing::MemoryReader reader{
+      {"main.ops.yaml",
+       "namespace: demo\n"
+       "records:\n"
+       "  R:\n"
+       "    doc: \"" +
+           long_line +
+           " \\x01 \\x03 \\x02\"\n"
+           "    fields:\n"
+           "      w: {type: Tensor, doc: \"\\x03 " +
+           long_line +
+           "\"}\n"
+           "ops:\n"
+           "  - func: op(Tensor x, R r) -> Tensor\n"
+           "    doc: \"\\x01 " +
+           long_line + "\"\n"}};
+  structop::CompileOptions options;
+  options.input = "main.ops.yaml";
+  options.emit = {
+      structop::OutputKind::Header,
+      structop::OutputKind::Source,
+      structop::OutputKind::Stubs,
+      structop::OutputKind::Python,
+      structop::OutputKind::Json};
+  const structop::CompileResult r = structop::compile(options, reader);
+  CHECK(r.diagnostics == "");
+  REQUIRE(r.ok);
+  CHECK(r.outputs.size() == 5);
 }
