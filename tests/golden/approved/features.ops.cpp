@@ -112,7 +112,7 @@ struct op_pick {
       c10::SymIntArrayRef opts_shape) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Opts opts = unflatten_Opts(
+      const ::golden::features::Opts opts = unflatten_Opts(
           structop::ArgPath(op_name, "opts"),
           opts_sizes,
           opts_weights,

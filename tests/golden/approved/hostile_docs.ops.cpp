@@ -72,7 +72,7 @@ struct op_echo {
       c10::optional<c10::string_view> label) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Texts t = unflatten_Texts(
+      const ::hostile_docs::Texts t = unflatten_Texts(
           structop::ArgPath(op_name, "t"),
           t_cr,
           t_quoted,
@@ -118,8 +118,8 @@ struct op_cleaned {
     const auto with_records = [&](auto&& fn) {
       return fn(
           x,
-          structop::parse_enum<Flag>(flag, structop::ArgPath(op_name, "flag")),
-          structop::parse_enum<Shade>(shade, structop::ArgPath(op_name, "shade")));
+          structop::parse_enum<::hostile_docs::Flag>(flag, structop::ArgPath(op_name, "flag")),
+          structop::parse_enum<::hostile_docs::Shade>(shade, structop::ArgPath(op_name, "shade")));
     };
 
     if (kernel == Kernel::meta) {

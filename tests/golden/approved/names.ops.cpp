@@ -197,7 +197,7 @@ struct op_from_lambda {
       int64_t op_name2) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Outer kernel2 = unflatten_Outer(
+      const ::golden_names::Outer kernel2 = unflatten_Outer(
           structop::ArgPath(op_name, "kernel"),
           kernel_path_at,
           kernel_path_path,
@@ -306,7 +306,7 @@ struct op_scale {
       double error) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const errno_ fn2 = unflatten_errno(
+      const ::golden_names::errno_ fn2 = unflatten_errno(
           structop::ArgPath(op_name, "fn"),
           fn_at,
           fn_path,
@@ -321,8 +321,10 @@ struct op_scale {
       return fn(
           scale,
           fn2,
-          structop::parse_enum<Signal>(Kernel2, structop::ArgPath(op_name, "Kernel")),
-          structop::parse_enum<stdin_>(args2, structop::ArgPath(op_name, "args")),
+          structop::parse_enum<::golden_names::Signal>(
+              Kernel2,
+              structop::ArgPath(op_name, "Kernel")),
+          structop::parse_enum<::golden_names::stdin_>(args2, structop::ArgPath(op_name, "args")),
           error);
     };
 

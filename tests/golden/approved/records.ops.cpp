@@ -71,7 +71,7 @@ struct op_affine {
       c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Cfg cfg = unflatten_Cfg(
+      const ::golden::Cfg cfg = unflatten_Cfg(
           structop::ArgPath(op_name, "cfg"),
           cfg_inner_w,
           cfg_inner_b,
@@ -154,7 +154,7 @@ struct op_split {
       c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Cfg cfg = unflatten_Cfg(
+      const ::golden::Cfg cfg = unflatten_Cfg(
           structop::ArgPath(op_name, "cfg"),
           cfg_inner_w,
           cfg_inner_b,
@@ -223,7 +223,7 @@ struct op_scale_ {
       c10::string_view cfg_mode) {
     // The kernels take records: built from the flat arguments when one runs.
     const auto with_records = [&](auto&& fn) {
-      const Cfg cfg = unflatten_Cfg(
+      const ::golden::Cfg cfg = unflatten_Cfg(
           structop::ArgPath(op_name, "cfg"),
           cfg_inner_w,
           cfg_inner_b,
