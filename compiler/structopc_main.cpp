@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "base/quote.h"
 #include "driver/compile.h"
 #include "driver/output_writer.h"
 
@@ -121,7 +122,7 @@ int run(int argc, char** argv) {
         fmt::format("--explain: no op `{}` in {}; {}", explain, input, *result.unknown_explain_op));
   }
   if (!explain.empty()) {
-    fmt::print("{}", result.explanation);
+    fmt::print("{}", terminal_text(result.explanation, /*line_breaks=*/true));
     return 0;
   }
   if (!write) return 0;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
+
 namespace structop {
 
 void Diagnostics::error(Span span, std::string message, std::string hint) {
@@ -21,11 +23,14 @@ void Diagnostics::note(Span span, std::string message) {
 }
 
 std::string Diagnostics::headline(const Diagnostic& d) const {
+  // Messages quote user text and paths: shown escaped, never able to drive
+  // the terminal or fake a line of their own.
   const char* kind = d.severity == Severity::Error ? "error" : "note";
-  if (d.span.file < 0) return fmt::format("structopc: {}: {}", kind, d.message);
-  const SourceFile& f = sources_.file(d.span.file);
-  if (d.span.line <= 0) return fmt::format("{}: {}: {}", f.path(), kind, d.message);
-  return fmt::format("{}:{}:{}: {}: {}", f.path(), d.span.line, d.span.column, kind, d.message);
+  const std::string message = terminal_text(d.message);
+  if (d.span.file < 0) return fmt::format("structopc: {}: {}", kind, message);
+  const std::string path = terminal_text(sources_.file(d.span.file).path());
+  if (d.span.line <= 0) return fmt::format("{}: {}: {}", path, kind, message);
+  return fmt::format("{}:{}:{}: {}: {}", path, d.span.line, d.span.column, kind, message);
 }
 
 namespace {
@@ -36,8 +41,9 @@ constexpr size_t kExcerptWidth = 160;
 
 /// The excerpt of `line` for a caret at 0-based byte `column`, `length` wide:
 /// the shown text and where the caret falls in it (in bytes of `text`).
-/// Control bytes and bytes that are not well-formed UTF-8 become `?` (one byte
-/// each, so the caret still lines up); tabs stay.
+/// Control characters, bidirectional controls and other hazards (see quote.h)
+/// and bytes that are not well-formed UTF-8 become `?` (one per character, so
+/// the caret still lines up); tabs stay.
 struct Excerpt {
   std::string text;
   size_t caret = 0;
@@ -56,22 +62,33 @@ Excerpt make_excerpt(std::string_view line, size_t column, size_t length) {
     if (end < line.size()) suffix = "...";
   }
   std::string_view window = line.substr(begin, end - begin);
+  // Where the caret and the end of the underline fall, in bytes of the shown
+  // text (a replaced character may be shorter than the original).
+  const size_t caret = column - begin;
+  const size_t underline_end = std::min(window.size(), caret + std::max<size_t>(1, length));
+  size_t shown_caret = std::string::npos, shown_end = std::string::npos;
   e.text = prefix;
   for (size_t i = 0; i < window.size();) {
+    if (shown_caret == std::string::npos && i >= caret) shown_caret = e.text.size();
+    if (shown_end == std::string::npos && i >= underline_end) shown_end = e.text.size();
     unsigned char c = static_cast<unsigned char>(window[i]);
     size_t len = utf8_char_length(window, i);
-    if (len == 0 || (c < 0x20 && c != '\t') || c == 0x7f) {
+    if (len == 0) {
       e.text += '?';
       ++i;
+    } else if (c != '\t' && terminal_text(window.substr(i, len)).size() != len) {
+      e.text += '?';
+      i += len;
     } else {
       e.text.append(window.substr(i, len));
       i += len;
     }
   }
+  if (shown_caret == std::string::npos) shown_caret = e.text.size();
+  if (shown_end == std::string::npos) shown_end = e.text.size();
   e.text += suffix;
-  e.caret = prefix.size() + (column - begin);
-  size_t avail = end > column ? end - column : 0;
-  e.length = std::max<size_t>(1, std::min(length, avail));
+  e.caret = shown_caret;
+  e.length = std::max<size_t>(1, shown_end > shown_caret ? shown_end - shown_caret : 0);
   return e;
 }
 
@@ -108,7 +125,7 @@ std::string Diagnostics::render_one(const Diagnostic& d) const {
           std::string(std::max<size_t>(1, width) - 1, '~'));
     }
   }
-  if (!d.hint.empty()) out += fmt::format("hint: {}\n", d.hint);
+  if (!d.hint.empty()) out += fmt::format("hint: {}\n", terminal_text(d.hint));
   return out;
 }
 
@@ -149,25 +166,38 @@ std::string Diagnostics::render() const {
 namespace {
 
 // Optimal string alignment distance (a swap of two neighbours counts as one
-// edit), case-insensitive: "flaot" is one edit away from "float".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+// edit), case-insensitive: "flaot" is one edit away from "float". Only
+// distances below `limit` matter: the result is `limit` when it is at least
+// that, found early (a length difference, or a row whose every cell is over
+// the limit), so a hostile name against a long candidate list stays cheap.
+size_t edit_distance(const std::string& a, const std::string& b, size_t limit) {
   const size_t n = a.size(), m = b.size();
-  std::vector<size_t> d((n + 1) * (m + 1));
-  auto at = [&](size_t i, size_t j) -> size_t& { return d[i * (m + 1) + j]; };
-  for (size_t i = 0; i <= n; ++i) at(i, 0) = i;
-  for (size_t j = 0; j <= m; ++j) at(0, j) = j;
+  if ((n > m ? n - m : m - n) >= limit) return limit;
+  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  // Three rows: i - 2, i - 1 and i.
+  std::vector<size_t> before(m + 1), previous(m + 1), row(m + 1);
+  for (size_t j = 0; j <= m; ++j) previous[j] = j;
   for (size_t i = 1; i <= n; ++i) {
+    row[0] = i;
+    size_t row_min = row[0];
     for (size_t j = 1; j <= m; ++j) {
       size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
           lower(a[i - 2]) == lower(b[j - 1])) {
-        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+        row[j] = std::min(row[j], before[j - 2] + 1);
       }
+      row_min = std::min(row_min, row[j]);
     }
+    // A cell of a later row is at least the minimum of the row before the
+    // one before it (a swap reaches back two rows): stop when two rows in a
+    // row are over the limit.
+    if (row_min >= limit && i > 1 && *std::min_element(previous.begin(), previous.end()) >= limit)
+      return limit;
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return at(n, m);
+  return std::min(previous[m], limit);
 }
 
 }  // namespace
@@ -176,7 +206,7 @@ std::string closest_match(const std::string& name, const std::vector<std::string
   std::string best;
   size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
   for (const auto& c : candidates) {
-    size_t d = edit_distance(name, c);
+    size_t d = edit_distance(name, c, best_distance);
     if (d < best_distance) {
       best_distance = d;
       best = c;

@@ -233,4 +233,28 @@ std::string json_string_literal(std::string_view value) {
   return out + "\"";
 }
 
+std::string terminal_text(std::string_view text, bool line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  for_each_char(text, [&](const std::vector<Char>& chars, size_t i) {
+    const Char& c = chars[i];
+    if (!c.utf8) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
+    } else if (c.code == '\n') {
+      out += line_breaks ? "\n" : "\\n";
+    } else if (c.code == '\r') {
+      out += "\\r";
+    } else if (c.code == '\t') {
+      out += "\\t";
+    } else if (c.code < 0x20 || c.code == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
+    } else if (is_control(c.code) || is_hazard(c.code)) {
+      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(c.code));
+    } else {
+      out += c.bytes;
+    }
+  });
+  return out;
+}
+
 }  // namespace structop

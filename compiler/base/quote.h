@@ -71,4 +71,11 @@ std::string schema_string_literal(std::string_view value);
 /// becomes `\ufffd`.
 std::string json_string_literal(std::string_view value);
 
+/// `text` for a terminal (diagnostics, `--explain`): what it shows is what
+/// the text holds, and nothing in it can drive the terminal. Control
+/// characters become visible escapes (`\r`, `\t`, `\x1b`; line breaks too,
+/// unless `line_breaks`), hazards `<U+202E>`, stray bytes `\xff`; a
+/// backslash stays as it is (the text is for reading, not for parsing back).
+std::string terminal_text(std::string_view text, bool line_breaks = false);
+
 }  // namespace structop

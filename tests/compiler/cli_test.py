@@ -146,6 +146,22 @@ def main(work):
     check("no op `nope`" in unknown.stderr and "`op` and `scale_`" in unknown.stderr,
           f"--explain lists the ops (got {unknown.stderr!r})")
 
+    # User text never reaches the terminal raw: escape sequences in a string
+    # default (--explain) and in a quoted type name (a diagnostic) are shown
+    # as `\x1b`, a bidi override as `<U+202E>`.
+    write(os.path.join(work, "idl/esc.ops.yaml"),
+          'namespace: esc\nops:\n  - func: "op(Tensor x, str s=\\"\\e[2J\\u202e\\") -> Tensor"\n'
+          '  - func: "bad(Tensor x, \\e[31mflaot y) -> Tensor"\n')
+    esc = run("--check", "idl/esc.ops.yaml", cwd=work)
+    check(esc.returncode == 1 and "\x1b" not in esc.stderr and "found `\\x1b`" in esc.stderr,
+          f"a diagnostic shows control characters escaped (got {esc.stderr!r})")
+    write(os.path.join(work, "idl/esc.ops.yaml"),
+          'namespace: esc\nops:\n  - func: "op(Tensor x, str s=\\"\\e[2J\\u202e\\") -> Tensor"\n')
+    esc = run("--explain", "op", "idl/esc.ops.yaml", cwd=work)
+    check(esc.returncode == 0 and "\x1b" not in esc.stdout and "\u202e" not in esc.stdout
+          and "\\x1b[2J<U+202E>" in esc.stdout and "\n" in esc.stdout,
+          f"--explain shows control characters escaped, its own line breaks kept (got {esc.returncode}: {esc.stdout!r} {esc.stderr!r})")
+
     # Usage errors exit 2; --version and --help exit 0.
     for args, what in [([], "no input"), (["--emit", "xml", "idl/main.ops.yaml"], "unknown --emit kind"),
                        (["--frobnicate", "idl/main.ops.yaml"], "unknown option"),

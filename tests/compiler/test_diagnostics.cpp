@@ -117,6 +117,33 @@ TEST_CASE("an excerpt shows control and invalid bytes as `?`", "[base]") {
   CHECK(contains(s.diags.render(), " 1 | a?[31mb?z?!\n   |          ^\n"));
 }
 
+TEST_CASE("an excerpt shows bidi controls as `?` and the caret still lines up", "[base]") {
+  Sink s;
+  // U+202E (3 bytes) and U+2066 before the span: one `?` each, one pad column each.
+  int id = s.add(
+      "t",
+      "a\xE2\x80\xAE\xE2\x81\xA6"
+      "bad z\n");
+  s.diags.error(Span{id, 1, 8, 3}, "msg");
+  CHECK(contains(s.diags.render(), " 1 | a??bad z\n   |    ^~~\n"));
+}
+
+TEST_CASE("messages, hints and paths cannot drive the terminal", "[base]") {
+  Sink s;
+  int id = s.add("in\x1b[2Jput\n.ops.yaml", "x\n");
+  s.diags.error(
+      Span{id, 1, 1, 1},
+      "unknown type `a\x1b]0;title\x07\rb\xE2\x80\xAE`",
+      "did you mean `c\nd:1:1: error: fake`?");
+  std::string out = s.diags.render();
+  CHECK(contains(
+      out,
+      "in\\x1b[2Jput\\n.ops.yaml:1:1: error: unknown type `a\\x1b]0;title\\x07\\rb<U+202E>`\n"));
+  CHECK(contains(out, "hint: did you mean `c\\nd:1:1: error: fake`?\n"));
+  CHECK_FALSE(contains(out, "\x1b"));
+  CHECK_FALSE(contains(out, "\r"));
+}
+
 TEST_CASE("a very long line is cut to a window around the caret", "[base]") {
   Sink s;
   std::string line = std::string(5000, 'a') + "XYZ" + std::string(5000, 'b');
@@ -208,6 +235,13 @@ TEST_CASE("closest_match finds plausible typos only", "[base]") {
   CHECK(closest_match("AttentionSettings", types).empty());
   CHECK(closest_match("x", types).empty());
   CHECK(closest_match("anything", {}).empty());
+  // The distance is cut off early only where no later row can come back under the limit.
+  CHECK(closest_match("abcdefghji", {"abcdefghij"}) == "abcdefghij");
+  CHECK(closest_match("zzcdefghij", {"abcdefghij", "zbcdefghij"}) == "zbcdefghij");
+  CHECK(closest_match(std::string(200, 'a'), {std::string(300, 'a')}).empty());
+  CHECK(
+      closest_match(std::string(200, 'a'), {std::string(199, 'a') + "b"}) ==
+      std::string(199, 'a') + "b");
 }
 
 TEST_CASE("quoted_list joins names with commas and `and`", "[base]") {

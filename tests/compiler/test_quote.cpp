@@ -183,3 +183,12 @@ TEST_CASE("json_string_literal: RFC 8259 escapes", "[quote]") {
   CHECK(json_string_literal("caf\xc3\xa9") == "\"caf\xc3\xa9\"");
   CHECK(json_string_literal("\xff") == R"("\ufffd")");
 }
+
+TEST_CASE("terminal_text: visible escapes, line breaks only where asked", "[quote]") {
+  CHECK(terminal_text("plain `x` \\ \"q\"") == "plain `x` \\ \"q\"");
+  CHECK(terminal_text("a\nb\rc\td") == R"(a\nb\rc\td)");
+  CHECK(terminal_text("a\nb", /*line_breaks=*/true) == "a\nb");
+  CHECK(terminal_text(std::string("\x1b[31m\0\x7f", 7)) == R"(\x1b[31m\x00\x7f)");
+  CHECK(terminal_text("\xc2\x9b\xe2\x80\xae\xe2\x81\xa9") == "<U+009B><U+202E><U+2069>");
+  CHECK(terminal_text("caf\xc3\xa9 \xff") == "caf\xc3\xa9 \\xff");
+}
