@@ -76,7 +76,9 @@ Excerpt make_excerpt(std::string_view line, size_t column, size_t length) {
     if (len == 0) {
       e.text += '?';
       ++i;
-    } else if (c != '\t' && terminal_text(window.substr(i, len)).size() != len) {
+    } else if (
+        ((c < 0x20 && c != '\t') || c >= 0x7F) &&
+        terminal_text(window.substr(i, len)).size() != len) {
       e.text += '?';
       i += len;
     } else {

@@ -1,5 +1,6 @@
 #include "base/quote.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
@@ -234,6 +235,12 @@ std::string json_string_literal(std::string_view value) {
 }
 
 std::string terminal_text(std::string_view text, bool line_breaks) {
+  // Most text is printable ASCII (and line breaks where they stay).
+  if (std::all_of(text.begin(), text.end(), [&](char ch) {
+        return (ch >= 0x20 && ch < 0x7F) || (ch == '\n' && line_breaks);
+      })) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(text.size());
   for_each_char(text, [&](const std::vector<Char>& chars, size_t i) {
