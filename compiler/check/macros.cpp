@@ -6,18 +6,13 @@
 // and the macro prefixes of libtorch and structop.
 #include "check/names.h"
 
-#include <algorithm>
-#include <string>
-#include <vector>
-
 namespace structop::model {
 
 bool is_predefined_macro(std::string_view name) {
   for (std::string_view prefix : {"AT_", "C10_", "CAFFE2_", "STRUCTOP_", "TORCH_"}) {
     if (name.substr(0, prefix.size()) == prefix) return true;
   }
-  static const std::vector<std::string_view> kMacros = [] {
-    static constexpr std::string_view kWords = R"(
+  static const WordList kMacros(R"(
 ADJ_ESTERROR ADJ_FREQUENCY ADJ_MAXERROR ADJ_MICRO ADJ_NANO ADJ_OFFSET ADJ_OFFSET_SINGLESHOT
 ADJ_OFFSET_SS_READ ADJ_SETOFFSET ADJ_STATUS ADJ_TAI ADJ_TICK ADJ_TIMECONST AIO_PRIO_DELTA_MAX
 ATOMIC_BOOL_LOCK_FREE ATOMIC_CHAR16_T_LOCK_FREE ATOMIC_CHAR32_T_LOCK_FREE ATOMIC_CHAR_LOCK_FREE
@@ -139,18 +134,8 @@ si_arch si_band si_call_addr si_fd si_int si_lower si_overrun si_pid si_pkey si_
 si_stime si_syscall si_timerid si_uid si_upper si_utime si_value sigev_notify_attributes
 sigev_notify_function sigmask sigsetjmp stderr stdin stdout strdupa strndupa unix va_arg va_copy
 va_end va_start
-)";
-    std::vector<std::string_view> words;
-    size_t start = kWords.find_first_not_of(" \n");
-    while (start != std::string_view::npos) {
-      size_t end = kWords.find_first_of(" \n", start);
-      words.push_back(kWords.substr(start, end - start));
-      start = kWords.find_first_not_of(" \n", end);
-    }
-    std::sort(words.begin(), words.end());
-    return words;
-  }();
-  return std::binary_search(kMacros.begin(), kMacros.end(), name);
+)");
+  return kMacros.contains(name);
 }
 
 }  // namespace structop::model

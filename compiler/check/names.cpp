@@ -22,6 +22,20 @@ bool is_schema_keyword(std::string_view name) {
   return std::find(std::begin(kWords), std::end(kWords), name) != std::end(kWords);
 }
 
+WordList::WordList(std::string_view words) {
+  size_t start = words.find_first_not_of(" \n");
+  while (start != std::string_view::npos) {
+    size_t end = words.find_first_of(" \n", start);
+    sorted_.push_back(words.substr(start, end == std::string_view::npos ? end : end - start));
+    start = words.find_first_not_of(" \n", end);
+  }
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+bool WordList::contains(std::string_view word) const {
+  return std::binary_search(sorted_.begin(), sorted_.end(), word);
+}
+
 bool is_implementation_reserved(std::string_view name) {
   return name.size() >= 2 && name[0] == '_' &&
          (name[1] == '_' || std::isupper(static_cast<unsigned char>(name[1])));

@@ -33,6 +33,22 @@ bool is_schema_keyword(std::string_view name);
 /// `STRUCTOP_`). The list is in check/macros.cpp.
 bool is_predefined_macro(std::string_view name);
 
+/// A name that libtorch's or the C library's headers declare at global scope
+/// in generated code (`time`, `log`, `printf`, `FILE`, `tm`, `ska`...): a
+/// generated namespace cannot take it. The list is in check/globals.cpp.
+bool is_global_name(std::string_view name);
+
+/// A fixed set of words given as one string of words separated by spaces and
+/// line breaks (the lists of check/macros.cpp and check/globals.cpp).
+class WordList {
+ public:
+  explicit WordList(std::string_view words);
+  bool contains(std::string_view word) const;
+
+ private:
+  std::vector<std::string_view> sorted_;
+};
+
 /// A name C++ reserves for the compiler and its library: beginning with `__`,
 /// or with `_` and an upper-case letter (`__LINE__`, `_GNU_SOURCE`).
 bool is_implementation_reserved(std::string_view name);

@@ -105,7 +105,8 @@ class Resolver {
   // (`torch.ops.ns`) and in the TORCH_LIBRARY macros, which expand macros in
   // their arguments. Generated code lives in the C++ namespace; one that is
   // (or starts with) a namespace of the standard library or of libtorch, or
-  // has a keyword or macro as a component, cannot work.
+  // has a keyword or macro as a component, or starts with a name the C
+  // library or libtorch declare at global scope (`time`, `log`), cannot work.
   void check_cpp_namespace(const syntax::IdlFile& f) {
     const syntax::Name& ns = f.namespace_;
     std::string ns_problem;
@@ -132,6 +133,12 @@ class Resolver {
       return first == t;
     });
     std::string word = first, reason = taken ? "already used by C++, libtorch or structop" : "";
+    if (reason.empty() && model::is_global_name(first)) {
+      reason = fmt::format(
+          "declared at global scope by the C library or libtorch (`::{}`), so a namespace "
+          "cannot take that name",
+          first);
+    }
     for (size_t start = 0; reason.empty() && start != std::string::npos;) {
       size_t end = name.text.find("::", start);
       word = name.text.substr(start, end == std::string::npos ? end : end - start);

@@ -178,6 +178,11 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
     std::string sources;
     for (size_t i : lo.meta_sources) sources += (sources.empty() ? "" : ", ") + lo.slots[i].path;
     out += fmt::format("\nmeta: outputs take the metadata of {}\n", sources);
+    if (op.meta == model::MetaKind::Identity) {
+      out +=
+          "      (default identity meta: output k copies the k-th tensor input, plain `Tensor`\n"
+          "      parameters first, then tensor fields of records; `meta: [names]` picks others)\n";
+    }
   } else if (op.meta == model::MetaKind::Custom) {
     out += fmt::format("\nmeta: custom (kernels::{}_meta)\n", lo.cpp_name);
   }

@@ -426,8 +426,15 @@ class OpLowering {
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {
-      for (size_t i = 0; i < out_.slots.size() && out_.meta_sources.size() < tensor_outputs; ++i) {
-        if (out_.slots[i].type.is_plain_tensor()) out_.meta_sources.push_back(i);
+      // Output k copies the k-th tensor input: plain `Tensor` parameters
+      // first, then tensor fields of records, each in declaration order.
+      for (bool record_leaves : {false, true}) {
+        for (size_t i = 0; i < out_.slots.size() && out_.meta_sources.size() < tensor_outputs;
+             ++i) {
+          const lower::Slot& s = out_.slots[i];
+          if (s.type.is_plain_tensor() && s.from_record() == record_leaves)
+            out_.meta_sources.push_back(i);
+        }
       }
       if (out_.meta_sources.size() < tensor_outputs) {
         diags_.error(

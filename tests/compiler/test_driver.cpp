@@ -456,7 +456,11 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
       "dt             dt             ScalarType              float32 (schema: 6)        yes      "
       "   no\n");
   CompileResult op = compile_demo({}, std::string("op"));
-  CHECK(contains(op.explanation, "\nmeta: outputs take the metadata of x\n"));
+  CHECK(contains(
+      op.explanation,
+      "\nmeta: outputs take the metadata of x\n"
+      "      (default identity meta: output k copies the k-th tensor input, plain `Tensor`\n"
+      "      parameters first, then tensor fields of records; `meta: [names]` picks others)\n"));
   CompileResult custom = compile_demo({}, std::string("can_cast"));
   CHECK(contains(custom.explanation, "\nmeta: custom (kernels::can_cast_meta)\n"));
 }

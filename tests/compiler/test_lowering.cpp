@@ -390,15 +390,26 @@ TEST_CASE("lowered-name collisions are reported once, without an internal error"
   CHECK_FALSE(contains(inner.errors, "internal error"));
 }
 
-TEST_CASE("meta: identity takes the first N plain tensor inputs", "[lowering]") {
+TEST_CASE(
+    "meta: identity takes plain tensor parameters first, then record tensor fields",
+    "[lowering]") {
   FrontEnd fe = lower_ops(
-      "  - func: op(int n, Tensor? maybe, WeightCfg cfg, Tensor x) -> (Tensor a, Tensor b)\n");
+      "  - func: op(int n, Tensor? maybe, WeightCfg cfg, Tensor x) -> (Tensor a, Tensor b)\n"
+      "  - func: one(WeightCfg cfg, Tensor x) -> Tensor\n"
+      "  - func: leaves(WeightCfg cfg) -> (Tensor a, Tensor b)\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
   REQUIRE(lo.meta_sources.size() == 2);
-  CHECK(lo.slots[lo.meta_sources[0]].name == "cfg__inner__w");
-  CHECK(lo.slots[lo.meta_sources[1]].name == "cfg__inner__b");
+  CHECK(lo.slots[lo.meta_sources[0]].name == "x");
+  CHECK(lo.slots[lo.meta_sources[1]].name == "cfg__inner__w");
+  const auto& one = fe.op("one");
+  REQUIRE(one.meta_sources.size() == 1);
+  CHECK(one.slots[one.meta_sources[0]].name == "x");
+  const auto& leaves = fe.op("leaves");
+  REQUIRE(leaves.meta_sources.size() == 2);
+  CHECK(leaves.slots[leaves.meta_sources[0]].name == "cfg__inner__w");
+  CHECK(leaves.slots[leaves.meta_sources[1]].name == "cfg__inner__b");
   FrontEnd few = lower_ops("  - func: op(Tensor x, int n) -> (Tensor a, Tensor b)\n");
   CHECK(contains(
       few.errors,

@@ -251,7 +251,7 @@ struct op_from_lambda {
       return outputs;
     }
     if (kernel == Kernel::meta) {
-      return {structop::meta_like(x), structop::meta_like(kernel_path_path)};
+      return {structop::meta_like(x), structop::meta_like(handle2)};
     }
     return with_records(kernels::from_lambda);
   }
