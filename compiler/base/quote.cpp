@@ -17,6 +17,15 @@ struct Char {
   bool utf8 = true;
 };
 
+/// The code point of the well-formed UTF-8 character of `len` bytes at `text[i]`.
+char32_t decode(std::string_view text, size_t i, size_t len) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  if (len == 1) return byte(0);
+  char32_t code = byte(0) & (0xFF >> (len + 1));
+  for (size_t k = 1; k < len; ++k) code = (code << 6) | (byte(k) & 0x3F);
+  return code;
+}
+
 /// Calls `f(chars, i)` for each character of `text`; `chars[i]` is the current one.
 template <typename F>
 void for_each_char(std::string_view text, F f) {
@@ -25,15 +34,11 @@ void for_each_char(std::string_view text, F f) {
     const size_t len = utf8_char_length(text, i);
     Char c;
     c.bytes = text.substr(i, len ? len : 1);
-    auto byte = [&](size_t k) { return static_cast<unsigned char>(c.bytes[k]); };
     if (len == 0) {
-      c.code = byte(0);
+      c.code = static_cast<unsigned char>(c.bytes[0]);
       c.utf8 = false;
-    } else if (len == 1) {
-      c.code = byte(0);
     } else {
-      c.code = byte(0) & (0xFF >> (len + 1));
-      for (size_t k = 1; k < len; ++k) c.code = (c.code << 6) | (byte(k) & 0x3F);
+      c.code = decode(text, i, len);
     }
     chars.push_back(c);
     i += c.bytes.size();
@@ -242,25 +247,31 @@ std::string terminal_text(std::string_view text, bool line_breaks) {
     return std::string(text);
   }
   std::string out;
-  out.reserve(text.size());
-  for_each_char(text, [&](const std::vector<Char>& chars, size_t i) {
-    const Char& c = chars[i];
-    if (!c.utf8) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
-    } else if (c.code == '\n') {
-      out += line_breaks ? "\n" : "\\n";
-    } else if (c.code == '\r') {
-      out += "\\r";
-    } else if (c.code == '\t') {
-      out += "\\t";
-    } else if (c.code < 0x20 || c.code == 0x7F) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
-    } else if (is_control(c.code) || is_hazard(c.code)) {
-      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(c.code));
-    } else {
-      out += c.bytes;
+  out.reserve(text.size() + 16);
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const size_t len = utf8_char_length(text, i);
+    if (len == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(byte));
+      ++i;
+      continue;
     }
-  });
+    const char32_t code = decode(text, i, len);
+    if (code == '\n') {
+      out += line_breaks ? "\n" : "\\n";
+    } else if (code == '\r') {
+      out += "\\r";
+    } else if (code == '\t') {
+      out += "\\t";
+    } else if (code < 0x20 || code == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(code));
+    } else if (is_control(code) || is_hazard(code)) {
+      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(code));
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
   return out;
 }
 
