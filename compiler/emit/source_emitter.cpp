@@ -90,10 +90,8 @@ class SourceEmitter {
 
   /// `unflatten_R(path, leaves)`: record `decl` from its flat leaves, which
   /// start at the stack entry `leaves_expr` (a `c10::IValue*` expression).
-  std::string unflatten_call(
-      int decl,
-      const std::string& path_expr,
-      const std::string& leaves_expr) const {
+  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& leaves_expr)
+      const {
     Strings call_args;
     if (layout(decl).has_enum_leaf) call_args.push_back(path_expr);
     call_args.push_back(leaves_expr);
@@ -143,8 +141,8 @@ class SourceEmitter {
             "structop::ArgPath(path, {})",
             cpp_string_literal(f.name));
         if (f.type.is_record()) {
-          const std::string at =
-              rf.first_leaf == 0 ? "leaves" : fmt::format("leaves + {}", rf.first_leaf);
+          const std::string at = rf.first_leaf == 0 ? "leaves"
+                                                    : fmt::format("leaves + {}", rf.first_leaf);
           fields.push_back(unflatten_call(f.type.decl, leaf_path, at));
         } else {
           const std::string leaf = fmt::format("leaves[{}]", rf.first_leaf);
@@ -185,10 +183,8 @@ class SourceEmitter {
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        out.push_back(unflatten_call(
-            p.type.decl,
-            path,
-            slot == 0 ? "args" : fmt::format("args + {}", slot)));
+        out.push_back(
+            unflatten_call(p.type.decl, path, slot == 0 ? "args" : fmt::format("args + {}", slot)));
       } else {
         const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
         out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
@@ -217,10 +213,9 @@ class SourceEmitter {
 
   /// The body of a boxed kernel that calls `kernel_fn` through with_args.
   std::string boxed_call(const CppOp& op, const std::string& kernel_fn) const {
-    const std::string call =
-        "with_args" + args({"structop::arguments(stack, num_args)", kernel_fn});
-    if (op.return_type() == "void")
-      return call + ";\nstructop::return_nothing(stack, num_args);";
+    const std::string call = "with_args" +
+                             args({"structop::arguments(stack, num_args)", kernel_fn});
+    if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
     return "structop::return_outputs" + args({"stack", "num_args", call}) + ";";
   }
 
@@ -233,8 +228,7 @@ class SourceEmitter {
     Strings outs;
     for (size_t slot : lo.meta_sources)
       outs.push_back(fmt::format("structop::meta_like(args[{}].toTensor())", slot));
-    const std::string result =
-        outs.size() == 1 ? outs[0] : "std::make_tuple" + args(outs);
+    const std::string result = outs.size() == 1 ? outs[0] : "std::make_tuple" + args(outs);
     return "c10::IValue* args = structop::arguments(stack, num_args);\n"
            "structop::return_outputs" +
            args({"stack", "num_args", result}) + ";";
@@ -390,7 +384,14 @@ class SourceEmitter {
         {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},
          {"paths", braces(paths)},
          {"slots", braces(slots)},
-         {"count", std::to_string(paths.size())},
+         {"def",
+          braces(
+              {"op_name",
+               "grad_paths",
+               "grad_slots",
+               std::to_string(paths.size()),
+               "&setup_context",
+               "&backward"})},
          {"grads_type", op.names().grads},
          {"backward", op.names().backward},
          {"grads", join(grads, ", ")},
@@ -416,8 +417,7 @@ class SourceEmitter {
           // Original path and flat argument of each grad slot (= the node's edges).
           static constexpr const char* grad_paths[] = $paths$;
           static constexpr std::size_t grad_slots[] = $slots$;
-          static constexpr structop::BackwardDef backward_def = {
-              op_name, grad_paths, grad_slots, $count$, &setup_context, &backward};
+          static constexpr structop::BackwardDef backward_def = $def$;
         )cc");
     return trimmed(p.str());
   }

@@ -31,7 +31,10 @@ class FunctionKernel final : public c10::OperatorKernel {
 }  // namespace
 
 void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags) {
-  m.def(schema, std::vector<at::Tag>(tags));
+  // A named vector, so that no torch version takes it for a kernel
+  // (Library::def(schema, func) when it is an rvalue, torch 2.13).
+  const std::vector<at::Tag> tag_list(tags);
+  m.def(torch::schema(schema), tag_list);
 }
 
 void impl(torch::Library& m, const char* name, BoxedKernel* kernel) {

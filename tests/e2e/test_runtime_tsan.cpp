@@ -149,7 +149,8 @@ int main() {
   def_names.reserve(kDefs);
   defs.reserve(kDefs);
   for (int i = 0; i < kDefs; ++i) def_names.push_back("tsan::op" + std::to_string(i));
-  for (int i = 0; i < kDefs; ++i) defs.push_back({def_names[i].c_str(), kPaths, kSlots, 2, &no_setup_context, &no_backward});
+  for (int i = 0; i < kDefs; ++i)
+    defs.push_back({def_names[i].c_str(), kPaths, kSlots, 2, &no_setup_context, &no_backward});
 
   std::atomic<int> waiting{kThreads};
   std::vector<std::thread> threads;

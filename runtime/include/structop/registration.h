@@ -96,7 +96,10 @@ C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
 /// Replaces the `num_args` arguments on top of `stack` by `outputs` (a value,
 /// a std::tuple of them, or nothing for `void`).
 template <class Outputs>
-C10_NOINLINE void return_outputs(torch::jit::Stack* stack, std::size_t num_args, Outputs&& outputs) {
+C10_NOINLINE void return_outputs(
+    torch::jit::Stack* stack,
+    std::size_t num_args,
+    Outputs&& outputs) {
   torch::jit::drop(*stack, num_args);
   c10::impl::push_outputs<std::decay_t<Outputs>, false>::call(std::move(outputs), stack);
 }

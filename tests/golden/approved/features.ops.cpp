@@ -30,7 +30,8 @@ namespace {
       structop::to_value<std::vector<double>>(structop::arg<at::ArrayRef<double>>(leaves[1])),
       structop::arg<const c10::optional<at::Tensor>&>(leaves[2]),
       structop::arg<c10::optional<int64_t>>(leaves[3]),
-      structop::to_value<c10::optional<std::string>>(structop::arg<c10::optional<c10::string_view>>(leaves[4])),
+      structop::to_value<c10::optional<std::string>>(
+          structop::arg<c10::optional<c10::string_view>>(leaves[4])),
       structop::arg<at::ScalarType>(leaves[5]),
       structop::arg<at::Device>(leaves[6]),
       unflatten_Window(structop::ArgPath(path, "window"), leaves + 7),
@@ -129,8 +130,8 @@ struct op_pick {
   // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"from", "to", "opts.mask"};
   static constexpr std::size_t grad_slots[] = {0, 1, 4};
-  static constexpr structop::BackwardDef backward_def = {
-      op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden_features::pick");

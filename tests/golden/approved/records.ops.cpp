@@ -95,8 +95,8 @@ struct op_affine {
   // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
-  static constexpr structop::BackwardDef backward_def = {
-      op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden::affine");
@@ -177,8 +177,8 @@ struct op_split {
   // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
-  static constexpr structop::BackwardDef backward_def = {
-      op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden::split");
