@@ -375,7 +375,7 @@ class SourceEmitter {
     Strings setup_args = {"ctx", "inputs..."};
     for (size_t i = 0; i < lo.outputs.size(); ++i) {
       setup_args.push_back(fmt::format(
-          "structop::arg<const {}&>(outputs[{}])",
+          "structop::output<{}>(outputs[{}])",
           types_.output_type(lo.outputs[i].type),
           i));
     }
@@ -401,7 +401,7 @@ class SourceEmitter {
           static void setup_context(
               torch::autograd::AutogradContext* ctx,
               c10::IValue* args,
-              c10::IValue* outputs) {
+              const c10::IValue* outputs) {
             with_args(args, [&](const auto&... inputs) {
               $setup$;
             });

@@ -283,7 +283,8 @@ class AutogradKernel final : public c10::OperatorKernel {
       redispatch(op, ks, stack);
       return;
     }
-    // The redispatch consumes the arguments; setup_context needs them after.
+    // The redispatch consumes the arguments; setup_context needs them after
+    // (and may move values out of its copy).
     torch::jit::Stack inputs(args, args + num_args);
     redispatch(op, ks, stack);
     const std::size_t num_outputs = op.schema().returns().size();

@@ -65,7 +65,7 @@ structop::variable_list no_backward(
     const structop::variable_list&) {
   return {};
 }
-void no_setup_context(torch::autograd::AutogradContext*, c10::IValue*, c10::IValue*) {}
+void no_setup_context(torch::autograd::AutogradContext*, c10::IValue*, const c10::IValue*) {}
 const char* const kPaths[] = {"x", "cfg.inner.w"};
 const std::size_t kSlots[] = {0, 1};
 std::vector<std::string> def_names;

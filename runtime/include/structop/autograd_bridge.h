@@ -44,7 +44,7 @@ struct BackwardDef {
   /// kernels::<op>_setup_context on the record form of the op's flat
   /// arguments (`inputs`, the schema's arguments) and its outputs (the
   /// schema's returns); called with grad mode off.
-  void (*setup_context)(AutogradContext* ctx, c10::IValue* inputs, c10::IValue* outputs);
+  void (*setup_context)(AutogradContext* ctx, c10::IValue* inputs, const c10::IValue* outputs);
   /// kernels::<op>_backward, mapped onto the grad slots.
   variable_list (*backward)(AutogradContext* ctx, const variable_list& grad_outputs);
 };

@@ -86,11 +86,20 @@ inline c10::IValue* arguments(torch::jit::Stack* stack, std::size_t count) {
 /// A flat argument as the dispatcher's C++ type `T` would pass it (the
 /// unboxing the dispatcher does for unboxed kernels): `const at::Tensor&`
 /// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
-/// until the end of the full expression.
+/// until the end of the full expression. Values other than tensors are moved
+/// out of `value`: read each argument once.
 template <class T>
 C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
   return c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>::call(
       value);
+}
+
+/// An output of the op (on the stack after the forward ran) as the C++ type
+/// `T` (`at::Tensor`, `std::vector<at::Tensor>`), left on the stack: a copy
+/// sharing the tensors, where `arg` would move the value out.
+template <class T>
+C10_NOINLINE T output(const c10::IValue& value) {
+  return value.to<T>();
 }
 
 /// Replaces the `num_args` arguments on top of `stack` by `outputs` (a value,

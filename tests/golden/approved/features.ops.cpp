@@ -108,12 +108,12 @@ struct op_pick {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
       kernels::pick_setup_context(
           ctx,
           inputs...,
-          structop::arg<const std::vector<at::Tensor>&>(outputs[0]));
+          structop::output<std::vector<at::Tensor>>(outputs[0]));
     });
   }
 

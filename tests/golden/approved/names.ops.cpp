@@ -80,9 +80,9 @@ struct op_from_ {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::from_setup_context_(ctx, inputs..., structop::arg<const at::Tensor&>(outputs[0]));
+      kernels::from_setup_context_(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
     });
   }
 
@@ -184,13 +184,13 @@ struct op_from_lambda {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
       kernels::from_lambda_setup_context(
           ctx,
           inputs...,
-          structop::arg<const at::Tensor&>(outputs[0]),
-          structop::arg<const at::Tensor&>(outputs[1]));
+          structop::output<at::Tensor>(outputs[0]),
+          structop::output<at::Tensor>(outputs[1]));
     });
   }
 
@@ -334,9 +334,9 @@ struct op_linux_ {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::linux_setup_context_(ctx, inputs..., structop::arg<const at::Tensor&>(outputs[0]));
+      kernels::linux_setup_context_(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
     });
   }
 

@@ -76,9 +76,9 @@ struct op_affine {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::affine_setup_context(ctx, inputs..., structop::arg<const at::Tensor&>(outputs[0]));
+      kernels::affine_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
     });
   }
 
@@ -154,13 +154,13 @@ struct op_split {
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
-      c10::IValue* outputs) {
+      const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
       kernels::split_setup_context(
           ctx,
           inputs...,
-          structop::arg<const at::Tensor&>(outputs[0]),
-          structop::arg<const at::Tensor&>(outputs[1]));
+          structop::output<at::Tensor>(outputs[0]),
+          structop::output<at::Tensor>(outputs[1]));
     });
   }
 
