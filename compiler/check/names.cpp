@@ -98,28 +98,6 @@ std::string unflatten_name(const Record& r) {
   return "unflatten_" + r.name;
 }
 
-const std::vector<std::string>& adapter_locals() {
-  // The adapter struct's members (op_name, Kernel, kernel, grad_paths,
-  // backward, backward_def, signature, handle) and the locals of its
-  // operator() (ks, with_records, fn, grad_fn, outputs, args).
-  static const std::vector<std::string> names = {
-      "Kernel",
-      "args",
-      "backward",
-      "backward_def",
-      "fn",
-      "grad_fn",
-      "grad_paths",
-      "handle",
-      "kernel",
-      "ks",
-      "op_name",
-      "outputs",
-      "signature",
-      "with_records"};
-  return names;
-}
-
 std::string first_free(const std::string& base, const std::vector<std::string>& taken) {
   std::string name = base;
   for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)

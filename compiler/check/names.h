@@ -78,11 +78,6 @@ std::string grad_record_name(const Record& r);
 /// `unflatten_<Record>`: builds a record from its leaves (X.ops.cpp).
 std::string unflatten_name(const Record& r);
 
-/// The names the adapter of X.ops.cpp declares in the scope of an op's flat
-/// arguments (its members and locals); lowering numbers user-derived names
-/// that would take one (`kernel` -> `kernel2`).
-const std::vector<std::string>& adapter_locals();
-
 /// `base`, or `base2`, `base3`... : the first not in `taken`.
 std::string first_free(const std::string& base, const std::vector<std::string>& taken);
 

@@ -192,7 +192,7 @@ std::string CppTypes::flat_to_value(
   }
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
-  return fmt::format("structop::to_value<{}>({})", value_type(t), expr);
+  return fmt::format("structop::to_value<{}>({})", value_type(t), CodePrinter::list({expr}));
 }
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {

@@ -1,15 +1,18 @@
 // X.ops.cpp: registration of the lowered schemas and, per op, one adapter
-// struct `op_<op>` between the flat arguments the dispatcher passes and the
-// records the kernels take:
-//   kernel     registered for every key the op implements (its devices,
-//              Meta, and Autograd with `backward: true`); unflattens the
-//              records for the kernel it routes to: the forward kernel(s),
-//              the meta kernel (identity, listed inputs, or kernels::<op>_meta),
-//              or the autograd path (graph node + setup_context)
-//   backward   the node's backward: kernels::<op>_backward -> flat grads
-// plus the C++ call API declared in X.ops.h. One kernel function per op
-// means the dispatcher's templates are instantiated once per op, not three
-// times. The shared machinery lives in runtime/include/structop/.
+// struct `op_<op>` between the flat arguments the dispatcher passes (on its
+// stack, as c10::IValues) and the records the kernels take:
+//   with_args  unflattens the flat arguments once into the kernels' record
+//              form and calls a kernel with them; shared by
+//   forward    (or one per `dispatch:` key: cpu, cuda, ...) boxed kernels
+//              that call the forward kernel(s),
+//   meta       the boxed Meta kernel (identity, listed inputs, or
+//              kernels::<op>_meta),
+//   setup_context, backward  what the runtime's autograd bridge calls for an
+//              op with `backward: true` (its BackwardDef `backward_def`)
+// plus the C++ call API declared in X.ops.h (a boxed call of the op). Every
+// kernel is boxed and registered through non-template runtime functions
+// (structop/registration.h, compiled in the runtime library), so nothing
+// templated on an op's C++ type is instantiated by registration.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -85,11 +88,19 @@ class SourceEmitter {
     return in_.lowered.records[static_cast<size_t>(decl)];
   }
 
-  /// `unflatten_R(path, leaves...)` with the given leaf expressions (one per
-  /// leaf of R, in order).
-  std::string unflatten_call(int decl, const std::string& path_expr, Strings leaves) const {
-    if (layout(decl).has_enum_leaf) leaves.insert(leaves.begin(), path_expr);
-    return model::unflatten_name(record(decl)) + args(leaves);
+  /// `unflatten_R(path, leaves)`: record `decl` from its flat leaves, which
+  /// start at the stack entry `leaves_expr` (a `c10::IValue*` expression).
+  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& leaves_expr)
+      const {
+    Strings call_args;
+    if (layout(decl).has_enum_leaf) call_args.push_back(path_expr);
+    call_args.push_back(leaves_expr);
+    return model::unflatten_name(record(decl)) + args(call_args);
+  }
+
+  /// A flat argument on the stack as the dispatcher's C++ type for `type`.
+  std::string stack_arg(const model::Type& type, const std::string& ivalue) const {
+    return fmt::format("structop::arg<{}>({})", types_.flat_type(type), ivalue);
   }
 
   void unflatten_functions() {
@@ -110,7 +121,7 @@ class SourceEmitter {
     p_.emit(R"cc(
 
       // ===========================================================================
-      // Records: flat leaves -> record (a copy of each leaf, nothing more)
+      // Records: flat leaves (on the dispatcher's stack) -> record
       // ===========================================================================
     )cc");
     for (int decl : used) {
@@ -118,9 +129,10 @@ class SourceEmitter {
       const lower::RecordLayout& lay = layout(decl);
       Strings params;
       if (lay.has_enum_leaf) params.push_back("const structop::ArgPath& path");
-      for (const auto& leaf : lay.leaves)
-        params.push_back(types_.flat_type(leaf.type) + " " + leaf.cpp_name);
-      const std::string type = types_.record_name(decl);
+      params.push_back("c10::IValue* leaves");
+      // Spelled `::ns::R` as in the adapters: a parameter (`path`, `leaves`)
+      // must not hide a record or enum of that name.
+      const std::string type = adapter_types_.record_name(decl);
       Strings fields;
       for (size_t i = 0; i < r.fields.size(); ++i) {
         const model::Field& f = r.fields[i];
@@ -129,13 +141,15 @@ class SourceEmitter {
             "structop::ArgPath(path, {})",
             cpp_string_literal(f.name));
         if (f.type.is_record()) {
-          Strings leaves;
-          for (size_t l = rf.first_leaf; l < rf.first_leaf + rf.leaf_count; ++l)
-            leaves.push_back(lay.leaves[l].cpp_name);
-          fields.push_back(unflatten_call(f.type.decl, leaf_path, leaves));
+          const std::string at = rf.first_leaf == 0 ? "leaves"
+                                                    : fmt::format("leaves + {}", rf.first_leaf);
+          fields.push_back(unflatten_call(f.type.decl, leaf_path, at));
         } else {
-          fields.push_back(
-              types_.flat_to_value(f.type, lay.leaves[rf.first_leaf].cpp_name, leaf_path));
+          const std::string leaf = fmt::format("leaves[{}]", rf.first_leaf);
+          fields.push_back(adapter_types_.flat_to_value(
+              f.type,
+              stack_arg(lay.leaves[rf.first_leaf].type, leaf),
+              leaf_path));
         }
       }
       p_.line();
@@ -154,83 +168,34 @@ class SourceEmitter {
 
   // ---- per op --------------------------------------------------------------
 
-  Strings flat_params(const CppOp& op) const {
-    Strings out;
-    for (const auto& s : op.lowered().slots)
-      out.push_back(types_.flat_type(s.type) + " " + s.adapter_name);
-    return out;
-  }
-
-  Strings flat_names(const CppOp& op) const {
-    Strings out;
-    for (const auto& s : op.lowered().slots) out.push_back(s.adapter_name);
-    return out;
-  }
-
-  /// True when the kernels' arguments differ from the flat ones (a record to
-  /// build or an enum to parse).
-  static bool needs_records(const model::Op& o) {
-    return std::any_of(o.params.begin(), o.params.end(), [](const model::Param& p) {
-      return p.type.is_record() || p.type.is_enum();
-    });
-  }
-
-  /// The `with_records` lambda: builds the record-form arguments from the
-  /// flat ones and calls `fn` with them. Empty when there is nothing to build.
-  std::string with_records(const CppOp& op) const {
+  /// The kernels' arguments (record form) from the flat ones at `args`.
+  Strings kernel_args(const CppOp& op) const {
     const model::Op& o = op.op();
-    if (!needs_records(o)) return {};
     const lower::LoweredOp& lo = op.lowered();
-    Strings locals, call_args;
+    Strings out;
     for (size_t i = 0; i < o.params.size(); ++i) {
       const model::Param& p = o.params[i];
-      const std::string& name = lo.api_params[i].adapter_name;
+      const auto first = std::find_if(lo.slots.begin(), lo.slots.end(), [&](const lower::Slot& s) {
+        return s.param == i;
+      });
+      const size_t slot = static_cast<size_t>(first - lo.slots.begin());
       const std::string path = fmt::format(
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        Strings leaves;
-        for (const auto& s : lo.slots) {
-          if (s.param == i) leaves.push_back(s.adapter_name);
-        }
-        locals.push_back(fmt::format(
-            "const {} {} = {};",
-            adapter_types_.record_name(p.type.decl),
-            name,
-            unflatten_call(p.type.decl, path, leaves)));
-        call_args.push_back(name);
-      } else if (p.type.is_enum()) {
-        const lower::Slot& s = *std::find_if(
-            lo.slots.begin(),
-            lo.slots.end(),
-            [&](const lower::Slot& slot) { return slot.param == i; });
-        call_args.push_back(adapter_types_.flat_to_value(p.type, s.adapter_name, path));
+        out.push_back(
+            unflatten_call(p.type.decl, path, slot == 0 ? "args" : fmt::format("args + {}", slot)));
       } else {
-        call_args.push_back(name);
+        const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
+        out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
       }
     }
-    CodePrinter p(2, false);
-    p.emit({{"locals", join(locals, "\n")}, {"args", args(call_args)}}, R"cc(
-      // The kernels take records: built from the flat arguments when one runs.
-      const auto with_records = [&](auto&& fn) {
-        $locals$
-        return fn$args$;
-      };
-    )cc");
-    return p.str();
+    return out;
   }
 
-  /// A call of kernel `fn` with the record-form arguments.
-  std::string kernel_call(const CppOp& op, const std::string& fn) const {
-    if (needs_records(op.op())) return "with_records(" + fn + ")";
-    Strings names;
-    for (const auto& p : op.lowered().api_params) names.push_back(p.adapter_name);
-    return fn + args(names);
-  }
-
-  /// The enumerators of the adapter's `Kernel`: one per forward kernel
-  /// (`forward`, or the `dispatch:` keys in lower case), `meta`, `autograd`.
-  static Strings kernel_enumerators(const CppOp& op) {
+  /// The names of the adapter's forward kernels: `forward`, or the
+  /// `dispatch:` keys in lower case (`cpu`, `cuda`).
+  static Strings forward_names(const CppOp& op) {
     Strings out;
     for (const auto& k : op.kernels()) {
       if (!k.dispatch_key) {
@@ -243,169 +208,104 @@ class SourceEmitter {
       });
       out.push_back(lower);
     }
-    out.push_back("meta");
-    if (op.op().backward) out.push_back("autograd");
     return out;
   }
 
+  /// The body of a boxed kernel that calls `kernel_fn` through with_args.
+  std::string boxed_call(const CppOp& op, const std::string& kernel_fn) const {
+    const std::string call = "with_args" +
+                             args({"structop::arguments(stack, num_args)", kernel_fn});
+    if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
+    return "structop::return_outputs" + args({"stack", "num_args", call}) + ";";
+  }
+
+  /// The boxed Meta kernel's body.
+  std::string meta_body(const CppOp& op) const {
+    const lower::LoweredOp& lo = op.lowered();
+    if (op.op().meta == model::MetaKind::Custom)
+      return boxed_call(op, "kernels::" + op.names().meta);
+    if (lo.meta_sources.empty()) return "structop::return_nothing(stack, num_args);";
+    Strings outs;
+    for (size_t slot : lo.meta_sources)
+      outs.push_back(fmt::format("structop::meta_like(args[{}].toTensor())", slot));
+    const std::string result = outs.size() == 1 ? outs[0] : "std::make_tuple" + args(outs);
+    return "c10::IValue* args = structop::arguments(stack, num_args);\n"
+           "structop::return_outputs" +
+           args({"stack", "num_args", result}) + ";";
+  }
+
+  static constexpr const char* kBoxedParams =
+      "(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack)";
+
   void op_section(const CppOp& op) {
+    const lower::LoweredOp& lo = op.lowered();
     p_.line();
     slot_table(op);
-    // find_op("ns::op") or, for an overload, find_op("ns::op", "overload").
     Strings find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
     if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
-    const std::string find = "structop::find_op<signature>";
-    std::string backward = op.op().backward ? backward_members(op) : "";
-    Strings params = flat_params(op);
-    // Only the autograd path needs the key set (to redispatch below autograd).
-    if (op.op().backward) params.insert(params.begin(), "c10::DispatchKeySet ks");
+    Strings flat_types;
+    for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
+    std::string kernels;
+    const Strings names = forward_names(op);
+    for (size_t k = 0; k < names.size(); ++k) {
+      CodePrinter p(2, false);
+      p.emit(
+          {{"name", names[k]},
+           {"params", kBoxedParams},
+           {"body", boxed_call(op, "kernels::" + op.kernels()[k].name)}},
+          R"cc(
+
+            static void $name$$params$ {
+              $body$
+            }
+          )cc");
+      kernels += p.str();
+    }
     p_.emit(
         {{"adapter", op.names().adapter},
          {"op", cpp_string_literal(op.qualified())},
-         {"kernels", join(kernel_enumerators(op), ", ")},
-         {"ret", op.return_type()},
-         {"find", find + args(find_args)},
-         {"backward", backward},
-         {"params", args(params)},
-         {"body", kernel_body(op)}},
+         {"num_args", std::to_string(lo.slots.size())},
+         {"signature", op.return_type() + args(flat_types)},
+         {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
+         {"kernel_args", args(kernel_args(op))},
+         {"kernels", trimmed(kernels)},
+         {"params", kBoxedParams},
+         {"meta", meta_body(op)},
+         {"backward", op.op().backward ? backward_members(op) : ""},
+         {"find", "structop::find_op" + args(find_args)}},
         R"cc(
 
           struct $adapter$ {
             static constexpr const char* op_name = $op$;
-            /// The kernels this adapter implements; an instance is registered for each.
-            enum class Kernel { $kernels$ };
-            Kernel kernel;
+            static constexpr std::size_t num_args = $num_args$;
+            /// The dispatcher's C++ types for the flat schema.
+            using signature = $signature$;
+
+            /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+            /// the kernels' record form, once, and calls `fn` with them.
+            template <class Fn>
+            static decltype(auto) with_args($args_param$, Fn&& fn) {
+              return fn$kernel_args$;
+            }
+            $kernels$
+
+            static void meta$params$ {
+              $meta$
+            }
             $backward$
 
-            $ret$ operator()$params$ {
-              $body$
-            }
-
-            using signature = structop::kernel_signature<decltype(&$adapter$::operator())>;
-
-            static const c10::TypedOperatorHandle<signature>& handle() {
-              static const auto handle = $find$;
+            static const c10::OperatorHandle& handle() {
+              static const c10::OperatorHandle handle = $find$;
               return handle;
             }
           };
         )cc");
   }
 
-  std::string kernel_body(const CppOp& op) const {
-    const lower::LoweredOp& lo = op.lowered();
-    const bool returns = op.return_type() != "void";
-    const std::string ret = returns ? "return " : "";
-    // Meta.
-    std::string meta;
-    if (op.op().meta == model::MetaKind::Custom) {
-      meta = ret + kernel_call(op, "kernels::" + op.names().meta) + ";" +
-             (returns ? "" : "\nreturn;");
-    } else {
-      Strings outs;
-      for (size_t slot : lo.meta_sources)
-        outs.push_back(fmt::format("structop::meta_like({})", lo.slots[slot].adapter_name));
-      meta = outs.empty()       ? "return;"
-             : outs.size() == 1 ? "return " + outs[0] + ";"
-                                : "return " + braces(outs) + ";";
-    }
-    // Forward kernel(s): the last one needs no test.
-    const Strings names = kernel_enumerators(op);
-    std::string forward;
-    for (size_t k = 0; k < op.kernels().size(); ++k) {
-      const std::string call = ret + kernel_call(op, "kernels::" + op.kernels()[k].name) + ";";
-      if (k + 1 == op.kernels().size()) {
-        forward += call;
-      } else {
-        forward += fmt::format(
-            "if (kernel == Kernel::{}) {{\n  {}{}\n}}\n",
-            names[k],
-            call,
-            returns ? "" : "\n  return;");
-      }
-    }
-    CodePrinter p(2, false);
-    p.emit(
-        {{"with_records", with_records(op)},
-         {"autograd", op.op().backward ? autograd_path(op) : ""},
-         {"meta", meta},
-         {"forward", forward}},
-        R"cc(
-          $with_records$
-          $autograd$
-          if (kernel == Kernel::meta) {
-            $meta$
-          }
-          $forward$
-        )cc");
-    return trimmed(p.str());
-  }
-
   /// Text without its trailing newlines (for substitution as one value).
   static std::string trimmed(std::string text) {
     while (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
-  }
-
-  /// The Autograd route: a graph node when some tensor slot requires grad.
-  std::string autograd_path(const CppOp& op) const {
-    const lower::LoweredOp& lo = op.lowered();
-    Strings grad_inputs = {"backward_def"};
-    for (size_t slot : op.grad_slots()) grad_inputs.push_back(lo.slots[slot].adapter_name);
-    Strings redispatch = {"handle()", "ks"};
-    for (const auto& n : flat_names(op)) redispatch.push_back(n);
-    Strings outs;
-    for (const auto& o : lo.outputs) outs.push_back(o.adapter_name);
-    std::string result_decl, result;
-    Strings unpack;
-    if (lo.outputs.size() == 1) {
-      result = outs[0];
-      result_decl = fmt::format("{} {}", op.return_type(), outs[0]);
-    } else {
-      result = "outputs";
-      result_decl = "auto outputs";
-      for (size_t i = 0; i < outs.size(); ++i)
-        unpack.push_back(fmt::format("auto& {} = std::get<{}>(outputs);", outs[i], i));
-    }
-    const std::string setup = "kernels::" + op.names().setup_context;
-    std::string run_setup;
-    if (needs_records(op.op())) {
-      CodePrinter p(2, false);
-      p.emit({{"setup", setup}, {"outputs", join(outs, ", ")}}, R"cc(
-        with_records([&](const auto&... args) {
-          grad_fn->run_setup_context($setup$, args..., $outputs$);
-        });
-      )cc");
-      run_setup = trimmed(p.str());
-    } else {
-      Strings setup_args = {setup};
-      for (const auto& p : lo.api_params) setup_args.push_back(p.adapter_name);
-      setup_args.insert(setup_args.end(), outs.begin(), outs.end());
-      run_setup = "grad_fn->run_setup_context" + args(setup_args) + ";";
-    }
-    CodePrinter p(2, false);
-    p.emit(
-        {{"make", args(grad_inputs)},
-         {"decl", result_decl},
-         {"redispatch", args(redispatch)},
-         {"unpack", join(unpack, "\n")},
-         {"run_setup", run_setup},
-         {"outputs", join(outs, ", ")},
-         {"result", result}},
-        R"cc(
-          if (kernel == Kernel::autograd) {
-            // Null when grad mode is off or no tensor slot requires grad: then no
-            // autograd state is created at all.
-            auto grad_fn = structop::make_grad_fn$make$;
-            $decl$ = structop::redispatch_below_autograd$redispatch$;
-            if (grad_fn) {
-              $unpack$
-              $run_setup$
-              grad_fn->record_outputs($outputs$);
-            }
-            return $result$;
-          }
-        )cc");
-    return trimmed(p.str());
   }
 
   void slot_table(const CppOp& op) {
@@ -456,12 +356,14 @@ class SourceEmitter {
         )cc");
   }
 
-  /// The graph node's side of the adapter: the grad slots' paths and backward.
+  /// The autograd bridge's side of the adapter: setup_context, backward and
+  /// the BackwardDef that names them with the grad slots and their paths.
   std::string backward_members(const CppOp& op) const {
     const lower::LoweredOp& lo = op.lowered();
-    Strings paths, moves, grads;
+    Strings paths, slots, moves, grads;
     for (size_t slot : op.grad_slots()) {
       paths.push_back(cpp_string_literal(lo.slots[slot].path));
+      slots.push_back(std::to_string(slot));
       moves.push_back(fmt::format("std::move(grads.{})", lo.slots[slot].api_path));
     }
     if (op.list_output()) {
@@ -470,31 +372,54 @@ class SourceEmitter {
       for (size_t i = 0; i < lo.outputs.size(); ++i)
         grads.push_back(fmt::format("grad_outputs[{}]", i));
     }
+    Strings setup_args = {"ctx", "inputs..."};
+    for (size_t i = 0; i < lo.outputs.size(); ++i) {
+      setup_args.push_back(fmt::format(
+          "structop::output<{}>(outputs[{}])",
+          types_.output_type(lo.outputs[i].type),
+          i));
+    }
     CodePrinter p(2, false);
     p.emit(
-        {{"paths", braces(paths)},
-         {"count", std::to_string(paths.size())},
+        {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},
+         {"paths", braces(paths)},
+         {"slots", braces(slots)},
+         {"def",
+          braces(
+              {"op_name",
+               "grad_paths",
+               "grad_slots",
+               std::to_string(paths.size()),
+               "&setup_context",
+               "&backward"})},
          {"grads_type", op.names().grads},
          {"backward", op.names().backward},
          {"grads", join(grads, ", ")},
          {"moves", args(moves)}},
         R"cc(
 
-          // Original path of each tensor slot, in lowered order (= the node's edges).
-          static constexpr const char* grad_paths[] = $paths$;
-
-          static torch::autograd::variable_list backward(
+          static void setup_context(
               torch::autograd::AutogradContext* ctx,
-              const torch::autograd::variable_list& grad_outputs) {
+              c10::IValue* args,
+              const c10::IValue* outputs) {
+            with_args(args, [&](const auto&... inputs) {
+              $setup$;
+            });
+          }
+
+          static structop::variable_list backward(
+              torch::autograd::AutogradContext* ctx,
+              const structop::variable_list& grad_outputs) {
             $grads_type$ grads = kernels::$backward$(ctx, $grads$);
             return structop::grad_list$moves$;
           }
 
-          static constexpr structop::BackwardDef backward_def = {op_name, grad_paths, $count$, &backward};
+          // Original path and flat argument of each grad slot (= the node's edges).
+          static constexpr const char* grad_paths[] = $paths$;
+          static constexpr std::size_t grad_slots[] = $slots$;
+          static constexpr structop::BackwardDef backward_def = $def$;
         )cc");
-    std::string text = p.str();
-    while (!text.empty() && text.back() == '\n') text.pop_back();
-    return text;
+    return trimmed(p.str());
   }
 
   // ---- call API and registration -------------------------------------------
@@ -511,28 +436,28 @@ class SourceEmitter {
     p_.emit(R"cc(
 
       // ===========================================================================
-      // C++ call API (declared in the header): record form -> flat dispatcher call
+      // C++ call API (declared in the header): record form -> boxed dispatcher call
       // ===========================================================================
     )cc");
     for (const auto& op : ops_) {
-      Strings args;
       const model::Op& o = op.op();
+      Strings call_args = {op.names().adapter + "::handle()"};
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
         const std::string& access = s.api_path;
-        args.push_back(
+        call_args.push_back(
             s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
       }
       p_.line();
-      const std::string& local = op.lowered().locals.op;
       p_.emit(
           {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-           {"adapter", op.names().adapter},
-           {"local", local},
-           {"body", call_statement(op.return_type(), local + ".call", args)}},
+           {"body",
+            call_statement(
+                op.return_type(),
+                "structop::call<" + op.names().adapter + "::signature>",
+                call_args)}},
           R"cc(
             $decl$ {
-              const auto& $local$ = $adapter$::handle();
               $body$
             }
           )cc");
@@ -546,9 +471,9 @@ class SourceEmitter {
     for (const auto& op : ops_) {
       Strings tags;
       for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
-      Strings def_args = {raw_string_literal(op.lowered().schema)};
+      Strings def_args = {"m", raw_string_literal(op.lowered().schema)};
       if (!tags.empty()) def_args.push_back(braces(tags));
-      defs.push_back("m.def" + args(def_args) + ";");
+      defs.push_back("structop::define" + args(def_args) + ";");
     }
     if (!ops_.empty()) p_.line();  // else the includes' blank line is enough
     p_.emit(
@@ -560,13 +485,13 @@ class SourceEmitter {
 
           TORCH_LIBRARY_FRAGMENT($ns$, m) {$defs$}
         )cc");
-    // An adapter instance for every key the op implements (one C++ type per
-    // op, so the dispatcher's templates are instantiated once per op),
-    // grouped by dispatch key in first-use order. Autograd: the adapter for
-    // `backward: true`; otherwise the runtime's no_backward_autograd, so that a backward
-    // through what the op returned or wrote raises an error naming it
-    // (eagerly and under torch.compile alike), and, for ops that write to
-    // inputs, bump_written_versions for ADInplaceOrView (structop/no_backward.h).
+    // The adapters' boxed kernels, grouped by dispatch key in first-use
+    // order. Autograd: the runtime's bridge with the adapter's BackwardDef
+    // for `backward: true`; otherwise the runtime's not-implemented kernel,
+    // so that a backward through what the op returned or wrote raises an
+    // error naming it (eagerly and under torch.compile alike), and, for ops
+    // that write to inputs, the kernel that bumps their version counters for
+    // ADInplaceOrView (runtime/src/no_backward.cpp).
     Strings keys;
     std::map<std::string, Strings> by_key;
     Strings meta, autograd, inplace_or_view;
@@ -574,22 +499,22 @@ class SourceEmitter {
       const std::string name = cpp_string_literal(op.lowered().qualified_name);
       const std::string adapter = cpp + "::" + op.names().adapter;
       auto impl = [&](const std::string& kernel) {
-        return "m.impl" +
-               args({name, fmt::format("{}{{{}::Kernel::{}}}", adapter, adapter, kernel)}) + ";";
+        return "structop::impl" + args({"m", name, "&" + adapter + "::" + kernel}) + ";";
       };
-      const Strings kernels = kernel_enumerators(op);
+      const Strings names = forward_names(op);
       for (size_t k = 0; k < op.kernels().size(); ++k) {
         const std::string key = op.kernels()[k].dispatch_key.value_or("CompositeExplicitAutograd");
         if (!by_key.count(key)) keys.push_back(key);
-        by_key[key].push_back(impl(kernels[k]));
+        by_key[key].push_back(impl(names[k]));
       }
       meta.push_back(impl("meta"));
       autograd.push_back(
-          op.op().backward ? impl("autograd")
-                           : fmt::format("m.impl({}, structop::no_backward_kernel());", name));
+          op.op().backward
+              ? "structop::impl_autograd" + args({"m", name, adapter + "::backward_def"}) + ";"
+              : fmt::format("structop::impl_no_backward(m, {});", name));
       if (!op.op().backward && op.lowered().writes_inputs) {
         inplace_or_view.push_back(
-            fmt::format("m.impl({}, structop::bump_written_versions_kernel());", name));
+            fmt::format("structop::impl_bump_written_versions(m, {});", name));
       }
     }
     keys.push_back("Meta");
@@ -620,8 +545,9 @@ class SourceEmitter {
           // $notice$
           //
           // Registration of the lowered schemas; per op, the adapter between the flat
-          // arguments and the records the kernels take (one kernel for the op's
-          // devices, Meta and Autograd); and the C++ call API.
+          // arguments on the dispatcher's stack and the records the kernels take
+          // (boxed kernels for the op's devices and Meta, what the runtime's autograd
+          // bridge calls); and the C++ call API.
           #include "$stem$.ops.h"
 
           #include <structop/convert.h>
@@ -633,7 +559,7 @@ class SourceEmitter {
   const EmitInput& in_;
   const model::Module& m_;
   CppTypes types_;
-  // Inside an adapter struct its members (`backward`, `Kernel`, ...) hide
+  // Inside an adapter struct its members (`backward`, `meta`, ...) hide
   // records and enums of the same name: there they are spelled `::ns::R`.
   CppTypes adapter_types_;
   CodePrinter p_;

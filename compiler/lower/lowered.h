@@ -45,7 +45,6 @@ struct RecordLeaf {
   std::vector<size_t> fields;  // field indices from the record down to the leaf
   std::string path;            // `inner.w`
   std::string name;            // `inner__w`: the schema's spelling after `param__`
-  std::string cpp_name;        // `inner_w`: the C++ spelling (no `__`, api_spelling)
   model::Type type;
 };
 
@@ -74,8 +73,6 @@ struct Slot {
   std::string cpp_name;        // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
   std::string path;            // original path: `cfg.inner.w` (`x` for a plain parameter)
   std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)
-  std::string adapter_name;    // its name in the adapter (X.ops.cpp): cpp_name, numbered
-                               // where it would take one of the adapter's own names
   size_t param = 0;            // index of the original parameter in model::Op::params
   std::vector<size_t> fields;  // field indices from the parameter's record to the leaf
   model::Type type;            // the leaf's type (enums stay enums; see schema_type)
@@ -103,16 +100,11 @@ struct Output {
   /// Its name in the C++ and Python APIs: the IDL name, else `output` /
   /// `output0`, `output1`..., never one of the op's parameter names.
   std::string api_name;
-  /// Its local in the adapter (X.ops.cpp): api_name, numbered where it would
-  /// take one of the adapter's own names.
-  std::string adapter_name;
 };
 
 /// A parameter of the record-form APIs (C++ call API, kernels, Python).
 struct ApiParam {
   std::string name;  // `from_` for a keyword
-  /// In the adapter (X.ops.cpp): a record's local, or a plain parameter's flat argument.
-  std::string adapter_name;
   model::Type type;
   /// What the APIs fill in when the caller leaves it out: the IDL default, or
   /// Kind::Record for an implicitly defaulted record; none when required.
@@ -147,7 +139,6 @@ struct CppNames {
 struct LocalNames {
   std::string ctx = "ctx";      // setup_context's and backward's AutogradContext*
   std::string error = "error";  // the caught exception in the Python function
-  std::string op = "op";        // the op's handle in the C++ call API
 };
 
 struct LoweredOp {

@@ -67,7 +67,7 @@ class OpLowering {
         [](const lower::Slot& s) { return s.mutated || (s.type.alias && s.type.alias->is_write); });
     out_.outputs.reserve(op_.returns.size());
     for (const auto& r : op_.returns)
-      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}, {}});
+      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
     resolve_meta();
     apply_schema_defaults();
     print_schema();
@@ -207,50 +207,19 @@ class OpLowering {
   }
 
   // The generated functions' own names give way to the user's (names.h,
-  // rule 4): in the adapter (X.ops.cpp), the flat arguments, record locals
-  // and outputs get a number where they would take one of the adapter's
-  // names; `ctx` (setup_context, backward) and `error` (Python) get one
-  // where a parameter or output has their name, and so does the call API's
-  // `op`. `api_names` holds the
-  // parameters' and outputs' API names.
+  // rule 4): `ctx` (setup_context, backward) and `error` (Python) get a
+  // number where a parameter or output has their name. `api_names` holds
+  // the parameters' and outputs' API names.
   void local_names(const std::vector<std::string>& api_names) {
-    std::vector<std::string> adapter = model::adapter_locals();
-    for (auto& s : out_.slots) {
-      s.adapter_name = model::first_free(s.cpp_name, adapter);
-      adapter.push_back(s.adapter_name);
-    }
-    for (size_t i = 0; i < op_.params.size(); ++i) {
-      lower::ApiParam& a = out_.api_params[i];
-      if (op_.params[i].type.is_record()) {
-        a.adapter_name = model::first_free(a.name, adapter);
-        adapter.push_back(a.adapter_name);
-      } else {
-        for (const auto& s : out_.slots) {
-          if (s.param == i) a.adapter_name = s.adapter_name;
-        }
-      }
-    }
-    for (auto& o : out_.outputs) {
-      o.adapter_name = model::first_free(o.api_name, adapter);
-      adapter.push_back(o.adapter_name);
-    }
-    // The kernels' and the call API's signatures name records and enums: a
-    // `ctx` parameter or an `op` local must not hide one of those either.
+    // The kernels' signatures name records and enums: a `ctx` parameter
+    // must not hide one of those either.
     std::vector<std::string> hiding = api_names;
     std::vector<std::string> params;
     for (const auto& a : out_.api_params) params.push_back(a.name);
-    std::vector<std::string> call_api = params;
-    for (const auto& r : module_.records) {
-      hiding.push_back(model::api_spelling(r.name));
-      call_api.push_back(model::api_spelling(r.name));
-    }
-    for (const auto& e : module_.enums) {
-      hiding.push_back(model::api_spelling(e.name));
-      call_api.push_back(model::api_spelling(e.name));
-    }
+    for (const auto& r : module_.records) hiding.push_back(model::api_spelling(r.name));
+    for (const auto& e : module_.enums) hiding.push_back(model::api_spelling(e.name));
     out_.locals.ctx = model::first_free("ctx", hiding);
     out_.locals.error = model::first_free("error", params);
-    out_.locals.op = model::first_free("op", call_api);
   }
 
   void check_collisions() {
@@ -639,23 +608,15 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
           l.fields.insert(l.fields.begin(), i);
           l.path = f.name + "." + leaf.path;
           l.name = f.name + "__" + leaf.name;
-          l.cpp_name = model::api_spelling(model::join_identifier({f.name, leaf.cpp_name}));
           layout.leaves.push_back(std::move(l));
         }
         layout.has_enum_leaf |= inner.has_enum_leaf;
       } else {
-        layout.leaves.push_back(
-            {{i}, f.name, f.name, model::api_spelling(model::join_identifier({f.name})), f.type});
+        layout.leaves.push_back({{i}, f.name, f.name, f.type});
         layout.has_enum_leaf |= f.type.is_enum();
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;
       layout.fields.push_back(std::move(field));
-    }
-    // unflatten_<R> takes the leaves after its own parameter `path`.
-    std::vector<std::string> taken = {"path"};
-    for (const auto& leaf : layout.leaves) taken.push_back(leaf.cpp_name);
-    for (auto& leaf : layout.leaves) {
-      if (leaf.cpp_name == "path") leaf.cpp_name = model::first_free("path", taken);
     }
   }
   return out;

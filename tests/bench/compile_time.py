@@ -8,7 +8,9 @@
    including ATen/core/Tensor.h (what X.ops.h is meant to cost).
 
 Pair 1 is compiled --repeat times, pair 2 three times as often (it is
-quick), alternating the order; medians and per-round ratios are printed.
+quick), alternating the order; medians and per-round ratios are printed, of
+wall time and of the compiler's user CPU time (steadier on a loaded machine:
+it leaves out the time spent waiting for a CPU).
 
 Usage: compile_time.py --structopc PATH --cxx "c++" --include RUNTIME_INCLUDE
                        --flags "TORCH FLAGS" [--ops 50] [--repeat 3] [--opt -O2]
@@ -53,9 +55,14 @@ def write_idl(path, ops):
 
 
 def compile_once(cxx, flags, source, obj):
+    """(wall seconds, user CPU seconds of the compiler and its children)."""
     start = time.perf_counter()
-    subprocess.run(cxx + flags + ["-c", source, "-o", obj], check=True)
-    return time.perf_counter() - start
+    proc = subprocess.Popen(cxx + flags + ["-c", source, "-o", obj])
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise subprocess.CalledProcessError(os.waitstatus_to_exitcode(status), proc.args)
+    return wall, usage.ru_utime
 
 
 def main():
@@ -97,22 +104,27 @@ def main():
         light = ["kernel TU with compile_bench.ops.h", "kernel TU with ATen/core/Tensor.h"]
         # The light pair compiles in about 2 s, so it gets more rounds (the
         # same wall time); both pairs alternate their order between rounds.
-        times = {name: [] for name in sources}
+        times = {name: [] for name in sources}  # wall seconds per round
+        cpu = {name: [] for name in sources}  # user CPU seconds per round
         for pair, rounds in ((big, a.repeat), (light, a.repeat * 3)):
             for r in range(rounds):
                 for name in (pair if r % 2 == 0 else pair[::-1]):
-                    times[name].append(compile_once(cxx, flags, sources[name], out))
-        med = {name: statistics.median(t) for name, t in times.items()}
+                    wall, user = compile_once(cxx, flags, sources[name], out)
+                    times[name].append(wall)
+                    cpu[name].append(user)
         lines = sum(1 for _ in open(sources["generated compile_bench.ops.cpp"]))
 
-    def ratio(pair):
-        return median_ratio(times[pair[0]], times[pair[1]])
+    def ratio(pair, t):
+        return median_ratio(t[pair[0]], t[pair[1]])
 
-    print(f"{'translation unit':<36}{'median s':>9}{'rounds':>8}")
-    for name, t in med.items():
-        print(f"{name:<36}{t:>9.2f}{len(times[name]):>8}")
-    print(f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: {ratio(big):.2f}x")
-    print(f"kernel TU with X.ops.h / with ATen/core/Tensor.h: {ratio(light):.2f}x")
+    print(f"{'translation unit':<36}{'wall s':>9}{'user s':>9}{'rounds':>8}  (medians)")
+    for name in sources:
+        wall, user = statistics.median(times[name]), statistics.median(cpu[name])
+        print(f"{name:<36}{wall:>9.2f}{user:>9.2f}{len(times[name]):>8}")
+    print(f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: "
+          f"{ratio(big, times):.2f}x wall, {ratio(big, cpu):.2f}x user CPU")
+    print(f"kernel TU with X.ops.h / with ATen/core/Tensor.h: "
+          f"{ratio(light, times):.2f}x wall, {ratio(light, cpu):.2f}x user CPU")
     print(f"(ratios: median of per-round ratios; {' '.join(cxx)} {a.opt})")
 
 

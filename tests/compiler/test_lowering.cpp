@@ -610,13 +610,10 @@ TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") 
   // Records in dependency order: Inner, WeightCfg, Opt.
   const lower::RecordLayout& cfg = fe.lowered.records[1];
   std::vector<std::string> leaves;
-  for (const auto& l : cfg.leaves) leaves.push_back(l.path + "|" + l.name + "|" + l.cpp_name);
+  for (const auto& l : cfg.leaves) leaves.push_back(l.path + "|" + l.name);
   CHECK(
-      leaves == std::vector<std::string>{
-                    "inner.w|inner__w|inner_w",
-                    "inner.b|inner__b|inner_b",
-                    "scale|scale|scale",
-                    "mode|mode|mode"});
+      leaves ==
+      std::vector<std::string>{"inner.w|inner__w", "inner.b|inner__b", "scale|scale", "mode|mode"});
   REQUIRE(cfg.fields.size() == 3);
   CHECK(cfg.fields[0].first_leaf == 0);
   CHECK(cfg.fields[0].leaf_count == 2);
@@ -668,19 +665,10 @@ TEST_CASE("the generated code's own names give way to the user's", "[lowering]")
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const lower::LoweredOp& op = fe.lowered.ops[0];
-  // Adapter-only names are numbered; the user-visible cpp_name is not.
+  // The user-visible cpp_name keeps its spelling.
   CHECK(op.slots[0].cpp_name == "kernel");
-  CHECK(op.slots[0].adapter_name == "kernel2");
-  CHECK(op.slots[1].adapter_name == "fn_path");
-  CHECK(op.api_params[0].adapter_name == "kernel2");
-  CHECK(op.api_params[1].adapter_name == "fn2");  // the record's local
-  CHECK(op.outputs[1].adapter_name == "outputs2");
+  CHECK(op.slots[1].cpp_name == "fn_path");
   // ctx and ctx2 are taken by a parameter and an output.
   CHECK(op.locals.ctx == "ctx3");
   CHECK(op.locals.error == "error2");
-  CHECK(op.locals.op == "op");
-  // unflatten_R's own parameter is `path`.
-  const lower::RecordLayout& r = fe.lowered.records[0];
-  CHECK(r.leaves[0].cpp_name == "path2");
-  CHECK(r.leaves[1].cpp_name == "kernel");
 }

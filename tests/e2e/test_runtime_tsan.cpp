@@ -1,8 +1,9 @@
 // The runtime's own code under ThreadSanitizer, from 8 threads at once.
 //
 // libtorch is not built with -fsanitize=thread, so what TSan can judge is the
-// code compiled here: the runtime headers (runtime/include/structop) and the
-// generated enum declarations they serve. This executable links libtorch only
+// code compiled here: the runtime headers (runtime/include/structop), the
+// runtime library's sources (runtime/src, compiled into this executable with
+// TSan) and the generated enum declarations they serve. This executable links libtorch only
 // for what those headers call into (c10::Error for the messages, c10::IValue
 // and c10::List, torch's type singletons), never runs an ATen operator, the
 // dispatcher or the autograd engine (their threads and memory are libtorch's:
@@ -12,13 +13,16 @@
 //     and parse_enum's error (a c10::ValueError naming the ArgPath);
 //   - ArgPath chains built and printed;
 //   - convert.h: to_value / to_flat between flat arguments and field values;
-//   - the BackwardDef registry (autograd_bridge.h: detail::remember / recall,
-//     a mutex-guarded map with per-thread caches), many ops alternating;
+//   - the BackwardDef registry (detail::remember / recall, runtime/src/
+//     autograd.cpp: a mutex-guarded map with per-thread caches), many ops
+//     alternating;
 //   - structop::Grad and grad_list with "no gradient" slots.
 // Exit status 0 and no TSan report: TSan makes a race exit with status 66.
 #include <structop/autograd_bridge.h>
 #include <structop/convert.h>
 #include <structop/runtime.h>
+
+#include <ATen/core/ivalue.h>
 
 #include "attention.ops.h"
 #include "common.ops.h"
@@ -56,12 +60,14 @@ std::string error_of(Fn&& fn) {
 }
 
 // BackwardDefs of kDefs ops, as generated X.ops.cpp files define them.
-torch::autograd::variable_list no_backward(
+structop::variable_list no_backward(
     torch::autograd::AutogradContext*,
-    const torch::autograd::variable_list&) {
+    const structop::variable_list&) {
   return {};
 }
+void no_setup_context(torch::autograd::AutogradContext*, c10::IValue*, const c10::IValue*) {}
 const char* const kPaths[] = {"x", "cfg.inner.w"};
+const std::size_t kSlots[] = {0, 1};
 std::vector<std::string> def_names;
 std::vector<structop::BackwardDef> defs;
 
@@ -143,7 +149,8 @@ int main() {
   def_names.reserve(kDefs);
   defs.reserve(kDefs);
   for (int i = 0; i < kDefs; ++i) def_names.push_back("tsan::op" + std::to_string(i));
-  for (int i = 0; i < kDefs; ++i) defs.push_back({def_names[i].c_str(), kPaths, 2, &no_backward});
+  for (int i = 0; i < kDefs; ++i)
+    defs.push_back({def_names[i].c_str(), kPaths, kSlots, 2, &no_setup_context, &no_backward});
 
   std::atomic<int> waiting{kThreads};
   std::vector<std::thread> threads;

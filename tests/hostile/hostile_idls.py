@@ -262,7 +262,7 @@ FIXED = [
     {"record_names": ["backward", "handle"], "records": 2, "ops": 1},
     {"enum": True, "enum_name": "Kernel", "record_names": ["signature"], "records": 1, "ops": 1},
     # A record named like the AutogradContext parameter of setup_context and
-    # backward, or like the call API's local.
+    # backward, or `op` (once the call API's local).
     {"record_names": ["ctx", "op"], "records": 2, "ops": 1, "backward": True},
 ]
 

@@ -175,6 +175,18 @@ def main():
     for header in ("runtime.h", "registration.h", "autograd_bridge.h", "convert.h"):
         if not glob.glob(os.path.join(prefix, "include", "structop", header)):
             fail(f"structop/{header} was not installed")
+    # The runtime library (runtime/src), which generated X.ops.cpp files call,
+    # is installed and named by structop.pc ahead of torch's libraries.
+    libs = glob.glob(os.path.join(prefix, "**", "libstructop_runtime.a"), recursive=True)
+    if len(libs) != 1:
+        fail(f"expected one installed libstructop_runtime.a under {prefix}, found {libs}")
+    pc_libs = [line for line in open(pcs[0], encoding="utf-8") if line.startswith("Libs:")]
+    if not pc_libs or "-lstructop_runtime" not in pc_libs[0] \
+            or pc_libs[0].index("-lstructop_runtime") > pc_libs[0].index("-ltorch"):
+        fail(f"structop.pc does not link -lstructop_runtime before torch: {pc_libs}")
+    for header in ("autograd_node.h", "no_backward.h"):
+        if glob.glob(os.path.join(prefix, "include", "structop", header)):
+            fail(f"structop/{header} is internal to the runtime library but was installed")
     runtimes = glob.glob(os.path.join(prefix, "**", "structop_runtime.py"), recursive=True)
     if len(runtimes) != 1:
         fail(f"expected one installed structop_runtime.py under {prefix}, found {runtimes}")

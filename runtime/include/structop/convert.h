@@ -6,6 +6,12 @@
 //   structop::to_value<std::vector<int64_t>>(cfg__sizes)      // flat -> field
 //   structop::to_flat<at::IntArrayRef>(cfg.sizes)              // field -> flat
 //
+// Adapters read flat arguments from the dispatcher's stack as the dispatcher
+// would pass them (structop::arg, registration.h): lists may arrive as owning
+// vectors (`std::vector<int64_t>` for an `at::IntArrayRef`,
+// `c10::OptionalArray<int64_t>` for an `at::OptionalIntArrayRef`), which
+// convert too.
+//
 // to_flat may return an owning temporary (a c10::List) that converts to the
 // flat type at the call; it lives until the end of the full expression, i.e.
 // the dispatcher call. SymInt fields are c10::SymInt (SymInt[]: a vector of
@@ -16,6 +22,7 @@
 #include <structop/runtime.h>
 
 #include <ATen/core/List.h>
+#include <ATen/core/ivalue.h>
 #include <c10/core/SymInt.h>
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
@@ -78,6 +85,16 @@ c10::optional<std::vector<T>> value_of(
     rank<1>) {
   if (!flat.has_value()) return c10::nullopt;
   return flat->vec();
+}
+
+// What the dispatcher's unboxing makes of an optional list argument on its
+// stack (generated adapters read flat arguments from the stack).
+template <class T>
+c10::optional<std::vector<T>> value_of(
+    tag<c10::optional<std::vector<T>>>,
+    const c10::OptionalArray<T>& flat,
+    rank<1>) {
+  return flat.list;
 }
 
 // ---- field value -> flat argument ------------------------------------------

@@ -1,65 +1,182 @@
 // structop runtime, registration part: included only by generated X.ops.cpp.
 //
-// Heavy (torch/library.h, the dispatcher, autograd); kernel sources never need it.
+// Every kernel a generated file registers is boxed: a plain function
+//
+//   void kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+//               torch::jit::Stack* stack);
+//
+// that reads the op's flat arguments from the dispatcher's stack, and it is
+// registered through the non-template functions below, compiled once in the
+// runtime library (libstructop_runtime, runtime/src/). So nothing is
+// instantiated per op type by registration: the dispatcher's
+// unboxed-registration templates (schema inference, the unboxed functor
+// wrappers) and the typed call path, which made most of the compile time of a
+// generated X.ops.cpp, are not used. The Autograd kernels (the bridge of ops
+// with `backward: true`, the not-implemented kernels of the others) are
+// runtime classes too, configured per op with data (BackwardDef).
+//
+// The templates left here are instantiated per C++ type (the dispatcher's
+// flat argument types and the ops' return types), not per op.
 #pragma once
 
 #include <structop/autograd_bridge.h>
-#include <structop/no_backward.h>
 #include <structop/runtime.h>
 
-#include <ATen/core/LegacyTypeDispatch.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/empty_like.h>
+#include <ATen/core/boxing/impl/make_boxed_from_unboxed_functor.h>
+#include <ATen/core/stack.h>
 #include <c10/core/DispatchKeySet.h>
+#include <c10/macros/Macros.h>
 #include <torch/library.h>
 
+#include <cstddef>
+#include <initializer_list>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace structop {
 
-/// The registered op `name` (e.g. "demo::op") bound to its C++ signature, i.e.
-/// the dispatcher's types for its lowered (flat) schema. Throws when the op is
-/// not registered or the signature does not match the registered kernels.
-/// Generated code keeps one in a function-local static per op.
-template <class Signature>
-c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overload = "") {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
-}
+/// The type of a boxed kernel.
+using BoxedKernel = void(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack*);
 
-/// The dispatcher's signature of a generated adapter (a functor registered
-/// once per key): its call operator's type without the DispatchKeySet that
-/// autograd adapters take first (`using signature =
-/// structop::kernel_signature<decltype(&op_x::operator())>;`).
-template <class CallOperator>
-struct KernelSignature;
-template <class C, class R, class... Args>
-struct KernelSignature<R (C::*)(Args...)> {
-  using type = R(Args...);
-};
-template <class C, class R, class... Args>
-struct KernelSignature<R (C::*)(c10::DispatchKeySet, Args...)> {
-  using type = R(Args...);
-};
-template <class CallOperator>
-using kernel_signature = typename KernelSignature<CallOperator>::type;
+// ---------------------------------------------------------------------------
+// Registration (compiled in the runtime library)
+// ---------------------------------------------------------------------------
 
-/// Calls `op`'s kernel for the keys below autograd, as PyTorch's own autograd
-/// kernels do: with autograd and ADInplaceOrView excluded for everything the
-/// kernel calls in turn, so its internal ops record no history (cheaper, and
-/// the op's own graph node is the only one).
-template <class Signature, class... Args>
-decltype(auto) redispatch_below_autograd(
-    const c10::TypedOperatorHandle<Signature>& op,
-    c10::DispatchKeySet ks,
-    Args&&... args) {
-  at::AutoDispatchBelowADInplaceOrView guard;
-  return op.redispatch(ks & c10::after_autograd_keyset, std::forward<Args>(args)...);
-}
+/// `m.def(schema, tags)`.
+void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags = {});
+
+/// Registers `kernel` for op `name` ("op" or "op.overload") with the
+/// dispatch key of `m` (a TORCH_LIBRARY_IMPL block).
+void impl(torch::Library& m, const char* name, BoxedKernel* kernel);
+
+/// Registers the autograd bridge for an op with `backward: true` (Autograd).
+/// `def` must outlive the registration (generated code passes a constant).
+void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def);
+
+/// Registers the Autograd kernel of an op without `backward: true`: a
+/// backward through what it returned or wrote raises "derivative for NS::op
+/// is not implemented" (see runtime/src/no_backward.cpp).
+void impl_no_backward(torch::Library& m, const char* name);
+
+/// Registers the ADInplaceOrView kernel of an op without `backward: true`
+/// that writes to its arguments: it bumps their version counters.
+void impl_bump_written_versions(torch::Library& m, const char* name);
+
+/// The registered op `name` (e.g. "demo::op"); throws when it is not
+/// registered. Generated code keeps one in a function-local static per op.
+c10::OperatorHandle find_op(const char* name, const char* overload = "");
+
+/// `op.callBoxed(stack)`.
+void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack& stack);
 
 /// Result of an identity meta kernel: a tensor with `like`'s metadata (shape,
 /// strides, dtype, device; on Meta tensors no data is allocated).
-inline at::Tensor meta_like(const at::Tensor& like) {
-  return at::empty_like(like);
+at::Tensor meta_like(const at::Tensor& like);
+
+// ---------------------------------------------------------------------------
+// Inside a boxed kernel: arguments and outputs on the stack
+// ---------------------------------------------------------------------------
+
+/// The first of the `count` arguments on top of `stack`.
+inline c10::IValue* arguments(torch::jit::Stack* stack, std::size_t count) {
+  return stack->data() + (stack->size() - count);
+}
+
+/// A flat argument as the dispatcher's C++ type `T` would pass it (the
+/// unboxing the dispatcher does for unboxed kernels): `const at::Tensor&`
+/// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
+/// until the end of the full expression. Values other than tensors are moved
+/// out of `value`: read each argument once.
+template <class T>
+C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
+  return c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>::call(
+      value);
+}
+
+/// An output of the op (on the stack after the forward ran) as the C++ type
+/// `T` (`at::Tensor`, `std::vector<at::Tensor>`), left on the stack: a copy
+/// sharing the tensors, where `arg` would move the value out.
+template <class T>
+C10_NOINLINE T output(const c10::IValue& value) {
+  return value.to<T>();
+}
+
+/// Replaces the `num_args` arguments on top of `stack` by `outputs` (a value,
+/// a std::tuple of them, or nothing for `void`).
+template <class Outputs>
+C10_NOINLINE void return_outputs(
+    torch::jit::Stack* stack,
+    std::size_t num_args,
+    Outputs&& outputs) {
+  torch::jit::drop(*stack, num_args);
+  c10::impl::push_outputs<std::decay_t<Outputs>, false>::call(std::move(outputs), stack);
+}
+inline void return_nothing(torch::jit::Stack* stack, std::size_t num_args) {
+  torch::jit::drop(*stack, num_args);
+}
+
+// ---------------------------------------------------------------------------
+// The C++ call API: a boxed call of the op
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+template <class T>
+C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
+  stack.emplace_back(std::forward<T>(value));
+}
+
+template <class T>
+struct Pop {
+  static T call(torch::jit::Stack& stack) {
+    T out = std::move(stack.back()).to<T>();
+    stack.pop_back();
+    return out;
+  }
+};
+template <>
+struct Pop<void> {
+  static void call(torch::jit::Stack&) {}
+};
+template <class... T>
+struct Pop<std::tuple<T...>> {
+  template <std::size_t... I>
+  static std::tuple<T...> take(c10::IValue* first, std::index_sequence<I...>) {
+    return std::tuple<T...>(std::move(first[I]).to<T>()...);
+  }
+  static std::tuple<T...> call(torch::jit::Stack& stack) {
+    auto out = take(arguments(&stack, sizeof...(T)), std::index_sequence_for<T...>{});
+    torch::jit::drop(stack, sizeof...(T));
+    return out;
+  }
+};
+
+template <class Outputs>
+C10_NOINLINE Outputs pop_outputs(torch::jit::Stack& stack) {
+  return Pop<Outputs>::call(stack);
+}
+
+template <class Signature>
+struct Caller;
+template <class Ret, class... Args>
+struct Caller<Ret(Args...)> {
+  static Ret call(const c10::OperatorHandle& op, Args... args) {
+    torch::jit::Stack stack;
+    stack.reserve(sizeof...(Args));
+    (push<Args>(stack, std::forward<Args>(args)), ...);
+    call_boxed(op, stack);
+    return pop_outputs<Ret>(stack);
+  }
+};
+
+}  // namespace detail
+
+/// Calls `op`, whose flat C++ signature (the dispatcher's types) is
+/// `Signature`, through the dispatcher's boxed path.
+template <class Signature, class... Args>
+decltype(auto) call(const c10::OperatorHandle& op, Args&&... args) {
+  return detail::Caller<Signature>::call(op, std::forward<Args>(args)...);
 }
 
 }  // namespace structop

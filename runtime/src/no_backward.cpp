@@ -1,5 +1,6 @@
-// structop runtime: the Autograd and ADInplaceOrView kernels of ops declared
-// without `backward: true`. Included by registration.h.
+// structop runtime library: the Autograd and ADInplaceOrView kernels of ops
+// declared without `backward: true` (registered by impl_no_backward and
+// impl_bump_written_versions, structop/registration.h).
 //
 // Such an op may be called with inputs that require grad, but a backward
 // through what it produced must fail with an error naming the op, as it does
@@ -21,11 +22,11 @@
 //       that a tensor saved for another op's backward and then overwritten is
 //       detected.
 //
-// Both are boxed (one instantiation for every op) and read what they need from
-// the op's schema: which arguments are written (`Tensor(a!)`).
-#pragma once
+// Both read what they need from the op's schema: which arguments are written
+// (`Tensor(a!)`).
+#include "autograd_node.h"
 
-#include <structop/autograd_bridge.h>
+#include <structop/registration.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -40,6 +41,7 @@
 
 namespace structop {
 namespace detail {
+namespace {
 
 /// Calls `fn(tensor)` for every defined tensor in `value` (a Tensor, an
 /// optional Tensor, or a list of them).
@@ -60,12 +62,12 @@ void for_each_tensor(const c10::IValue& value, Fn&& fn) {
 }
 
 /// Whether argument `i` of `schema` is written by the op (`Tensor(a!)`).
-inline bool writes_argument(const c10::FunctionSchema& schema, size_t i) {
+bool writes_argument(const c10::FunctionSchema& schema, size_t i) {
   return schema.is_mutable({c10::SchemaArgType::input, i});
 }
 
 /// A NotImplemented node for `op` whose edges lead to `inputs`.
-inline detail::NodeHandle<torch::autograd::NotImplemented> not_implemented_node(
+NodeHandle<torch::autograd::NotImplemented> not_implemented_node(
     const std::string& op,
     const std::vector<at::Tensor>& inputs) {
   auto node = detail::new_node<torch::autograd::NotImplemented>(op);
@@ -73,10 +75,13 @@ inline detail::NodeHandle<torch::autograd::NotImplemented> not_implemented_node(
   return node;
 }
 
+}  // namespace
 }  // namespace detail
 
+namespace {
+
 /// Autograd kernel of an op without `backward: true` (see the top of this file).
-inline void no_backward_autograd(
+void no_backward_autograd(
     const c10::OperatorHandle& op,
     c10::DispatchKeySet ks,
     torch::jit::Stack* stack) {
@@ -143,7 +148,7 @@ inline void no_backward_autograd(
 
 /// ADInplaceOrView kernel of an op without `backward: true` that writes to
 /// some of its arguments (see the top of this file).
-inline void bump_written_versions(
+void bump_written_versions(
     const c10::OperatorHandle& op,
     c10::DispatchKeySet ks,
     torch::jit::Stack* stack) {
@@ -165,12 +170,14 @@ inline void bump_written_versions(
   for (const at::Tensor& t : written) torch::autograd::increment_version(t);
 }
 
-/// What generated code registers: `m.impl("op", structop::no_backward_kernel());`.
-inline torch::CppFunction no_backward_kernel() {
-  return torch::CppFunction::makeFromBoxedFunction<&no_backward_autograd>();
+}  // namespace
+
+void impl_no_backward(torch::Library& m, const char* name) {
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_backward_autograd>());
 }
-inline torch::CppFunction bump_written_versions_kernel() {
-  return torch::CppFunction::makeFromBoxedFunction<&bump_written_versions>();
+
+void impl_bump_written_versions(torch::Library& m, const char* name) {
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&bump_written_versions>());
 }
 
 }  // namespace structop

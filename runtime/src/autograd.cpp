@@ -1,0 +1,324 @@
+// structop runtime library: the autograd bridge of generated ops with
+// `backward: true` (declared in structop/autograd_bridge.h and
+// structop/registration.h).
+//
+// One boxed Autograd kernel class and one graph node class serve every op:
+// what differs per op is data, its BackwardDef. Per call the kernel does what
+// PyTorch's own VariableType kernels do (collect_next_edges, redispatch below
+// autograd, set_history), with the node a torch::autograd::CppNode so that
+// kernels get a real AutogradContext. Compared with
+// torch::autograd::Function<T>::apply this skips, per call: the
+// is_variable_input_/input_info_/output_info_ vectors, the unordered_sets and
+// the std::function of _wrap_outputs; and when no input needs a gradient it
+// creates nothing at all.
+//
+// libtorch versions: everything used here is API of torch 2.x (tested: 2.6 and
+// 2.13): CppNode<T> members ctx_ / set_ctx_grad_fn / save_variables_to_ctx /
+// release_variables, Node::next_edge / input_metadata, impl::gradient_edge,
+// set_history, InputMetadata::is_same_shape / zeros_like; CppNode<T> reads
+// T::is_traceable (defined below). The one difference between the versions is
+// how graph nodes are owned: by std::shared_ptr (torch 2.6) or
+// c10::intrusive_ptr (later releases); `NodeHandle` follows whichever the
+// headers use.
+#include "autograd_node.h"
+
+#include <structop/registration.h>
+
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace structop {
+namespace detail {
+
+// ---------------------------------------------------------------------------
+// The BackwardDef registry
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// The key under which a node's context names its op (see BackwardNode::backward).
+constexpr const char* kOpKey = "structop.op";
+
+struct DefRegistry {
+  struct Entry {
+    const BackwardDef* def;
+    c10::IValue name;  // the op name, made once: nodes copy a reference
+  };
+  std::mutex mutex;
+  std::unordered_map<std::string, Entry> defs;
+};
+
+DefRegistry& def_registry() {
+  static DefRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
+const c10::IValue& remember(const BackwardDef& def) {
+  thread_local const BackwardDef* last = nullptr;
+  thread_local const c10::IValue* last_name = nullptr;
+  if (last == &def) return *last_name;
+  DefRegistry& r = def_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it =
+      r.defs.try_emplace(def.op_name, DefRegistry::Entry{&def, c10::IValue(def.op_name)}).first;
+  last = &def;
+  last_name = &it->second.name;
+  return *last_name;
+}
+
+const BackwardDef& recall(const std::string& op_name) {
+  DefRegistry& r = def_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.defs.find(op_name);
+  TORCH_CHECK(it != r.defs.end(), "structop: no backward registered for op ", op_name);
+  return *it->second.def;
+}
+
+// ---------------------------------------------------------------------------
+// Gradient checks
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// The input's shape as text ("[2, 3]"), on the error path only, taken from
+/// the engine's own message (InputMetadata's shape accessor is not public API).
+std::string input_shape_text(const torch::autograd::InputMetadata& input, const at::Tensor& grad) {
+  const std::string message = input.incompatible_shape_error_message(0, grad).str();
+  const std::string marker = "compatible with ";
+  const auto at = message.rfind(marker);
+  return at == std::string::npos ? message : message.substr(at + marker.size());
+}
+
+}  // namespace
+
+void check_grad(
+    const char* op,
+    const char* path,
+    const at::Tensor& grad,
+    const torch::autograd::InputMetadata& input) {
+  const at::ScalarType input_dtype = c10::typeMetaToScalarType(input.dtype());
+  TORCH_CHECK(
+      grad.scalar_type() == input_dtype,
+      op,
+      ": gradient for ",
+      path,
+      " has dtype ",
+      grad.scalar_type(),
+      " but the input has dtype ",
+      input_dtype);
+  TORCH_CHECK(
+      grad.device() == input.device(),
+      op,
+      ": gradient for ",
+      path,
+      " is on device ",
+      grad.device(),
+      " but the input is on ",
+      input.device());
+  if (grad.is_nested()) return;  // nested shapes: left to the engine
+  if (!input.is_same_shape(grad)) {
+    TORCH_CHECK(
+        false,
+        op,
+        ": gradient for ",
+        path,
+        " has shape ",
+        grad.sym_sizes(),
+        " but the input has shape ",
+        input_shape_text(input, grad));
+  }
+}
+
+void check_grads(
+    const torch::autograd::Node& node,
+    const char* op,
+    const char* const* paths,
+    std::size_t count,
+    variable_list& grads) {
+  TORCH_INTERNAL_ASSERT(
+      grads.size() == count && node.num_outputs() == count,
+      op,
+      ": grad slot count mismatch");
+  for (std::size_t i = 0; i < count; ++i) {
+    const torch::autograd::Edge& edge = node.next_edge(i);
+    if (!edge.is_valid()) {
+      grads[i] = at::Tensor();
+    } else if (grads[i].defined()) {
+      check_grad(op, paths[i], grads[i], edge.function->input_metadata(edge.input_nr));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The graph node
+// ---------------------------------------------------------------------------
+
+BackwardNode::BackwardNode(const BackwardDef& def) : def_(def) {
+  // CppNode's functional replay (compiled autograd) calls the static
+  // backward below with the context only; the context names the op.
+  this->ctx_.saved_data[kOpKey] = remember(def);
+}
+
+variable_list BackwardNode::backward(AutogradContext* ctx, variable_list grad_outputs) {
+  return recall(ctx->saved_data.at(kOpKey).toStringRef()).backward(ctx, grad_outputs);
+}
+
+void BackwardNode::record_outputs(c10::IValue* outputs, std::size_t count) {
+  const NodePtr self = node_ptr(this);
+  const auto& non_differentiable = this->ctx_.get_non_differentiable();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (outputs[i].isTensorList()) {  // Tensor[]: each tensor is an output
+      for (at::Tensor output : outputs[i].toTensorVector()) {
+        record_output(self, output, non_differentiable);
+      }
+    } else {
+      record_output(self, outputs[i].toTensor(), non_differentiable);
+    }
+  }
+  this->save_variables_to_ctx();
+}
+
+variable_list BackwardNode::apply(variable_list&& grad_outputs) {
+  // Undefined output grads become zeros (materialized as
+  // autograd::Function does by default), except for undefined outputs.
+  for (std::size_t i = 0; i < grad_outputs.size(); ++i) {
+    if (!grad_outputs[i].defined() && output_defined_[i]) {
+      grad_outputs[i] = this->input_metadata(i).zeros_like();
+    }
+  }
+  variable_list grad_inputs;
+  {
+    std::lock_guard<std::mutex> lock(this->mutex_);
+    grad_inputs = def_.backward(&this->ctx_, grad_outputs);
+  }
+  check_grads(*this, def_.op_name, def_.grad_paths, def_.grad_count, grad_inputs);
+  return grad_inputs;
+}
+
+std::string BackwardNode::name() const {
+  return std::string(def_.op_name) + "_backward";
+}
+
+void BackwardNode::record_output(
+    const NodePtr& self,
+    at::Tensor& output,
+    const std::unordered_set<at::TensorImpl*>& non_differentiable) {
+  output_defined_.push_back(output.defined());
+  if (!output.defined()) {
+    this->add_input_metadata(torch::autograd::Node::undefined_input());
+    return;
+  }
+  TORCH_CHECK(
+      !output.requires_grad(),
+      def_.op_name,
+      ": output ",
+      output_defined_.size() - 1,
+      " is one of the op's inputs (or already requires grad); an op without "
+      "alias annotations must return new tensors, e.g. input.clone()");
+  const bool differentiable = torch::autograd::isDifferentiableType(output.scalar_type()) &&
+                              (non_differentiable.empty() ||
+                               !non_differentiable.count(output.unsafeGetTensorImpl()));
+  if (differentiable) {
+    torch::autograd::set_history(output, self);
+  } else {
+    this->add_input_metadata(output);  // keeps output numbering; no edge to this node
+  }
+}
+
+NodeHandle<BackwardNode> make_grad_fn(const BackwardDef& def, const c10::IValue* args) {
+  if (!at::GradMode::is_enabled()) return {};
+  // A grad slot is a Tensor or a Tensor? (None, or an undefined tensor).
+  const auto tensor_at = [&](std::size_t i) -> const at::Tensor* {
+    const c10::IValue& value = args[def.grad_slots[i]];
+    return value.isTensor() && value.toTensor().defined() ? &value.toTensor() : nullptr;
+  };
+  bool requires_grad = false;
+  for (std::size_t i = 0; i < def.grad_count && !requires_grad; ++i) {
+    const at::Tensor* t = tensor_at(i);
+    requires_grad = t && t->requires_grad();
+  }
+  if (!requires_grad) return {};
+  auto node = new_node<BackwardNode>(def);
+  node->set_ctx_grad_fn(node);
+  torch::autograd::edge_list edges;
+  edges.reserve(def.grad_count);
+  for (std::size_t i = 0; i < def.grad_count; ++i) {
+    const at::Tensor* t = tensor_at(i);
+    if (t) {
+      edges.push_back(torch::autograd::impl::gradient_edge(*t));
+    } else {
+      edges.emplace_back();
+    }
+  }
+  node->set_next_edges(std::move(edges));
+  return node;
+}
+
+// ---------------------------------------------------------------------------
+// The boxed Autograd kernel
+// ---------------------------------------------------------------------------
+
+namespace {
+
+class AutogradKernel final : public c10::OperatorKernel {
+ public:
+  explicit AutogradKernel(const BackwardDef& def) : def_(def) {}
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+    const std::size_t num_args = op.schema().arguments().size();
+    c10::IValue* args = arguments(stack, num_args);
+    // Null when grad mode is off or no grad slot requires grad: then no
+    // autograd state is created at all.
+    auto grad_fn = make_grad_fn(def_, args);
+    if (!grad_fn) {
+      redispatch(op, ks, stack);
+      return;
+    }
+    // The redispatch consumes the arguments; setup_context needs them after
+    // (and may move values out of its copy).
+    torch::jit::Stack inputs(args, args + num_args);
+    redispatch(op, ks, stack);
+    const std::size_t num_outputs = op.schema().returns().size();
+    c10::IValue* outputs = arguments(stack, num_outputs);
+    {
+      at::NoGradGuard no_grad;
+      def_.setup_context(grad_fn->context(), inputs.data(), outputs);
+    }
+    grad_fn->record_outputs(outputs, num_outputs);
+  }
+
+ private:
+  /// The op's kernel for the keys below autograd, as PyTorch's own autograd
+  /// kernels call it: with autograd and ADInplaceOrView excluded for
+  /// everything the kernel calls in turn, so its internal ops record no
+  /// history (cheaper, and the op's own graph node is the only one).
+  static void redispatch(
+      const c10::OperatorHandle& op,
+      c10::DispatchKeySet ks,
+      torch::jit::Stack* stack) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    op.redispatchBoxed(ks & c10::after_autograd_keyset, stack);
+  }
+
+  const BackwardDef& def_;
+};
+
+}  // namespace
+}  // namespace detail
+
+void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def) {
+  m.impl(
+      name,
+      torch::CppFunction::makeFromBoxedFunctor(std::make_unique<detail::AutogradKernel>(def)));
+}
+
+}  // namespace structop

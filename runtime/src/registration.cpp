@@ -1,0 +1,56 @@
+// structop runtime library: registration and calls of generated ops
+// (declared in structop/registration.h). Compiled once here, so that a
+// generated X.ops.cpp instantiates none of the dispatcher's registration
+// templates per op.
+#include <structop/registration.h>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty_like.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <vector>
+
+namespace structop {
+namespace {
+
+/// A boxed kernel given as a function pointer at run time (CppFunction's
+/// makeFromBoxedFunction takes it as a template argument, one instantiation
+/// per kernel).
+class FunctionKernel final : public c10::OperatorKernel {
+ public:
+  explicit FunctionKernel(BoxedKernel* kernel) : kernel_(kernel) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+    kernel_(op, ks, stack);
+  }
+
+ private:
+  BoxedKernel* kernel_;
+};
+
+}  // namespace
+
+void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags) {
+  // A named vector, so that no torch version takes it for a kernel
+  // (Library::def(schema, func) when it is an rvalue, torch 2.13).
+  const std::vector<at::Tag> tag_list(tags);
+  m.def(torch::schema(schema), tag_list);
+}
+
+void impl(torch::Library& m, const char* name, BoxedKernel* kernel) {
+  m.impl(name, torch::CppFunction::makeFromBoxedFunctor(std::make_unique<FunctionKernel>(kernel)));
+}
+
+c10::OperatorHandle find_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  op.callBoxed(stack);
+}
+
+at::Tensor meta_like(const at::Tensor& like) {
+  return at::empty_like(like);
+}
+
+}  // namespace structop
