@@ -253,14 +253,17 @@ class IdlReader {
                 item.value,
                 yaml_non_string(item.value)),
             fmt::format("quote it: {}", yaml_quoted(item.value)));
+      } else if (item.kind == YamlNode::Kind::Null) {
+        diags_.error(
+            item.span,
+            "an annotation must be a string, found null (an empty item, `~` or `null`)",
+            "remove the item, or quote the text: \"null\"");
       } else {
         diags_.error(
             item.span,
             fmt::format("an annotation must be a string, found {}", describe(item)),
-            item.kind == YamlNode::Kind::Null
-                ? std::string("remove the empty item, or write the annotation as a quoted string")
-                : std::string("write each annotation as one string (structured data as text, e.g. "
-                              "`\"key=value\"`)"));
+            "write each annotation as one string (structured data as text, e.g. "
+            "\"key=value\")");
       }
     }
   }
