@@ -5,8 +5,6 @@ through the tensors they hold (in-place torch ops), and the schema's alias
 annotations (`Tensor(a!)`, from the IDL's `mutates:`, what torch.library
 calls mutates_args) tell torch which ones change. Such kernels return None.
 """
-import torch
-
 import mutation_ops as O
 
 

@@ -573,17 +573,28 @@ class PythonEmitter {
       values.push_back(api_name(p.name));
     }
 
-    // The flat call: one argument per slot, keyword-only slots by name.
-    std::string args, slot_map;
+    // The flat call: one argument per slot, keyword-only slots by name (one
+    // named like a Python keyword, `from`, through `**{"from": from_}`).
+    std::string args, slot_map, keyword_named;
     for (const auto& s : lo.slots) {
       const std::string& access = s.api_path;
-      if (!args.empty()) args += ", ";
-      args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
+      if (s.kwarg_only && model::is_python_keyword(s.name)) {
+        keyword_named += fmt::format(
+            "{}{}: {}",
+            keyword_named.empty() ? "" : ", ",
+            python_string_literal(s.name),
+            access);
+      } else {
+        if (!args.empty()) args += ", ";
+        args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
+      }
       slot_map += fmt::format(
           "    {}: {},\n",
           python_string_literal(s.path),
           python_string_literal(s.name));
     }
+    if (!keyword_named.empty())
+      args += fmt::format("{}**{{{}}}", args.empty() ? "" : ", ", keyword_named);
     std::string overload = op.overload.empty() ? "default" : op.overload;
     std::string doc = doc_text(op.doc);
     if (!doc.empty()) doc += "\n\n";
