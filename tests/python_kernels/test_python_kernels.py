@@ -255,8 +255,10 @@ class Kernels(unittest.TestCase):
         with self.assertRaises(TypeError) as cm:
             pk.nograd.register_kernel(None, "not a function")
         self.assertEqual(str(cm.exception), "pk::nograd: register_kernel takes a function, got str")
-        with self.assertRaises(TypeError):
+        with self.assertRaises(TypeError) as cm:
             pk.nograd.register_kernel(3)
+        self.assertEqual(str(cm.exception), "pk::nograd: register_kernel takes a device type (\"cpu\", "
+                                            "\"cuda\", ...), a list of them or None, got 3")
         with self.assertRaises(RuntimeError) as cm:
             pk.zeros.register_kernel("cpu", lambda n, device: torch.zeros(n, device=device))
         self.assertEqual(str(cm.exception),
