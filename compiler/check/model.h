@@ -133,6 +133,9 @@ struct Op {
   bool backward = false;
   std::vector<std::string> dispatch;
   std::vector<std::string> tags;  // torch operator tags (at::Tag), in IDL order
+  /// Free-form strings for downstream tools (`annotations:`), in IDL order;
+  /// structop only passes them on (X.ops.json, X_ops.py).
+  std::vector<std::string> annotations;
   std::string doc;
   Span span;       // the `func:` value
   Span name_span;  // the op name inside it

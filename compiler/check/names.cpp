@@ -76,6 +76,7 @@ OpNames op_names(const Op& op) {
   n.adapter = join_identifier({"op", n.cpp});
   n.py_op = "_" + n.cpp + "_op";
   n.py_params = "_" + n.cpp + "_params";
+  n.py_records = "_" + n.cpp + "_records";
   if (op.dispatch.empty()) {
     n.kernels.push_back(n.cpp);
   } else {
@@ -192,6 +193,10 @@ class ClashChecker {
       take(n.adapter, fmt::format("the C++ adapter of op `{}`", label), &op);
       take(n.py_op, fmt::format("the Python global holding op `{}`", label), &op);
       take(n.py_params, fmt::format("the Python global checking op `{}`'s arguments", label), &op);
+      take(
+          n.py_records,
+          fmt::format("the Python function giving op `{}`'s arguments record form", label),
+          &op);
       if (op.backward) {
         take(n.grads, fmt::format("the C++ struct of op `{}`'s gradients", label), &op);
         take(n.grad_slot, fmt::format("the C++ struct of op `{}`'s grad slots", label), &op);
@@ -303,7 +308,10 @@ class ClashChecker {
     for (const auto& op : m_.ops) {
       for (const auto& p : op.params) {
         auto it = types.find(model::api_spelling(p.name));
-        if (it == types.end()) continue;
+        if (it == types.end()) {
+          if (p.type.is_record()) leaf_names(op, p, p.type.decl, p.name, types);
+          continue;
+        }
         diags_.error(
             p.span,
             fmt::format(
@@ -314,6 +322,39 @@ class ClashChecker {
             "rename the parameter");
       }
     }
+  }
+
+  // The lowered leaves of a record parameter are the parameters of the
+  // generated Python `_<op>_records`, which builds the records by name: a
+  // leaf named like a record or enum (`cfg__w` and a record `cfg__w`) would
+  // hide it there. Reports the first such leaf of `p`.
+  bool leaf_names(
+      const model::Op& op,
+      const model::Param& p,
+      int record,
+      const std::string& lowered,
+      const std::map<std::string, std::string>& types) {
+    for (const auto& f : m_.records[static_cast<size_t>(record)].fields) {
+      const std::string name = lowered + "__" + f.name;
+      if (f.type.is_record()) {
+        if (leaf_names(op, p, f.type.decl, name, types)) return true;
+        continue;
+      }
+      auto it = types.find(name);
+      if (it == types.end()) continue;
+      diags_.error(
+          p.span,
+          fmt::format(
+              "op `{}`: the lowered parameter `{}` of `{}` has the name of {}: it would hide it "
+              "in the generated Python",
+              op.qualified_name(),
+              name,
+              p.name,
+              it->second),
+          "rename the record or enum, or the field");
+      return true;
+    }
+    return false;
   }
 
   // The generated Python function of an op reads these globals after its

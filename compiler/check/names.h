@@ -68,6 +68,7 @@ struct OpNames {
   std::string adapter;        // op_<op>: the adapter struct (X.ops.cpp)
   std::string py_op;          // _<op>_op: the bound OpOverload (X_ops.py)
   std::string py_params;      // _<op>_params: the parameter checks (X_ops.py)
+  std::string py_records;     // _<op>_records: flat arguments -> record form (X_ops.py)
   /// The forward kernels: `<op>`, or `<op>_<key>` per `dispatch:` key.
   std::vector<std::string> kernels;
 };

@@ -646,6 +646,7 @@ class Resolver {
     op.span = decl.func_span;
     op.name_span = sig.name.span;
     op.backward = decl.backward;
+    op.annotations = decl.annotations;
     op.doc = decl.doc;
     op.mutates = decl.mutates;
     op.meta_names = decl.meta.names;

@@ -102,6 +102,8 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   for (const auto& k : op.dispatch) dispatch.push(k);
   Json tags = Json::array();
   for (const auto& t : op.tags) tags.push(t);
+  Json annotations = Json::array();
+  for (const auto& a : op.annotations) annotations.push(a);
   return Json::object()
       .set("name", lo.qualified_name)
       .set("cpp_name", lo.cpp_name)
@@ -113,6 +115,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
       .set("dispatch", std::move(dispatch))
       .set("kernels", std::move(kernels))
       .set("tags", std::move(tags))
+      .set("annotations", std::move(annotations))
       .set("slots", std::move(slots))
       .set("returns", std::move(outputs))
       .set("doc", op.doc);

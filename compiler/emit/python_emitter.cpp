@@ -1,7 +1,12 @@
 // X_ops.py: frozen dataclasses for records, `str` enums, and one typed
 // function per op that flattens its records in slot order and calls
-// torch.ops.<namespace>.<op>. Autograd and meta come from the C++
-// registration; nothing here re-implements them.
+// torch.ops.<namespace>.<op>. The op comes from the compiled extension (its
+// C++ registration: kernels, meta, autograd) or is implemented in Python:
+// each function has register_kernel / register_fake / register_autograd
+// (structop_runtime.python_kernels), for which the module generates, per
+// op, `_<op>_records` (straight-line code that turns the flat arguments
+// torch passes to a Python kernel back into records) and, per record with
+// gradients, a `<Record>Grad` dataclass for Python backwards.
 //
 // Calls take a fast path (flatten and call); only when that fails does the
 // module walk the arguments to explain which parameter or field path has the
@@ -17,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "check/describe.h"
+#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/emitters.h"
 #include "emit/naming.h"
@@ -162,7 +168,8 @@ class PythonEmitter {
   bool uses_typing() const {
     auto typed = [](const std::string& h) { return h.find("typing.") != std::string::npos; };
     for (const auto& r : m_.records) {
-      if (r.from_include) continue;  // hinted in its own module
+      if (r.from_include) continue;   // hinted in its own module
+      if (r.takes_grad) return true;  // its <Record>Grad: typing.Optional fields
       for (const auto& f : r.fields) {
         if (typed(hint(f.type, false))) return true;
       }
@@ -220,7 +227,10 @@ class PythonEmitter {
   void prologue() {
     std::vector<std::string> all = {"NAMESPACE", "STRUCTOPC_VERSION", "load_library"};
     for (const auto& e : m_.enums) all.push_back(api_name(e.name));
-    for (const auto& r : m_.records) all.push_back(api_name(r.name));
+    for (const auto& r : m_.records) {
+      all.push_back(api_name(r.name));
+      if (r.takes_grad) all.push_back(api_name(model::grad_record_name(r)));
+    }
     for (const auto& lo : in_.lowered.ops) all.push_back(api_name(lo.cpp_name));
     std::string all_list;
     for (const auto& n : all) all_list += fmt::format("    {},\n", python_string_literal(n));
@@ -240,8 +250,9 @@ class PythonEmitter {
         fmt::format("Python API for the `{}` ops (torch.ops.{}.*).", m_.namespace_, m_.namespace_);
     if (std::string user = doc_text(m_.doc); !user.empty()) doc += "\n\n" + user;
     doc += fmt::format(
-        "\n\nLoad the compiled extension with load_library(path) first. The functions\n"
-        "here take records; torch.ops.{}.* takes the same ops flat.\n",
+        "\n\nLoad the compiled extension with load_library(path) first, or implement the\n"
+        "ops in Python (op.register_kernel, register_fake, register_autograd). The\n"
+        "functions here take records; torch.ops.{}.* takes the same ops flat.\n",
         m_.namespace_);
     p_.emit(
         {{"notice", generated_notice(in_.version, in_.source_name)},
@@ -274,8 +285,9 @@ class PythonEmitter {
 
 
       def load_library(path: str) -> None:
-          """Loads the compiled extension that registers these ops (no search: give its path)."""
-          torch.ops.load_library(path)
+          """Loads the compiled extension that registers these ops (no search: give its path);
+          refused once ops of this namespace are implemented in Python."""
+          _rt.load_library(path, NAMESPACE)
           _bind()
     )py");
   }
@@ -290,7 +302,9 @@ class PythonEmitter {
       if (e.from_include) names[e.include].push_back(api_name(e.name));
     }
     for (const auto& r : m_.records) {
-      if (r.from_include) names[r.include].push_back(api_name(r.name));
+      if (!r.from_include) continue;
+      names[r.include].push_back(api_name(r.name));
+      if (r.takes_grad) names[r.include].push_back(api_name(model::grad_record_name(r)));
     }
     if (names.empty()) return;
     std::string relative, absolute;
@@ -330,22 +344,20 @@ class PythonEmitter {
       p_.line();
       p_.line(fmt::format("torch.serialization.add_safe_globals([{}])", fmt::join(classes, ", ")));
     }
-    // An op or overload named like a Python keyword (`from`) is an attribute
-    // only getattr can read.
-    auto attribute = [](const std::string& object, const std::string& name) {
-      return model::is_python_keyword(name)
-                 ? fmt::format("getattr({}, {})", object, python_string_literal(name))
-                 : object + "." + name;
-    };
+    // Names are strings (find_op): an op or overload may be named like a
+    // Python keyword (`from`).
     std::string globals, binds;
     for (const auto& lo : in_.lowered.ops) {
       const model::Op& op = m_.ops[lo.op];
       std::string name = api_name(lo.cpp_name);
       globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
       binds += fmt::format(
-          "_{}_op = {}\n",
+          "if _{0}_op is None:\n"
+          "    _{0}_op = _rt.find_op(ops, {1}, {2})\n"
+          "    bound = bound or _{0}_op is not None\n",
           name,
-          attribute(attribute("ops", op.name), op.overload.empty() ? "default" : op.overload));
+          python_string_literal(op.name),
+          python_string_literal(op.overload.empty() ? "default" : op.overload));
     }
     if (binds.empty()) {
       p_.emit(R"py(
@@ -364,16 +376,15 @@ class PythonEmitter {
 
 
       def _bind():
-          """Binds each function to its torch.ops OpOverload (itself, so that
-          torch.compile and torch.export see one op call); False while the
-          extension is not loaded (see load_library)."""
+          """Binds each function whose op is registered (by the compiled extension,
+          or defined from Python) to its torch.ops OpOverload (itself, so that
+          torch.compile and torch.export see one op call); returns whether it bound
+          one that was not bound."""
           global $globals$
-          try:
-              ops = torch.ops.$ns$
-              $binds$
-          except (AttributeError, RuntimeError):
-              return False
-          return True
+          ops = torch.ops.$ns$
+          bound = False
+          $binds$
+          return bound
     )py");
   }
 
@@ -487,6 +498,50 @@ class PythonEmitter {
       $name$._structop_fields = $specs$
       _rt.register_pytree($name$, $children$, $statics$, NAMESPACE, _IDL_STEM)
     )py");
+    if (r.takes_grad) grad_class(r);
+  }
+
+  /// `<Record>Grad`: what a Python backward may return for a record (its
+  /// fields that take a gradient, all None by default), like the C++ grad
+  /// record; `<Record>._structop_grad` names it for structop_runtime.
+  void grad_class(const model::Record& r) {
+    const lower::RecordLayout& layout =
+        in_.lowered.records[static_cast<size_t>(&r - m_.records.data())];
+    std::string fields;
+    for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+      const model::Field& f = r.fields[fi];
+      std::string hint;
+      if (f.type.is_record() && record(f.type).takes_grad) {
+        hint = api_name(model::grad_record_name(record(f.type)));
+      } else if (f.type.takes_grad()) {
+        hint = "torch.Tensor";
+      } else {
+        continue;
+      }
+      fields += fmt::format("{}: typing.Optional[{}] = None\n", layout.fields[fi].api_name, hint);
+    }
+    fields.pop_back();
+    p_.line();
+    p_.line();
+    p_.emit(
+        {{"name", api_name(model::grad_record_name(r))},
+         {"record", api_name(r.name)},
+         {"doc",
+          class_doc(fmt::format(
+              "Gradients for the tensor fields of `{}` (None: no gradient), as a Python backward "
+              "returns them.",
+              r.name))},
+         {"fields", fields}},
+        R"py(
+      @dataclasses.dataclass(frozen=True)
+      class $name$:
+          $doc$
+
+          $fields$
+
+
+      $record$._structop_grad = $name$
+    )py");
   }
 
   std::string return_hint(const lower::LoweredOp& lo) const {
@@ -518,17 +573,28 @@ class PythonEmitter {
       values.push_back(api_name(p.name));
     }
 
-    // The flat call: one argument per slot, keyword-only slots by name.
-    std::string args, slot_map;
+    // The flat call: one argument per slot, keyword-only slots by name (one
+    // named like a Python keyword, `from`, through `**{"from": from_}`).
+    std::string args, slot_map, keyword_named;
     for (const auto& s : lo.slots) {
       const std::string& access = s.api_path;
-      if (!args.empty()) args += ", ";
-      args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
+      if (s.kwarg_only && model::is_python_keyword(s.name)) {
+        keyword_named += fmt::format(
+            "{}{}: {}",
+            keyword_named.empty() ? "" : ", ",
+            python_string_literal(s.name),
+            access);
+      } else {
+        if (!args.empty()) args += ", ";
+        args += s.kwarg_only ? fmt::format("{}={}", s.name, access) : access;
+      }
       slot_map += fmt::format(
           "    {}: {},\n",
           python_string_literal(s.path),
           python_string_literal(s.name));
     }
+    if (!keyword_named.empty())
+      args += fmt::format("{}**{{{}}}", args.empty() ? "" : ", ", keyword_named);
     std::string overload = op.overload.empty() ? "default" : op.overload;
     std::string doc = doc_text(op.doc);
     if (!doc.empty()) doc += "\n\n";
@@ -580,6 +646,148 @@ class PythonEmitter {
       $slot_map$}
       $name$.schema = $schema$
       $doc_assignment$
+    )py");
+    python_kernels(lo);
+  }
+
+  /// A flat argument's parameter name in `_<op>_records`: the schema's name
+  /// (torch passes keyword-only arguments by it), or with a trailing `_` for
+  /// a Python keyword (structop_runtime renames such keyword arguments).
+  static std::string flat_name(const lower::Slot& s) {
+    return model::is_python_keyword(s.name) ? s.name + "_" : s.name;
+  }
+
+  /// The value of one leaf in record form: enums converted from their string.
+  std::string leaf_value(const lower::LoweredOp& lo, const lower::Slot& s) const {
+    if (!s.type.is_enum() || s.type.is_list()) return flat_name(s);
+    std::string convert = fmt::format(
+        "_rt.enum_value({}, {}, {}, {})",
+        api_name(enum_of(s.type).name),
+        flat_name(s),
+        python_string_literal(m_.namespace_ + "::" + lo.qualified_name),
+        python_string_literal(s.path));
+    if (!s.type.is_optional()) return convert;
+    return fmt::format("(None if {} is None else {})", flat_name(s), convert);
+  }
+
+  /// A record built from its leaves, the slots from `*next` on (depth first).
+  std::string record_value(const lower::LoweredOp& lo, const model::Type& type, size_t* next)
+      const {
+    const model::Record& r = record(type);
+    const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(type.decl)];
+    std::vector<std::string> fields;
+    for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+      const model::Field& f = r.fields[fi];
+      std::string value = f.type.is_record() ? record_value(lo, f.type, next)
+                                             : leaf_value(lo, lo.slots[(*next)++]);
+      fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
+    }
+    return fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
+  }
+
+  /// For Python kernels: `<op>.annotations`, `_<op>_records` (the flat
+  /// arguments as torch passes them to a kernel, trailing defaults left out,
+  /// back in record form: straight-line code, no reflection per call) and
+  /// the registration methods (structop_runtime.python_kernels).
+  void python_kernels(const lower::LoweredOp& lo) {
+    const model::Op& op = m_.ops[lo.op];
+    const std::string name = api_name(lo.cpp_name);
+    std::string qualified = m_.namespace_ + "::" + lo.qualified_name;
+
+    std::vector<std::string> annotations;
+    for (const auto& a : op.annotations) annotations.push_back(python_string_literal(a));
+
+    // def _op_records(x, cfg__w, cfg__scale=1.0, *, k=2):
+    std::string flat;
+    bool star = false;
+    for (const auto& s : lo.slots) {
+      if (!flat.empty()) flat += ", ";
+      if (s.kwarg_only && !star) {
+        flat += "*, ";
+        star = true;
+      }
+      flat += flat_name(s);
+      if (s.schema_default && s.value) {
+        flat += "=" + (s.value->kind == lower::Value::Kind::Enum
+                           ? python_string_literal(s.value->text)
+                           : literal(*s.value, false));
+      }
+    }
+    // return (x, Cfg(w=cfg__w, scale=cfg__scale)), {"k": k}
+    std::vector<std::string> args, kwargs;
+    size_t next = 0;
+    for (size_t pi = 0; pi < op.params.size(); ++pi) {
+      const model::Param& p = op.params[pi];
+      std::string value = p.type.is_record() ? record_value(lo, p.type, &next)
+                                             : leaf_value(lo, lo.slots[next++]);
+      if (p.kwarg_only) {
+        kwargs.push_back(
+            fmt::format("{}: {}", python_string_literal(lo.api_params[pi].name), value));
+      } else {
+        args.push_back(value);
+      }
+    }
+
+    // What structop_runtime needs to know of the op beyond its schema.
+    std::vector<std::string> params, options;
+    for (size_t pi = 0; pi < op.params.size(); ++pi) {
+      const model::Param& p = op.params[pi];
+      params.push_back(py_tuple(
+          {python_string_literal(lo.api_params[pi].name),
+           p.type.is_record() ? api_name(record(p.type).name) : "None"}));
+    }
+    options.push_back("params=" + py_tuple(params));
+    if (op.backward) {
+      std::vector<std::string> grads;
+      for (size_t si : lo.grad_slots) {
+        grads.push_back(py_tuple(
+            {python_string_literal(lo.slots[si].api_path),
+             python_string_literal(lo.slots[si].name)}));
+      }
+      options.push_back("grads=" + py_tuple(grads));
+    }
+    if (op.meta != model::MetaKind::Custom) {
+      std::vector<std::string> sources;
+      for (size_t si : lo.meta_sources) sources.push_back(python_string_literal(lo.slots[si].name));
+      options.push_back("meta=" + py_tuple(sources));
+    }
+    if (op.backward) options.push_back("backward=True");
+    if (!op.tags.empty()) {
+      std::vector<std::string> tags;
+      for (const auto& t : op.tags) tags.push_back(python_string_literal(t));
+      options.push_back("tags=" + py_tuple(tags));
+    }
+    std::string option_lines;
+    for (const auto& o : options) option_lines += "    " + o + ",\n";
+    option_lines.pop_back();
+
+    p_.emit(
+        {{"name", name},
+         {"annotations", py_tuple(annotations)},
+         {"flat", flat},
+         {"doc",
+          python_docstring(fmt::format(
+              "{}'s flat arguments, as torch passes them to a Python kernel, in record form: "
+              "(args, kwargs).",
+              qualified))},
+         {"args", py_tuple(args)},
+         {"kwargs", fmt::format("{{{}}}", fmt::join(kwargs, ", "))},
+         {"options", option_lines}},
+        R"py(
+      $name$.annotations = $annotations$
+
+
+      def _$name$_records($flat$):
+          $doc$
+          return $args$, $kwargs$
+
+
+      _rt.python_kernels(
+          $name$,
+          _$name$_records,
+          _IDL_STEM,
+      $options$
+      )
     )py");
   }
 

@@ -23,7 +23,7 @@ const std::vector<std::string> kEnumKeys = {"values", "doc"};
 const std::vector<std::string> kRecordKeys = {"fields", "doc"};
 const std::vector<std::string> kFieldKeys = {"type", "default", "doc"};
 const std::vector<std::string> kOpKeys =
-    {"func", "mutates", "backward", "meta", "dispatch", "tags", "doc"};
+    {"func", "mutates", "backward", "meta", "dispatch", "tags", "annotations", "doc"};
 const std::vector<std::string> kAnyKey = {};
 
 /// Walks one mapping: rejects non-scalar and duplicate keys, and keys not in
@@ -223,6 +223,114 @@ class IdlReader {
   }
 
   static syntax::TextOrigin origin_of(const YamlNode& node) { return {node.span, node.verbatim}; }
+
+  /// `annotations:`: a list of strings, passed on to tools as they are. A
+  /// plain scalar that YAML reads as another type (`1`, `true`, `null`) is
+  /// not a string to every YAML reader, so it must be quoted.
+  void read_annotations(const YamlNode& node, std::vector<std::string>* out) {
+    if (node.alias) return;  // already reported
+    if (!node.is_sequence()) {
+      diags_.error(
+          node.span,
+          fmt::format("`annotations` must be a list of strings, found {}", describe(node)),
+          node.is_scalar() && short_printable(node.value)
+              ? fmt::format("write a list: `annotations: [{}]`", yaml_quoted(node.value))
+              : std::string("write a list of strings: `annotations: [\"text\", ...]`"));
+      return;
+    }
+    for (int child : doc_.children(node)) {
+      const YamlNode& item = doc_.node(child);
+      if (item.alias) continue;
+      if (item.is_scalar() && (item.quoted || !yaml_non_string(item.value))) {
+        out->push_back(item.value);
+        continue;
+      }
+      if (item.is_scalar()) {
+        diags_.error(
+            item.span,
+            fmt::format(
+                "an annotation must be a string, found `{}`, which YAML reads as {}",
+                item.value,
+                yaml_non_string(item.value)),
+            fmt::format("quote it: {}", yaml_quoted(item.value)));
+      } else if (item.kind == YamlNode::Kind::Null) {
+        diags_.error(
+            item.span,
+            "an annotation must be a string, found null (an empty item, `~` or `null`)",
+            "remove the item, or quote the text: \"null\"");
+      } else {
+        diags_.error(
+            item.span,
+            fmt::format("an annotation must be a string, found {}", describe(item)),
+            "write each annotation as one string (structured data as text, e.g. "
+            "\"key=value\")");
+      }
+    }
+  }
+
+  /// What YAML's core schema reads a plain scalar as, if not a string:
+  /// "a null", "a boolean", "a number"; else null.
+  static const char* yaml_non_string(std::string_view v) {
+    if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") return "a null";
+    for (const char* b : {"true", "True", "TRUE", "false", "False", "FALSE"}) {
+      if (v == b) return "a boolean";
+    }
+    return yaml_number(v) ? "a number" : nullptr;
+  }
+
+  /// A YAML 1.2 core schema int or float: `1`, `-2`, `0x1f`, `0o17`, `1.5`,
+  /// `.5`, `1e-5`, `.inf`, `-.Inf`, `.nan`.
+  static bool yaml_number(std::string_view v) {
+    auto digits = [](std::string_view s, auto is_digit) {
+      return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+        return is_digit(static_cast<unsigned char>(c));
+      });
+    };
+    auto decimal = [](unsigned char c) { return std::isdigit(c) != 0; };
+    if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'o')) {
+      return v[1] == 'x'
+                 ? digits(v.substr(2), [](unsigned char c) { return std::isxdigit(c) != 0; })
+                 : digits(v.substr(2), [](unsigned char c) { return c >= '0' && c <= '7'; });
+    }
+    std::string_view s = v;
+    if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+    for (const char* special : {".inf", ".Inf", ".INF"}) {
+      if (s == special) return true;
+    }
+    if (v == ".nan" || v == ".NaN" || v == ".NAN") return true;
+    // [0-9]* (. [0-9]*)? ([eE] [-+]? [0-9]+)?, with a digit before the exponent.
+    size_t i = 0;
+    bool mantissa = false;
+    while (i < s.size() && decimal(s[i])) ++i, mantissa = true;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && decimal(s[i])) ++i, mantissa = true;
+    }
+    if (!mantissa) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+      if (!digits(s.substr(i), decimal)) return false;
+      i = s.size();
+    }
+    return i == s.size();
+  }
+
+  /// Short printable ASCII, which a hint may quote.
+  static bool short_printable(std::string_view text) {
+    return text.size() <= 60 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  }
+
+  /// `text` as a double-quoted YAML string, for hints.
+  static std::string yaml_quoted(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
 
   // ---- sections ------------------------------------------------------------
 
@@ -570,6 +678,8 @@ class IdlReader {
           read_name_list(v, "dispatch", &op.dispatch);
         } else if (key.text == "tags") {
           read_name_list(v, "tags", &op.tags);
+        } else if (key.text == "annotations") {
+          read_annotations(v, &op.annotations);
         } else {
           read_doc(v, &op.doc);
         }

@@ -131,6 +131,8 @@ struct OpDecl {
   bool backward = false;
   std::vector<Name> dispatch;
   std::vector<Name> tags;
+  /// Free-form strings for tools (`annotations:`), in IDL order.
+  std::vector<std::string> annotations;
   std::string doc;
 };
 

@@ -400,11 +400,15 @@ TEST_CASE("a Python module imports the records and enums of included files", "[d
   CompileResult r = compile(options, reader);
   REQUIRE(r.ok);
   const std::string& py = r.outputs[0].content;
-  // From the module of the file that declares each (a sibling in a package).
+  // From the module of the file that declares each (a sibling in a package),
+  // with the grad records of those that take gradients (for Python backwards).
   CHECK(contains(
       py,
-      "if __package__:\n    from .c_ops import Mode, Base\n    from .b_ops import Mid\n"
-      "else:\n    from c_ops import Mode, Base\n    from b_ops import Mid\n"));
+      "if __package__:\n    from .c_ops import Mode, Base, BaseGrad\n"
+      "    from .b_ops import Mid, MidGrad\n"
+      "else:\n    from c_ops import Mode, Base, BaseGrad\n    from b_ops import Mid, MidGrad\n"));
+  CHECK_FALSE(contains(py, "class BaseGrad"));
+  CHECK(contains(py, "class AGrad:"));
   CHECK_FALSE(contains(py, "class Base"));
   CHECK_FALSE(contains(py, "class Mode"));
   CHECK(contains(py, "class A:"));

@@ -459,3 +459,62 @@ TEST_CASE("is_identifier", "[reader]") {
   CHECK_FALSE(is_identifier("a b"));
   CHECK_FALSE(is_identifier("d\xC3\xA9mo"));
 }
+
+TEST_CASE("annotations: a list of strings, kept as written", "[reader]") {
+  auto r = read(
+      "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n"
+      "    annotations: [inductor.fallback, 'cost: 2', \"1\", 'true', \"\", key=value]\n");
+  REQUIRE(r.errors.empty());
+  CHECK(
+      r.file.ops[0].annotations ==
+      std::vector<std::string>{"inductor.fallback", "cost: 2", "1", "true", "", "key=value"});
+  auto empty = read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', annotations: []}\n");
+  REQUIRE(empty.errors.empty());
+  CHECK(empty.file.ops[0].annotations.empty());
+}
+
+TEST_CASE("annotations that are not a list of strings", "[reader]") {
+  auto at = [](const std::string& value) {
+    return read(
+               "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n    annotations: " + value +
+               "\n")
+        .errors;
+  };
+  // Not a list: the hint quotes a short value.
+  CHECK(contains(
+      at("fast"),
+      "t.ops.yaml:4:18: error: `annotations` must be a list of strings, found a scalar\n"));
+  CHECK(contains(at("fast"), "hint: write a list: `annotations: [\"fast\"]`\n"));
+  CHECK(
+      contains(at("{a: 1}"), "error: `annotations` must be a list of strings, found a mapping\n"));
+  CHECK(contains(at("{a: 1}"), "hint: write a list of strings: `annotations: [\"text\", ...]`\n"));
+  CHECK(contains(at(""), "error: `annotations` must be a list of strings, found empty\n"));
+  // Items YAML reads as another type, each reported where it is.
+  std::string errors = at("[ok, 1, -2.5e3, 0x1F, .inf, true, null, ~]");
+  CHECK(contains(
+      errors,
+      "t.ops.yaml:4:23: error: an annotation must be a string, found `1`, which YAML reads as a "
+      "number\n"));
+  CHECK(contains(errors, "hint: quote it: \"1\"\n"));
+  CHECK(contains(errors, "found `-2.5e3`, which YAML reads as a number\n"));
+  CHECK(contains(errors, "found `0x1F`, which YAML reads as a number\n"));
+  CHECK(contains(errors, "found `.inf`, which YAML reads as a number\n"));
+  CHECK(contains(errors, "found `true`, which YAML reads as a boolean\n"));
+  CHECK(!contains(errors, "`ok`"));
+  CHECK(contains(
+      errors,
+      "t.ops.yaml:4:52: error: an annotation must be a string, found null (an empty item, `~` or "
+      "`null`)\n"));
+  CHECK(contains(errors, "t.ops.yaml:4:58: error: an annotation must be a string, found null"));
+  CHECK(contains(
+      at("[[a, b], {k: v}]"),
+      "t.ops.yaml:4:19: error: an annotation must be a string, found a list\n"));
+  CHECK(
+      contains(at("[[a, b], {k: v}]"), "error: an annotation must be a string, found a mapping\n"));
+  // Not numbers: YAML reads these as strings.
+  auto plain = read(
+      "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n"
+      "    annotations: [1.2.3, 1e, 0x, yes, 12abc, -, .5x]\n");
+  CHECK(plain.errors.empty());
+  CHECK(plain.file.ops[0].annotations.size() == 7);
+}

@@ -22,7 +22,9 @@ review that must compile); the rest are random. For each IDL structopc either
     field defaults) and in C++ (a program built from all the headers prints
     each record's default-constructed `std::string` fields);
   * every doc reaches Python's `__doc__` unchanged (but for the documented
-    normalisation: trailing line breaks are dropped).
+    normalisation: trailing line breaks are dropped);
+  * each op's `_<op>_records` (Python kernels) turns one flat value per slot
+    back into record form without a name error: no parameter hides a class.
 
 Usage: hostile_idls.py --structopc PATH --work DIR --python PY
          [--count N] [--seed S] [--batch B]
@@ -308,6 +310,24 @@ PY_CHECK = textwrap.dedent(r'''
             if fn is None:
                 failures.append(f"{case['idl']}: no Python function with schema {op['schema']!r}")
                 continue
+            records = getattr(mod, "_" + fn.__name__ + "_records", None)
+            if records is None:
+                failures.append(f"{case['idl']}: op {i} has no _{fn.__name__}_records")
+            else:
+                enums = {e["name"]: e["values"] for e in model["enums"]}
+                flat, named = [], {}
+                for s in op["slots"]:
+                    value = flat_value(s["type"], enums)
+                    if s["kwarg_only"]:
+                        named[s["name"] + "_" if keyword.iskeyword(s["name"]) else s["name"]] = value
+                    else:
+                        flat.append(value)
+                try:
+                    args, kwargs = records(*flat, **named)
+                    assert len(args) + len(kwargs) == len(fn_params(op)), (args, kwargs)
+                except Exception as e:  # noqa: BLE001 (any failure is the finding)
+                    failures.append(f"{case['idl']}: op {i} _{fn.__name__}_records failed: "
+                                    f"{type(e).__name__}: {e}")
             doc = case["docs"].get(f"op {i}", "").rstrip("\n")  # the one normalisation
             if doc and not (fn.__doc__ or "").startswith(doc + "\n\n"):
                 failures.append(f"{case['idl']}: op {i} __doc__ {fn.__doc__!r} does not hold {doc!r}")
@@ -346,7 +366,21 @@ PY_CHECK = textwrap.dedent(r'''
 ''')
 
 # The original parameter names of an op, in order, from its signature text.
-PY_CHECK = PY_CHECK.replace("import torch\n", "import torch\n" + textwrap.dedent('''
+PY_CHECK = PY_CHECK.replace("import torch\n", "import keyword\nimport torch\n" + textwrap.dedent('''
+    def flat_value(schema_type, enums):
+        """A value of a slot's type (as X.ops.json spells it), as torch passes it."""
+        if schema_type.endswith("?"):
+            return None
+        if "[" in schema_type:
+            return []
+        base = schema_type.split("(")[0]
+        if base in enums:
+            return enums[base][0]
+        return {"Tensor": torch.zeros(1), "int": 0, "SymInt": 0, "DeviceIndex": 0, "float": 0.5,
+                "bool": False, "str": "s", "Scalar": 1, "ScalarType": torch.float32,
+                "Device": torch.device("cpu"), "Layout": torch.strided,
+                "MemoryFormat": torch.contiguous_format}.get(base)
+
     def fn_params(op):
         names = []
         for s in op["slots"]:

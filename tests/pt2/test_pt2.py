@@ -21,7 +21,11 @@ cfg)`), on the torch this interpreter has:
   - FakeTensorMode through the record API: shapes and dtypes;
   - importing a generated module a second time under another name.
 
-Usage: test_pt2.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
+With --python-kernels, the ops are the examples' Python kernels
+(idl_examples/<stem>_kernels.py, KERNELS_DIR) instead of the compiled
+library: the same checks.
+
+Usage: test_pt2.py (LIBSTRUCTOP_EXAMPLES.so | --python-kernels KERNELS_DIR) GENERATED_MODULE_DIR
 """
 import collections
 import dataclasses
@@ -42,6 +46,7 @@ import torch
 from torch.utils import _pytree
 
 LIBRARY = None
+KERNELS_DIR = None  # --python-kernels: the Python kernels instead of LIBRARY
 MODULE_DIR = None
 
 # stem of the IDL file -> the generated module (filled in by load_modules()).
@@ -55,7 +60,13 @@ def load_modules():
         sys.path.insert(0, MODULE_DIR)
     for stem in STEMS:
         MODULES[stem] = importlib.import_module(stem + "_ops")
-    MODULES["weights"].load_library(LIBRARY)  # registers every example; each module binds on first use
+    if KERNELS_DIR:
+        if KERNELS_DIR not in sys.path:
+            sys.path.insert(0, KERNELS_DIR)
+        for stem in STEMS:  # each registers its ops' Python kernels
+            importlib.import_module(stem + "_kernels")
+    else:
+        MODULES["weights"].load_library(LIBRARY)  # registers every example; each module binds on first use
     W, A, N, O, L, D, C, S, P = (MODULES[s] for s in STEMS)
 
 
@@ -933,16 +944,23 @@ for _case in KEYWORD_CASES:
 
 class Reimport(Timed):
     def test_import_twice_under_another_name(self):
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--reimport", LIBRARY, MODULE_DIR],
+        source = ["--python-kernels", KERNELS_DIR] if KERNELS_DIR else [LIBRARY]
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--reimport", *source, MODULE_DIR],
                              capture_output=True, text=True, timeout=600)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertIn("modules imported twice", out.stdout)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--reimport"]:
-        LIBRARY, MODULE_DIR = sys.argv[2], sys.argv[3]
+    reimport = sys.argv[1:2] == ["--reimport"]
+    if reimport:
+        del sys.argv[1]
+    if sys.argv[1] == "--python-kernels":
+        KERNELS_DIR = sys.argv.pop(2)
+    else:
+        LIBRARY = sys.argv[1]
+    MODULE_DIR = sys.argv[2]
+    if reimport:
         _reimport_child()
         sys.exit(0)
-    LIBRARY, MODULE_DIR = sys.argv[1], sys.argv[2]
     unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)

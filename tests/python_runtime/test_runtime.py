@@ -191,7 +191,8 @@ class Explain(unittest.TestCase):
         with self.assertRaises(RuntimeError) as cm:
             rt.explain_failure("demo::op", PARAMS, (torch.ones(2), Cfg(Inner(torch.ones(2)))), error, False)
         self.assertEqual(str(cm.exception), "demo::op is not registered: call load_library(path) "
-                                            "with the compiled extension first")
+                                            "with the compiled extension first, or implement it in "
+                                            "Python (register_kernel)")
         self.assertIs(cm.exception.__cause__, error)
 
     def test_explain_failure_returns_when_arguments_fit(self):

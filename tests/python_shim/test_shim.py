@@ -10,11 +10,16 @@ generated module compiles and imports nothing but torch, the standard
 library, structop's Python runtime (structop_runtime, on PYTHONPATH) and
 the modules generated from the IDL files it includes.
 
-Usage: test_shim.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
+With --python-kernels, the ops are the examples' Python kernels
+(idl_examples/<stem>_kernels.py, KERNELS_DIR) instead of the compiled
+library: the same tests, the same expected values and messages.
+
+Usage: test_shim.py (LIBSTRUCTOP_EXAMPLES.so | --python-kernels KERNELS_DIR) GENERATED_MODULE_DIR
 """
 import ast
 import dataclasses
 import glob
+import importlib
 import math
 import os
 import py_compile
@@ -26,7 +31,9 @@ import unittest
 import torch
 
 LIBRARY = None
+KERNELS_DIR = None  # --python-kernels: the Python kernels instead of LIBRARY
 MODULE_DIR = None
+STEMS = ["weights", "attention", "rms_norm", "mlp", "lists", "dtypes", "compose", "mutation", "sampling"]
 
 
 def setUpModule():
@@ -41,7 +48,12 @@ def setUpModule():
     import compose_ops as compose
     import mutation_ops as optim
     import sampling_ops as sampling
-    weights.load_library(LIBRARY)  # loads the library once; every module then binds on first use
+    if KERNELS_DIR:
+        sys.path.insert(0, KERNELS_DIR)
+        for stem in STEMS:  # each registers its ops' Python kernels
+            importlib.import_module(stem + "_kernels")
+    else:
+        weights.load_library(LIBRARY)  # loads the library once; every module then binds on first use
 
 
 def t64(*shape, requires_grad=False):
@@ -292,5 +304,9 @@ class Introspection(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    LIBRARY, MODULE_DIR = sys.argv[1], sys.argv[2]
+    if sys.argv[1] == "--python-kernels":
+        KERNELS_DIR = sys.argv.pop(2)
+    else:
+        LIBRARY = sys.argv[1]
+    MODULE_DIR = sys.argv[2]
     unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)

@@ -5,8 +5,9 @@ Module doc: \"\"" quotes, a \\N{DASH} and a \\x41, \\u1234,
 a CR\rand a line ending in a backslash \\
   indented
 
-Load the compiled extension with load_library(path) first. The functions
-here take records; torch.ops.hostile_docs.* takes the same ops flat.
+Load the compiled extension with load_library(path) first, or implement the
+ops in Python (op.register_kernel, register_fake, register_autograd). The
+functions here take records; torch.ops.hostile_docs.* takes the same ops flat.
 """
 import dataclasses
 import enum
@@ -38,8 +39,9 @@ _IDL_STEM = "hostile_docs"
 
 
 def load_library(path: str) -> None:
-    """Loads the compiled extension that registers these ops (no search: give its path)."""
-    torch.ops.load_library(path)
+    """Loads the compiled extension that registers these ops (no search: give its path);
+    refused once ops of this namespace are implemented in Python."""
+    _rt.load_library(path, NAMESPACE)
     _bind()
 
 
@@ -121,6 +123,21 @@ echo.slot_map = {
     "label": "label",
 }
 echo.schema = "hostile_docs::echo(Tensor x, str t__cr=\"carriage\\015return\", str t__quoted=\"say \\\"hi\\\" \\\\ back\", str t__nul=\"nul\\000byte\", str t__bidi=\"\\342\\200\\256evil\\342\\200\\254\", str t__controls=\"\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n\", str t__trigraph=\"??/\", str t__accents=\"caf\\303\\251 \\342\\206\\222 \\303\\277\", str t__mode=\"odd\", str tag=\"a\\\"b\\\\c\\015d\", str? label=None) -> Tensor"
+echo.annotations = ("q\"\"\" \\ \r\n#error x", "\u202ebidi\u202c \u2028 \x00")
+
+
+def _echo_records(x, t__cr="carriage\rreturn", t__quoted="say \"hi\" \\ back", t__nul="nul\x00byte", t__bidi="\u202eevil\u202c", t__controls="\x01\x1b[31m\x7f\x85\u2028\t\n", t__trigraph="??/", t__accents="café → ÿ", t__mode="odd", tag="a\"b\\c\rd", label=None):
+    """hostile_docs::echo's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, Texts(cr=t__cr, quoted=t__quoted, nul=t__nul, bidi=t__bidi, controls=t__controls, trigraph=t__trigraph, accents=t__accents, mode=_rt.enum_value(Mode, t__mode, "hostile_docs::echo", "t.mode")), tag, label), {}
+
+
+_rt.python_kernels(
+    echo,
+    _echo_records,
+    _IDL_STEM,
+    params=(("x", None), ("t", Texts), ("tag", None), ("label", None)),
+    meta=("x",),
+)
 
 
 _cleaned_params = (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade)))
@@ -145,6 +162,21 @@ cleaned.slot_map = {
 }
 cleaned.schema = "hostile_docs::cleaned(Tensor x, str flag=\"on\", str shade=\"dark\") -> Tensor"
 cleaned.__doc__ = "  leading spaces\n\tand a tab\n\nCalls torch.ops.hostile_docs.cleaned (lowered schema: cleaned(Tensor x, str flag=\"on\", str shade=\"dark\") -> Tensor)."
+cleaned.annotations = ()
+
+
+def _cleaned_records(x, flag="on", shade="dark"):
+    """hostile_docs::cleaned's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, _rt.enum_value(Flag, flag, "hostile_docs::cleaned", "flag"), _rt.enum_value(Shade, shade, "hostile_docs::cleaned", "shade")), {}
+
+
+_rt.python_kernels(
+    cleaned,
+    _cleaned_records,
+    _IDL_STEM,
+    params=(("x", None), ("flag", None), ("shade", None)),
+    meta=("x",),
+)
 
 
 _indented_params = (("x", _rt.TENSOR),)
@@ -167,21 +199,41 @@ indented.slot_map = {
     "x": "x",
 }
 indented.schema = "hostile_docs::indented(Tensor x) -> Tensor"
+indented.annotations = ()
+
+
+def _indented_records(x):
+    """hostile_docs::indented's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x,), {}
+
+
+_rt.python_kernels(
+    indented,
+    _indented_records,
+    _IDL_STEM,
+    params=(("x", None),),
+    meta=("x",),
+)
 
 
 torch.serialization.add_safe_globals([Mode, Flag, Shade, Texts])
 
 
 def _bind():
-    """Binds each function to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); False while the
-    extension is not loaded (see load_library)."""
+    """Binds each function whose op is registered (by the compiled extension,
+    or defined from Python) to its torch.ops OpOverload (itself, so that
+    torch.compile and torch.export see one op call); returns whether it bound
+    one that was not bound."""
     global _echo_op, _cleaned_op, _indented_op
-    try:
-        ops = torch.ops.hostile_docs
-        _echo_op = ops.echo.default
-        _cleaned_op = ops.cleaned.default
-        _indented_op = ops.indented.default
-    except (AttributeError, RuntimeError):
-        return False
-    return True
+    ops = torch.ops.hostile_docs
+    bound = False
+    if _echo_op is None:
+        _echo_op = _rt.find_op(ops, "echo", "default")
+        bound = bound or _echo_op is not None
+    if _cleaned_op is None:
+        _cleaned_op = _rt.find_op(ops, "cleaned", "default")
+        bound = bound or _cleaned_op is not None
+    if _indented_op is None:
+        _indented_op = _rt.find_op(ops, "indented", "default")
+        bound = bound or _indented_op is not None
+    return bound

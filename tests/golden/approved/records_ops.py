@@ -3,8 +3,9 @@
 
 Records, enums, backward and mutation.
 
-Load the compiled extension with load_library(path) first. The functions
-here take records; torch.ops.golden.* takes the same ops flat.
+Load the compiled extension with load_library(path) first, or implement the
+ops in Python (op.register_kernel, register_fake, register_autograd). The
+functions here take records; torch.ops.golden.* takes the same ops flat.
 """
 import dataclasses
 import enum
@@ -23,7 +24,9 @@ __all__ = [
     "load_library",
     "Mode",
     "Inner",
+    "InnerGrad",
     "Cfg",
+    "CfgGrad",
     "affine",
     "split",
     "scale_",
@@ -35,8 +38,9 @@ _IDL_STEM = "records"
 
 
 def load_library(path: str) -> None:
-    """Loads the compiled extension that registers these ops (no search: give its path)."""
-    torch.ops.load_library(path)
+    """Loads the compiled extension that registers these ops (no search: give its path);
+    refused once ops of this namespace are implemented in Python."""
+    _rt.load_library(path, NAMESPACE)
     _bind()
 
 
@@ -63,6 +67,17 @@ _rt.register_pytree(Inner, ("w", "b"), (), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
+class InnerGrad:
+    """Gradients for the tensor fields of `Inner` (None: no gradient), as a Python backward returns them."""
+
+    w: typing.Optional[torch.Tensor] = None
+    b: typing.Optional[torch.Tensor] = None
+
+
+Inner._structop_grad = InnerGrad
+
+
+@dataclasses.dataclass(frozen=True)
 class Cfg:
     """An affine map and a scale."""
 
@@ -73,6 +88,16 @@ class Cfg:
 
 Cfg._structop_fields = (("inner", _rt.record(Inner)), ("scale", _rt.FLOAT), ("mode", _rt.enum_of(Mode)))
 _rt.register_pytree(Cfg, ("inner",), ("scale", "mode"), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class CfgGrad:
+    """Gradients for the tensor fields of `Cfg` (None: no gradient), as a Python backward returns them."""
+
+    inner: typing.Optional[InnerGrad] = None
+
+
+Cfg._structop_grad = CfgGrad
 
 
 _affine_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
@@ -99,6 +124,23 @@ affine.slot_map = {
     "cfg.mode": "cfg__mode",
 }
 affine.schema = "golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> Tensor"
+affine.annotations = ()
+
+
+def _affine_records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
+    """golden::affine's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::affine", "cfg.mode"))), {}
+
+
+_rt.python_kernels(
+    affine,
+    _affine_records,
+    _IDL_STEM,
+    params=(("x", None), ("cfg", Cfg)),
+    grads=(("x", "x"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
+    meta=("x",),
+    backward=True,
+)
 
 
 _split_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
@@ -125,6 +167,23 @@ split.slot_map = {
     "cfg.mode": "cfg__mode",
 }
 split.schema = "golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> (Tensor lo, Tensor hi)"
+split.annotations = ()
+
+
+def _split_records(x, *, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
+    """golden::split's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x,), {"cfg": Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::split", "cfg.mode"))}
+
+
+_rt.python_kernels(
+    split,
+    _split_records,
+    _IDL_STEM,
+    params=(("x", None), ("cfg", Cfg)),
+    grads=(("x", "x"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
+    meta=("x", "cfg__inner__w"),
+    backward=True,
+)
 
 
 _scale__params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
@@ -151,21 +210,41 @@ scale_.slot_map = {
     "cfg.mode": "cfg__mode",
 }
 scale_.schema = "golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> ()"
+scale_.annotations = ()
+
+
+def _scale__records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
+    """golden::scale_'s flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::scale_", "cfg.mode"))), {}
+
+
+_rt.python_kernels(
+    scale_,
+    _scale__records,
+    _IDL_STEM,
+    params=(("x", None), ("cfg", Cfg)),
+    meta=(),
+)
 
 
 torch.serialization.add_safe_globals([Mode, Inner, Cfg])
 
 
 def _bind():
-    """Binds each function to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); False while the
-    extension is not loaded (see load_library)."""
+    """Binds each function whose op is registered (by the compiled extension,
+    or defined from Python) to its torch.ops OpOverload (itself, so that
+    torch.compile and torch.export see one op call); returns whether it bound
+    one that was not bound."""
     global _affine_op, _split_op, _scale__op
-    try:
-        ops = torch.ops.golden
-        _affine_op = ops.affine.default
-        _split_op = ops.split.default
-        _scale__op = ops.scale_.default
-    except (AttributeError, RuntimeError):
-        return False
-    return True
+    ops = torch.ops.golden
+    bound = False
+    if _affine_op is None:
+        _affine_op = _rt.find_op(ops, "affine", "default")
+        bound = bound or _affine_op is not None
+    if _split_op is None:
+        _split_op = _rt.find_op(ops, "split", "default")
+        bound = bound or _split_op is not None
+    if _scale__op is None:
+        _scale__op = _rt.find_op(ops, "scale_", "default")
+        bound = bound or _scale__op is not None
+    return bound
