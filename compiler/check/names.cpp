@@ -290,6 +290,11 @@ class ClashChecker {
     std::map<std::string, std::string> class_body = types;
     for (const char* name : {"dataclasses", "typing", "torch", "str"})
       class_body.emplace(name, fmt::format("`{}`, which the generated dataclass uses", name));
+    // Class attributes X_ops.py sets on each record (a field's default is one too).
+    for (const char* name : {"_structop_fields", "_structop_grad"})
+      class_body.emplace(
+          name,
+          fmt::format("`{}`, which structop sets on the generated dataclass", name));
     for (const auto& r : m_.records) {
       if (r.from_include) continue;
       for (const auto& f : r.fields) {
