@@ -178,7 +178,7 @@ struct op_from_lambda {
         num_args,
         std::make_tuple(
             structop::meta_like(args[0].toTensor()),
-            structop::meta_like(args[2].toTensor())));
+            structop::meta_like(args[12].toTensor())));
   }
 
   static void setup_context(

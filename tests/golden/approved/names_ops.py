@@ -213,7 +213,7 @@ _rt.python_kernels(
     _IDL_STEM,
     params=(("x", None), ("kernel", Outer), ("handle", None), ("op_name", None)),
     grads=(("x", "x"), ("kernel.path.at", "kernel__path__at"), ("kernel.path.path", "kernel__path__path"), ("kernel.args", "kernel__args"), ("handle", "handle")),
-    meta=("x", "kernel__path__path"),
+    meta=("x", "handle"),
     backward=True,
 )
 
