@@ -121,15 +121,22 @@ def check_python_runtime_from(build, folder):
 
 
 def check_subproject_defines_only_the_compiler(build):
+    """The structop subproject builds structopc and the runtime library, nothing else
+    (no tests, benchmarks or examples, whatever options are passed down)."""
     targets = json.loads(run(["meson", "introspect", "--targets", build]).stdout)
     sub = os.sep + os.path.join("subprojects", "structop") + os.sep
     compiler = sub + os.path.join("compiler", "meson.build")
+    runtime = sub + os.path.join("runtime", "meson.build")
     from_structop = [t for t in targets if sub in t["defined_in"]]
-    others = sorted(t["name"] for t in from_structop if not t["defined_in"].endswith(compiler))
     if not any(t["name"] == "structopc" and t["type"] == "executable" for t in from_structop):
         fail("the structop subproject does not define structopc")
+    if not any(t["name"] == "structop_runtime" and t["type"] == "static library" for t in from_structop):
+        fail("the structop subproject does not define the runtime library structop_runtime")
+    others = sorted(t["name"] for t in from_structop
+                    if not (t["defined_in"].endswith(compiler)
+                            or (t["defined_in"].endswith(runtime) and t["name"] == "structop_runtime")))
     if others:
-        fail(f"the structop subproject defines more than structopc: {others}")
+        fail(f"the structop subproject defines more than structopc and structop_runtime: {others}")
     tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
     names = sorted(t["name"] for t in tests)
     if names != ["consumer", "consumer-python"]:
