@@ -5,12 +5,26 @@ within one round every case runs under the same conditions. So each
 benchmark interleaves its cases round by round, and a ratio is the median
 over rounds of the per-round ratio, which cancels the drift.
 """
+import random
 import statistics
+import timeit
 
 
 def median_ratio(times, baseline):
     """Median over rounds of times[i] / baseline[i] (lists in round order)."""
     return statistics.median(t / b for t, b in zip(times, baseline))
+
+
+def interleaved_times(calls, rounds, number):
+    """{name: seconds per call of calls[name] in each round}: every round
+    times each callable over `number` calls, in a fresh random order."""
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        order = list(calls)
+        random.shuffle(order)
+        for name in order:
+            times[name].append(timeit.timeit(calls[name], number=number) / number)
+    return times
 
 
 def rounds(report, field="cpu_time"):

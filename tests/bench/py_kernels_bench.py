@@ -30,14 +30,12 @@ PYTHONPATH (meson test --benchmark does).
 """
 import argparse
 import dataclasses
-import random
 import statistics
 import sys
-import timeit
 
 import torch
 
-from bench_stats import median_ratio
+from bench_stats import interleaved_times, median_ratio
 
 
 def flat_custom_op(name):
@@ -148,12 +146,7 @@ def main():
     for name, call in calls.items():  # warm up, and prove they compute the same
         torch.testing.assert_close(call(), expected, msg=name)
 
-    times = {name: [] for name in calls}
-    for _ in range(a.rounds):
-        order = list(calls)
-        random.shuffle(order)
-        for name in order:
-            times[name].append(timeit.timeit(calls[name], number=a.calls) / a.calls)
+    times = interleaved_times(calls, a.rounds, a.calls)
 
     print(f"{'call':<20}{'median us':>10}")
     for name in calls:

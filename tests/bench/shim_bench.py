@@ -13,14 +13,12 @@ bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
 import argparse
-import random
 import statistics
 import sys
-import timeit
 
 import torch
 
-from bench_stats import median_ratio
+from bench_stats import interleaved_times, median_ratio
 
 
 def main():
@@ -50,12 +48,7 @@ def main():
     for name, call in calls.items():  # warm up, and prove they compute the same
         torch.testing.assert_close(call(), expected, msg=name)
 
-    times = {name: [] for name in calls}
-    for _ in range(a.rounds):
-        order = list(calls)
-        random.shuffle(order)
-        for name in order:
-            times[name].append(timeit.timeit(calls[name], number=a.calls) / a.calls)
+    times = interleaved_times(calls, a.rounds, a.calls)
 
     def ratio(name, base):
         return median_ratio(times[name], times[base])
