@@ -58,6 +58,27 @@ bool is_hazard(char32_t c) {
          c == 0x200F || c == 0x061C || c == 0x0085 || c == 0x2028 || c == 0x2029;
 }
 
+/// Appends the visible form of a character a reader must see for what it is
+/// (a line break, tab or other control `\n`/`\t`/`\x1b`, a hazard
+/// `<U+202E>`, a stray byte `\xff`) and returns true; false for others.
+/// Shared by comment_text and terminal_text.
+bool append_visible_escape(char32_t code, bool utf8, std::string& out) {
+  if (!utf8 || (code < 0x20 && code != '\n' && code != '\r' && code != '\t') || code == 0x7F) {
+    out += fmt::format("\\x{:02x}", static_cast<unsigned>(code));
+  } else if (code == '\n') {
+    out += "\\n";
+  } else if (code == '\r') {
+    out += "\\r";
+  } else if (code == '\t') {
+    out += "\\t";
+  } else if (is_control(code) || is_hazard(code)) {
+    out += fmt::format("<U+{:04X}>", static_cast<unsigned>(code));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /// The escapes C++, Python and JSON share; nullptr for other characters.
 const char* common_escape(char32_t c) {
   switch (c) {
@@ -134,19 +155,8 @@ std::string comment_text(std::string_view text) {
   std::string out;
   for_each_char(text, [&](const std::vector<Char>& chars, size_t i) {
     const Char& c = chars[i];
-    if (!c.utf8) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
-    } else if (c.code == '\n') {
-      out += "\\n";
-    } else if (c.code == '\r') {
-      out += "\\r";
-    } else if (c.code == '\t') {
-      out += "\\t";
-    } else if (c.code < 0x20 || c.code == 0x7F) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c.code));
-    } else if (is_control(c.code) || is_hazard(c.code)) {
-      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(c.code));
-    } else if (c.code == '\\' && i + 1 == chars.size()) {
+    if (append_visible_escape(c.code, c.utf8, out)) return;
+    if (c.code == '\\' && i + 1 == chars.size()) {
       out += "\\x5c";
     } else if (
         c.code == '?' && i > 0 && chars[i - 1].code == '?' && i + 1 < chars.size() &&
@@ -252,22 +262,14 @@ std::string terminal_text(std::string_view text, bool line_breaks) {
     const auto byte = static_cast<unsigned char>(text[i]);
     const size_t len = utf8_char_length(text, i);
     if (len == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(byte));
+      append_visible_escape(byte, false, out);
       ++i;
       continue;
     }
     const char32_t code = decode(text, i, len);
-    if (code == '\n') {
-      out += line_breaks ? "\n" : "\\n";
-    } else if (code == '\r') {
-      out += "\\r";
-    } else if (code == '\t') {
-      out += "\\t";
-    } else if (code < 0x20 || code == 0x7F) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(code));
-    } else if (is_control(code) || is_hazard(code)) {
-      out += fmt::format("<U+{:04X}>", static_cast<unsigned>(code));
-    } else {
+    if (code == '\n' && line_breaks) {
+      out += '\n';
+    } else if (!append_visible_escape(code, true, out)) {
       out.append(text.substr(i, len));
     }
     i += len;
