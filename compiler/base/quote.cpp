@@ -63,14 +63,22 @@ bool is_hazard(char32_t c) {
 /// `<U+202E>`, a stray byte `\xff`) and returns true; false for others.
 /// Shared by comment_text and terminal_text.
 bool append_visible_escape(char32_t code, bool utf8, std::string& out) {
-  if (!utf8 || (code < 0x20 && code != '\n' && code != '\r' && code != '\t') || code == 0x7F) {
+  // A stray byte is 0x80 or above, never one of these three.
+  switch (code) {
+    case '\n':
+      out += "\\n";
+      return true;
+    case '\r':
+      out += "\\r";
+      return true;
+    case '\t':
+      out += "\\t";
+      return true;
+    default:
+      break;
+  }
+  if (!utf8 || code < 0x20 || code == 0x7F) {
     out += fmt::format("\\x{:02x}", static_cast<unsigned>(code));
-  } else if (code == '\n') {
-    out += "\\n";
-  } else if (code == '\r') {
-    out += "\\r";
-  } else if (code == '\t') {
-    out += "\\t";
   } else if (is_control(code) || is_hazard(code)) {
     out += fmt::format("<U+{:04X}>", static_cast<unsigned>(code));
   } else {
