@@ -3,7 +3,9 @@
 // Demonstrates: list fields arriving as std::vector (Tensor[], float[],
 // bool[], Tensor?[], int[]) with their empty-list and list defaults, checks
 // that name the offending field, a Tensor[] output with a custom meta kernel,
-// and a backward taking one gradient per output piece.
+// a backward taking one gradient per output piece, and enum lists arriving as
+// std::vector<Reduce> (already checked: an invalid string never reaches the
+// kernel).
 #include "lists.ops.h"
 
 #include <ATen/ATen.h>
@@ -105,6 +107,48 @@ at::Tensor kernels::pad_meta(const at::Tensor& x, const PadCfg& cfg) {
     sizes[sizes.size() - 1 - i] += cfg.pad[2 * i] + cfg.pad[2 * i + 1];
   }
   return at::empty_symint(sizes, x.options());
+}
+
+// ---------------------------------------------------------------------------
+// center: enum lists (Reduce[] field, Reduce[]? parameter)
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// `how` of t along `dim` (kept, size 1), or of all of t for nullopt.
+at::Tensor reduced(const at::Tensor& t, Reduce how, c10::optional<int64_t> dim) {
+  switch (how) {
+    case Reduce::sum:
+      return dim ? t.sum(*dim, /*keepdim=*/true) : t.sum();
+    case Reduce::max:
+      return dim ? std::get<0>(t.max(*dim, /*keepdim=*/true)) : t.max();
+    case Reduce::mean:
+      return dim ? t.mean(*dim, /*keepdim=*/true) : t.mean();
+  }
+  TORCH_CHECK(false, "multi::center: unknown Reduce value");
+}
+
+}  // namespace
+
+at::Tensor kernels::center(
+    const at::Tensor& x,
+    const CenterCfg& cfg,
+    const c10::optional<std::vector<Reduce>>& then) {
+  TORCH_CHECK(
+      cfg.steps.size() == cfg.dims.size(),
+      "multi::center: cfg.steps has ",
+      cfg.steps.size(),
+      " entries for ",
+      cfg.dims.size(),
+      " dims (give one per dim)");
+  at::Tensor out = x.clone();  // a new tensor even with no steps (no alias of x)
+  for (size_t i = 0; i < cfg.steps.size(); ++i) {
+    out = out - reduced(out, cfg.steps[i], cfg.dims[i]);
+  }
+  if (then) {
+    for (Reduce how : *then) out = out - reduced(out, how, c10::nullopt);
+  }
+  return out;
 }
 
 }  // namespace multi

@@ -3,8 +3,8 @@
 Demonstrates: list fields arriving as lists (Tensor[], float[], bool[],
 Tensor?[], SymInt[]; a tuple where torch left out an argument equal to its
 schema default), checks that name the offending field, a Tensor[] output
-with a fake kernel, and a backward taking one gradient per output piece (a
-list).
+with a fake kernel, a backward taking one gradient per output piece (a
+list), and enum lists arriving as lists of L.Reduce members.
 """
 import torch
 
@@ -67,3 +67,25 @@ def pad_fake(x, cfg):
     for i in range(len(cfg.pad) // 2):
         sizes[-1 - i] += cfg.pad[2 * i] + cfg.pad[2 * i + 1]
     return x.new_empty(sizes)
+
+
+def _reduced(t, how, dim):
+    """`how` of t along `dim` (kept, size 1), or of all of t for None."""
+    if how is L.Reduce.max:
+        return t.amax() if dim is None else t.amax(dim, keepdim=True)
+    if how is L.Reduce.sum:
+        return t.sum() if dim is None else t.sum(dim, keepdim=True)
+    return t.mean() if dim is None else t.mean(dim, keepdim=True)
+
+
+@L.center.register_kernel(None)
+def center(x, cfg, *, then=None):
+    if len(cfg.steps) != len(cfg.dims):
+        raise RuntimeError(f"multi::center: cfg.steps has {len(cfg.steps)} entries for "
+                           f"{len(cfg.dims)} dims (give one per dim)")
+    out = x.clone()  # a new tensor even with no steps (no alias of x)
+    for how, dim in zip(cfg.steps, cfg.dims):
+        out = out - _reduced(out, how, dim)
+    for how in then or ():
+        out = out - _reduced(out, how, None)
+    return out

@@ -558,11 +558,26 @@ class Resolver {
             "return a `str` or an `int`");
         return std::nullopt;
       }
-      if (out.is_list() || (out.suffixes.size() > 1)) {
+      // `E[]` and `E[]?` lower to `str[]` and `str[]?`; torch's schemas have
+      // no list of optional strings for `E?[]`.
+      if (!out.suffixes.empty() &&
+          out.suffixes.front().kind == syntax::TypeSuffix::Kind::Optional &&
+          out.suffixes.size() > 1) {
         diags_.error(
             t.span,
-            fmt::format("{}: lists of enums are not supported", what),
-            "use `str[]` or separate fields");
+            fmt::format("{}: lists of optional enums are not supported", what),
+            fmt::format(
+                "use `{}[]` (a list of values) or `{}[]?` (an optional list)",
+                t.base,
+                t.base));
+        return std::nullopt;
+      }
+      if (!out.suffixes.empty() && out.suffixes.front().kind == syntax::TypeSuffix::Kind::List &&
+          out.suffixes.front().size >= 0) {
+        diags_.error(
+            t.span,
+            fmt::format("{}: enum lists have no fixed size", what),
+            fmt::format("write `{}[]`", t.base));
         return std::nullopt;
       }
     }

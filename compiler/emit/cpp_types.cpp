@@ -91,7 +91,25 @@ std::string CppTypes::value_type(const model::Type& t) const {
   return "void";
 }
 
+namespace {
+
+/// An enum type as the schema carries it: `str` with the same suffixes.
+model::Type as_str(model::Type t) {
+  t.kind = model::Type::Kind::Builtin;
+  t.builtin = Builtin::Str;
+  t.decl = -1;
+  return t;
+}
+
+/// `E[]` or `E[]?` (the resolver allows no other list of an enum).
+bool is_enum_list(const model::Type& t) {
+  return t.is_enum() && (t.is_list() || (t.is_optional() && t.inner().is_list()));
+}
+
+}  // namespace
+
 std::string CppTypes::flat_type(const model::Type& t) const {
+  if (t.is_enum()) return flat_type(as_str(t));
   // Lists and optionals first: the dispatcher's spellings differ per element.
   if (t.is_list()) {
     model::Type e = t.inner();
@@ -99,7 +117,6 @@ std::string CppTypes::flat_type(const model::Type& t) const {
       return e.is_optional() ? "const c10::List<c10::optional<at::Tensor>>&" : "at::TensorList";
     }
     if (!e.suffixes.empty()) return fmt::format("const c10::List<{}>&", value_type(e));
-    if (e.is_enum()) return "const std::vector<std::string>&";
     switch (e.builtin) {
       case Builtin::Int:
         return "at::IntArrayRef";
@@ -130,14 +147,13 @@ std::string CppTypes::flat_type(const model::Type& t) const {
         return "c10::optional<at::ArrayRef<double>>";
       return fmt::format("const c10::optional<c10::List<{}>>&", value_type(item));
     }
-    if (e.is_enum() || is(e, Builtin::Str)) return "c10::optional<c10::string_view>";
+    if (is(e, Builtin::Str)) return "c10::optional<c10::string_view>";
     if (is(e, Builtin::SymInt)) return "c10::optional<c10::SymInt>";
     std::string inner = value_type(e);
     bool by_ref = is(e, Builtin::Tensor) || is(e, Builtin::Scalar) || is(e, Builtin::Generator);
     return by_ref ? fmt::format("const c10::optional<{}>&", inner)
                   : fmt::format("c10::optional<{}>", inner);
   }
-  if (t.is_enum()) return "c10::string_view";
   switch (t.builtin) {
     case Builtin::Tensor:
       return "const at::Tensor&";
@@ -158,7 +174,8 @@ std::string CppTypes::flat_type(const model::Type& t) const {
 
 std::string CppTypes::param_type(const model::Type& t) const {
   if (t.is_record()) return "const " + record_name(t.decl) + "&";
-  // An enum is `E` or `E?` (the resolver rejects other suffixes).
+  // An enum is `E`, `E?`, `E[]` or `E[]?` (the resolver rejects other suffixes).
+  if (is_enum_list(t)) return fmt::format("const {}&", value_type(t));
   if (t.is_enum())
     return t.is_optional() ? fmt::format("c10::optional<{}>", enum_name(t.decl))
                            : enum_name(t.decl);
@@ -185,8 +202,9 @@ std::string CppTypes::flat_to_value(
     const std::string& path) const {
   if (t.is_enum()) {
     return fmt::format(
-        "structop::parse_{}enum<{}>({})",
+        "structop::parse_{}enum{}<{}>({})",
         t.is_optional() ? "optional_" : "",
+        is_enum_list(t) ? "_list" : "",
         enum_name(t.decl),
         CodePrinter::list({expr, path}));
   }
@@ -197,7 +215,11 @@ std::string CppTypes::flat_to_value(
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
   if (t.is_enum())
-    return fmt::format("structop::{}enum_name({})", t.is_optional() ? "optional_" : "", expr);
+    return fmt::format(
+        "structop::{}enum_name{}({})",
+        t.is_optional() ? "optional_" : "",
+        is_enum_list(t) ? "_list" : "",
+        expr);
   if (same_as_flat(t)) return expr;
   return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
 }

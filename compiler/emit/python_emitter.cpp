@@ -659,9 +659,11 @@ class PythonEmitter {
 
   /// The value of one leaf in record form: enums converted from their string.
   std::string leaf_value(const lower::LoweredOp& lo, const lower::Slot& s) const {
-    if (!s.type.is_enum() || s.type.is_list()) return flat_name(s);
+    if (!s.type.is_enum()) return flat_name(s);
+    const bool list = s.type.is_list() || (s.type.is_optional() && s.type.inner().is_list());
     std::string convert = fmt::format(
-        "_rt.enum_value({}, {}, {}, {})",
+        "_rt.enum_{}({}, {}, {}, {})",
+        list ? "values" : "value",
         api_name(enum_of(s.type).name),
         flat_name(s),
         python_string_literal(m_.namespace_ + "::" + lo.qualified_name),

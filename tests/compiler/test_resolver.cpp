@@ -275,9 +275,17 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
   CHECK(contains(
       errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
       "error: enum `E` cannot be a return type\n"));
+  CHECK(errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]', f: 'E[]?'}}}\n").empty());
+  const std::string optional_items = errors_of(
+      "enums: {E: [a]}\nrecords: {R: {fields: {e: 'E?[]'}}}\n");
+  CHECK(
+      contains(optional_items, "error: field `R.e`: lists of optional enums are not supported\n"));
   CHECK(contains(
-      errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]'}}}\n"),
-      "error: field `R.e`: lists of enums are not supported\n"));
+      optional_items,
+      "hint: use `E[]` (a list of values) or `E[]?` (an optional list)\n"));
+  CHECK(contains(
+      errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[2]'}}}\n"),
+      "error: field `R.e`: enum lists have no fixed size\n"));
   std::string lists = errors_of(
       "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor "
       "x, L? o) -> Tensor\n");

@@ -210,6 +210,18 @@ class Forward(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "expected one of: relu, gelu, silu"):
             ops.nn.mlp(randn(2, 2), randn(2, 2), None, None, None, 1.0, randn(2, 2), cfg__act="tanh")
 
+    def test_row10_enum_lists(self):
+        x = randn(3, 4)
+        want = x - x.amax(0, keepdim=True)
+        want = want - want.sum(1, keepdim=True)
+        torch.testing.assert_close(ops.multi.center(x, ["max", "sum"], [0, 1]), want)
+        torch.testing.assert_close(ops.multi.center(x, ["max", "sum"], [0, 1], then=["mean"]),
+                                   want - want.mean())
+        with self.assertRaises(ValueError) as caught:
+            ops.multi.center(x, ["sum", "median"], [0, 1])
+        self.assertIn('multi::center: cfg.steps[1]: invalid value "median" for Reduce; '
+                      "expected one of: sum, max, mean", str(caught.exception))
+
     def test_row11_top_level_optional_tensor(self):
         q, k, v, bias = randn(1, 2, 3, 4), randn(1, 2, 5, 4), randn(1, 2, 5, 4), randn(3, 5)
         for given in (None, bias):

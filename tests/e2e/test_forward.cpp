@@ -466,6 +466,39 @@ CATCH_TEST_CASE(
   CATCH_CHECK(structop::parse_enum<nn::Activation>("silu") == nn::Activation::silu);
 }
 
+CATCH_TEST_CASE("row 10: enum lists, a Reduce[] field and a Reduce[]? parameter", "[row10]") {
+  const at::Tensor x = at::randn({3, 4}, f64());
+  CATCH_CHECK(multi::CenterCfg{}.steps == std::vector<multi::Reduce>{multi::Reduce::mean});
+  CATCH_CHECK(close(multi::center(x), x - x.mean(-1, /*keepdim=*/true)));
+
+  const multi::CenterCfg cfg{{multi::Reduce::max, multi::Reduce::sum}, {0, 1}};
+  at::Tensor want = x - at::amax(x, {0}, /*keepdim=*/true);
+  want = want - want.sum(1, /*keepdim=*/true);
+  CATCH_CHECK(close(multi::center(x, cfg), want));
+  CATCH_CHECK(close(
+      multi::center(x, cfg, std::vector<multi::Reduce>{multi::Reduce::mean}),
+      want - want.mean()));
+
+  // Through the flat op (str[] cfg__steps, str[]? then): each item is checked.
+  const auto& op = c10::Dispatcher::singleton().findSchemaOrThrow("multi::center", "");
+  auto call = [&](std::vector<std::string> steps, c10::optional<std::vector<std::string>> then) {
+    torch::jit::Stack stack{x, std::move(steps), std::vector<int64_t>{0, 1}};
+    stack.emplace_back(then ? c10::IValue(std::move(*then)) : c10::IValue());
+    op.callBoxed(stack);
+    return stack.back().toTensor();
+  };
+  CATCH_CHECK(close(call({"max", "sum"}, std::vector<std::string>{"mean"}), want - want.mean()));
+  CATCH_CHECK_THAT(
+      error_of([&] { call({"sum", "median"}, c10::nullopt); }),
+      Catch::Matchers::ContainsSubstring(
+          "multi::center: cfg.steps[1]: invalid value \"median\" for Reduce; expected one of: "
+          "sum, max, mean"));
+  CATCH_CHECK_THAT(
+      error_of([&] { call({"sum", "max"}, std::vector<std::string>{"min"}); }),
+      Catch::Matchers::ContainsSubstring(
+          "multi::center: then[0]: invalid value \"min\" for Reduce"));
+}
+
 // ---------------------------------------------------------------------------
 // Row 13: ops calling ops
 // ---------------------------------------------------------------------------

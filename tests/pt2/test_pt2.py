@@ -194,6 +194,9 @@ CASES = [
                                offsets=[t(3, rg=rg), None])), {})),
     Case("lists", "chunk", "", True, lambda rg: ((t(2, 6, rg=rg), L.ChunkCfg(sizes=[1, 2, 3])), {})),
     Case("lists", "pad", "", False, lambda rg: ((t(2, 3, rg=rg), L.PadCfg(pad=[1, 2, 0, 1], value=0.5)), {})),
+    Case("lists", "center", "", False, lambda rg: (
+        (t(3, 4, rg=rg), L.CenterCfg(steps=[L.Reduce.max, "sum"], dims=[0, 1])), dict(then=[L.Reduce.mean]))),
+    Case("lists", "center", "defaults", False, lambda rg: ((t(3, 4, rg=rg),), {})),
     Case("dtypes", "cast", "", False, lambda rg: (
         (t(2, 3, rg=rg, dtype=torch.float32), D.CastCfg(dtype=torch.float64, device=torch.device("cpu"))), {})),
     Case("dtypes", "full", "", False, lambda rg: (
@@ -405,7 +408,8 @@ def _lists():
         return dict(mix=L.MixCfg(tensors=[ts["a"], ts["b"]], weights=[2.0, 0.5], enabled=[True, True],
                                  offsets=[ts["off"], None]),
                     chunk=L.ChunkCfg(sizes=[1, 1], dim=0),
-                    pad=L.PadCfg(pad=[1, 2, 0, 1], value=0.5))
+                    pad=L.PadCfg(pad=[1, 2, 0, 1], value=0.5),
+                    center=L.CenterCfg(steps=[L.Reduce.sum, L.Reduce.max], dims=[0, -1]))
 
     def inside(ts):
         c = ts["c"]
@@ -414,10 +418,12 @@ def _lists():
                                         offsets=[None, ts["off"]])),
                 L.chunk(c, L.ChunkCfg(sizes=[c.shape[-1] - 2, 2])),  # sizes symbolic under dynamic=True
                 L.pad(ts["p"]),
-                L.pad(ts["p"], L.PadCfg(pad=[0, c.shape[-1]], value=1.0))]
+                L.pad(ts["p"], L.PadCfg(pad=[0, c.shape[-1]], value=1.0)),
+                L.center(ts["p"], L.CenterCfg([L.Reduce.max, "mean"], [1, 0]), then=["sum"])]
 
     def passed(ts, recs):
-        return [L.mix(ts["x"], recs["mix"]), L.chunk(ts["c"], recs["chunk"]), L.pad(ts["p"], recs["pad"])]
+        return [L.mix(ts["x"], recs["mix"]), L.chunk(ts["c"], recs["chunk"]), L.pad(ts["p"], recs["pad"]),
+                L.center(ts["p"], recs["center"])]
 
     return Program("lists", True, tensors, records, inside, passed)
 
@@ -683,11 +689,14 @@ class Export(Timed):
 
     def test_record_input_lists(self):
         self.run_record_input(
-            lambda x, mix, chunk, pad: (L.mix(x, mix), L.chunk(x, chunk), L.pad(x, pad)),
+            lambda x, mix, chunk, pad, center: (L.mix(x, mix), L.chunk(x, chunk), L.pad(x, pad),
+                                                L.center(x, center, then=[L.Reduce.max])),
             lambda: (t(2, 6), L.MixCfg(tensors=[t(2, 6), t(2, 6)], weights=[0.5, 2.0], enabled=[True, False],
                                         offsets=[None, t(2, 6)]),
-                     L.ChunkCfg(sizes=[2, 4]), L.PadCfg(pad=[2, 1], value=-1.0)),
-            ["structop.multi.lists.MixCfg", "structop.multi.lists.ChunkCfg", "structop.multi.lists.PadCfg"])
+                     L.ChunkCfg(sizes=[2, 4]), L.PadCfg(pad=[2, 1], value=-1.0),
+                     L.CenterCfg(steps=[L.Reduce.mean, L.Reduce.max], dims=[1, 0])),
+            ["structop.multi.lists.MixCfg", "structop.multi.lists.ChunkCfg", "structop.multi.lists.PadCfg",
+             "structop.multi.lists.CenterCfg"])
 
     def test_record_input_dtypes(self):
         self.run_record_input(
@@ -915,7 +924,7 @@ class Coverage(Timed):
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 23)
+        self.assertEqual(len(ops), 24)
 
 
 class KeywordParameter(Timed):

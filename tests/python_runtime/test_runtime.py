@@ -134,6 +134,15 @@ class Checks(unittest.TestCase):
         self.assertEqual(rt.enum_of(Mode)[1], "Mode or str")
         self.assertEqual(rt.record(Inner), ("record", Inner))
 
+    def test_enum_values_convert_each_item_and_name_a_bad_one(self):
+        self.assertEqual(rt.enum_value(Mode, "fast", "d::op", "cfg.mode"), Mode.fast)
+        self.assertEqual(rt.enum_values(Mode, ["exact", "fast"], "d::op", "cfg.modes"), [Mode.exact, Mode.fast])
+        self.assertEqual(rt.enum_values(Mode, (), "d::op", "cfg.modes"), [])
+        with self.assertRaises(ValueError) as cm:
+            rt.enum_values(Mode, ["fast", "slow"], "d::op", "cfg.modes")
+        self.assertEqual(str(cm.exception), 'd::op: cfg.modes[1]: invalid value "slow" for Mode; '
+                                            "expected one of: " + ", ".join(m.value for m in Mode))
+
 
 class Mode(str, enum.Enum):
     fast = "fast"

@@ -189,6 +189,35 @@ class Forward(unittest.TestCase):
         self.assertEqual([p.shape[-1] for p in pieces], [1, 2, 3])
         self.assertEqual(multi.pad(t64(2)).shape, torch.Size([4]))  # list default [1, 1]
 
+    def test_enum_lists(self):
+        x = t64(3, 4)
+
+        def expected(steps, dims, then=()):
+            out = x.clone()
+            for how, dim in zip(steps, dims):
+                out = out - getattr(out, {"max": "amax"}.get(how, how))(dim, keepdim=True)
+            for how in then:
+                out = out - getattr(out, {"max": "amax"}.get(how, how))()
+            return out
+
+        self.assertEqual(multi.CenterCfg().steps, [multi.Reduce.mean])  # list default [mean]
+        torch.testing.assert_close(multi.center(x), expected(["mean"], [-1]))
+        cfg = multi.CenterCfg(steps=[multi.Reduce.max, "sum"], dims=[0, 1])  # members or strings
+        torch.testing.assert_close(multi.center(x, cfg), expected(["max", "sum"], [0, 1]))
+        torch.testing.assert_close(multi.center(x, cfg, then=("mean", multi.Reduce.max)),
+                                   expected(["max", "sum"], [0, 1], ["mean", "max"]))
+        torch.testing.assert_close(multi.center(x, multi.CenterCfg([], []), then=[]), x)
+
+    def test_invalid_enum_in_a_list_names_the_item(self):
+        x = t64(3, 4)
+        with self.assertRaises(ValueError) as cm:
+            multi.center(x, multi.CenterCfg(steps=["sum", "median"], dims=[0, 1]))
+        self.assertIn('multi::center: cfg.steps[1]: invalid value "median" for Reduce; '
+                      "expected one of: sum, max, mean", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            multi.center(x, then=["min"])
+        self.assertIn('multi::center: then[0]: invalid value "min" for Reduce', str(cm.exception))
+
     def test_dtype_and_device(self):
         x = torch.ones(2, 3)
         self.assertEqual(dtypes.cast(x).dtype, torch.float32)

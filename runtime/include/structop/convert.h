@@ -162,4 +162,54 @@ c10::optional<c10::string_view> optional_enum_name(const c10::optional<E>& value
   return enum_name(*value);
 }
 
+/// Enum lists (`E[]`, lowered to `str[]`): every spelling must be valid; the
+/// error names the item, e.g. `demo::op: cfg.modes[1]: invalid value ...`.
+template <class E>
+std::vector<E> parse_enum_list(const std::vector<std::string>& texts, const ArgPath& where) {
+  std::vector<E> out;
+  out.reserve(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (auto value = try_parse_enum<E>(texts[i])) {
+      out.push_back(*value);
+      continue;
+    }
+    const std::string context = std::string(where.op()) + ": " + where.str() + "[" +
+                                std::to_string(i) + "]: ";
+    detail::throw_invalid_enum(
+        context.c_str(),
+        EnumTraits<E>::type_name,
+        texts[i],
+        EnumTraits<E>::names);
+  }
+  return out;
+}
+
+/// `E[]?` (lowered to `str[]?`): `None` or a list of valid spellings.
+template <class E>
+c10::optional<std::vector<E>> parse_optional_enum_list(
+    const c10::optional<c10::List<std::string>>& texts,
+    const ArgPath& where) {
+  if (!texts.has_value()) return c10::nullopt;
+  return parse_enum_list<E>(texts->vec(), where);
+}
+
+/// The spellings of an enum list, as its `str[]` flat argument.
+template <class E>
+std::vector<std::string> enum_name_list(const std::vector<E>& values) {
+  std::vector<std::string> out;
+  out.reserve(values.size());
+  for (E value : values) {
+    const c10::string_view name = enum_name(value);
+    out.emplace_back(name.data(), name.size());
+  }
+  return out;
+}
+
+template <class E>
+c10::optional<c10::List<std::string>> optional_enum_name_list(
+    const c10::optional<std::vector<E>>& values) {
+  if (!values.has_value()) return c10::nullopt;
+  return c10::List<std::string>(enum_name_list(*values));
+}
+
 }  // namespace structop

@@ -29,17 +29,20 @@ namespace {
       structop::to_value<std::vector<int64_t>>(structop::arg<at::IntArrayRef>(leaves[0])),
       structop::to_value<std::vector<double>>(structop::arg<at::ArrayRef<double>>(leaves[1])),
       structop::arg<const c10::optional<at::Tensor>&>(leaves[2]),
-      structop::arg<c10::optional<int64_t>>(leaves[3]),
+      structop::parse_enum_list<::golden_shared::Act>(
+          structop::arg<const std::vector<std::string>&>(leaves[3]),
+          structop::ArgPath(path, "acts")),
+      structop::arg<c10::optional<int64_t>>(leaves[4]),
       structop::to_value<c10::optional<std::string>>(
-          structop::arg<c10::optional<c10::string_view>>(leaves[4])),
-      structop::arg<at::ScalarType>(leaves[5]),
-      structop::arg<at::Device>(leaves[6]),
-      unflatten_Window(structop::ArgPath(path, "window"), leaves + 7),
+          structop::arg<c10::optional<c10::string_view>>(leaves[5])),
+      structop::arg<at::ScalarType>(leaves[6]),
+      structop::arg<at::Device>(leaves[7]),
+      unflatten_Window(structop::ArgPath(path, "window"), leaves + 8),
       structop::parse_optional_enum<::golden_shared::Act>(
-          structop::arg<c10::optional<c10::string_view>>(leaves[9]),
+          structop::arg<c10::optional<c10::string_view>>(leaves[10]),
           structop::ArgPath(path, "fallback")),
-      structop::arg<c10::SymInt>(leaves[10]),
-      structop::to_value<std::vector<c10::SymInt>>(structop::arg<c10::SymIntArrayRef>(leaves[11]))};
+      structop::arg<c10::SymInt>(leaves[11]),
+      structop::to_value<std::vector<c10::SymInt>>(structop::arg<c10::SymIntArrayRef>(leaves[12]))};
 }
 
 // ===========================================================================
@@ -50,20 +53,22 @@ namespace {
 //   2     opts.sizes        opts__sizes         int[]                (default [1, 2] in the APIs)
 //   3     opts.weights      opts__weights       float[]              (default [] in the APIs)
 //   4     opts.mask         opts__mask          Tensor?
-//   5     opts.k            opts__k             int?        None
-//   6     opts.label        opts__label         str?        None
-//   7     opts.dtype        opts__dtype         ScalarType  6
-//   8     opts.device       opts__device        Device      "cpu"
-//   9     opts.window.size  opts__window__size  int         3
-//   10    opts.window.act   opts__window__act   str         "relu"   (Act)
-//   11    opts.fallback     opts__fallback      str?        None     (Act?)
-//   12    opts.steps        opts__steps         SymInt      4
-//   13    opts.shape        opts__shape         SymInt[]    [2, 3]
+//   5     opts.acts         opts__acts          str[]
+//           (Act[], default [gelu, relu] in the APIs)
+//   6     opts.k            opts__k             int?        None
+//   7     opts.label        opts__label         str?        None
+//   8     opts.dtype        opts__dtype         ScalarType  6
+//   9     opts.device       opts__device        Device      "cpu"
+//   10    opts.window.size  opts__window__size  int         3
+//   11    opts.window.act   opts__window__act   str         "relu"   (Act)
+//   12    opts.fallback     opts__fallback      str?        None     (Act?)
+//   13    opts.steps        opts__steps         SymInt      4
+//   14    opts.shape        opts__shape         SymInt[]    [2, 3]
 // ===========================================================================
 
 struct op_pick {
   static constexpr const char* op_name = "golden_features::pick";
-  static constexpr std::size_t num_args = 14;
+  static constexpr std::size_t num_args = 15;
   /// The dispatcher's C++ types for the flat schema.
   using signature = std::vector<at::Tensor>(
       const at::Tensor&,
@@ -71,6 +76,7 @@ struct op_pick {
       at::IntArrayRef,
       at::ArrayRef<double>,
       const c10::optional<at::Tensor>&,
+      const std::vector<std::string>&,
       c10::optional<int64_t>,
       c10::optional<c10::string_view>,
       at::ScalarType,
@@ -140,20 +146,25 @@ struct op_pick {
 };
 
 // ===========================================================================
-// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor
 //   slot  original path  lowered name  type    default
 //   0     from           from          Tensor
 //   1     value          value         float   0.5
 //   2     act            act           str?    None     (Act?)
 //   3     n              n             SymInt  1
+//   4     chain          chain         str[]?  None     (Act[]?)
 // ===========================================================================
 
 struct op_pick_scalar {
   static constexpr const char* op_name = "golden_features::pick.scalar";
-  static constexpr std::size_t num_args = 4;
+  static constexpr std::size_t num_args = 5;
   /// The dispatcher's C++ types for the flat schema.
-  using signature =
-      at::Tensor(const at::Tensor&, double, c10::optional<c10::string_view>, c10::SymInt);
+  using signature = at::Tensor(
+      const at::Tensor&,
+      double,
+      c10::optional<c10::string_view>,
+      c10::SymInt,
+      const c10::optional<c10::List<std::string>>&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -165,7 +176,10 @@ struct op_pick_scalar {
         structop::parse_optional_enum<::golden_shared::Act>(
             structop::arg<c10::optional<c10::string_view>>(args[2]),
             structop::ArgPath(op_name, "act")),
-        structop::arg<c10::SymInt>(args[3]));
+        structop::arg<c10::SymInt>(args[3]),
+        structop::parse_optional_enum_list<::golden_shared::Act>(
+            structop::arg<const c10::optional<c10::List<std::string>>&>(args[4]),
+            structop::ArgPath(op_name, "chain")));
   }
 
   static void cpu(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -210,6 +224,7 @@ std::vector<at::Tensor> pick(
       structop::to_flat<at::IntArrayRef>(opts.sizes),
       structop::to_flat<at::ArrayRef<double>>(opts.weights),
       opts.mask,
+      structop::enum_name_list(opts.acts),
       opts.k,
       structop::to_flat<c10::optional<c10::string_view>>(opts.label),
       opts.dtype,
@@ -225,13 +240,15 @@ at::Tensor pick_scalar(
     const at::Tensor& from_,
     double value,
     c10::optional<::golden_shared::Act> act,
-    c10::SymInt n) {
+    c10::SymInt n,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain) {
   return structop::call<op_pick_scalar::signature>(
       op_pick_scalar::handle(),
       from_,
       value,
       structop::optional_enum_name(act),
-      n);
+      n,
+      structop::optional_enum_name_list(chain));
 }
 
 }  // namespace golden::features
@@ -243,10 +260,10 @@ at::Tensor pick_scalar(
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
   structop::define(
       m,
-      R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
+      R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
   structop::define(
       m,
-      R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)",
+      R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)",
       {at::Tag::nondeterministic_seeded, at::Tag::needs_fixed_stride_order});
 }
 

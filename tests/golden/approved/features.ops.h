@@ -17,7 +17,7 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(2);
 
 // Fingerprint of the records and enums of features.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_features 0x0dd244b122a835afULL
+#define STRUCTOP_FINGERPRINT_features 0x69ca38d42155d265ULL
 
 // The records and enums of the IDL files features.ops.yaml includes, from the
 // headers generated from those files (structopc FILE.ops.yaml for each).
@@ -40,6 +40,7 @@ struct Opts {
   std::vector<int64_t> sizes = {1, 2};
   std::vector<double> weights = {};
   c10::optional<at::Tensor> mask;
+  std::vector<::golden_shared::Act> acts = {::golden_shared::Act::gelu, ::golden_shared::Act::relu};
   c10::optional<int64_t> k = c10::nullopt;
   c10::optional<std::string> label = c10::nullopt;
   at::ScalarType dtype = at::kFloat;
@@ -74,19 +75,20 @@ struct pick_grad_slot {
 // (Autograd, Meta and device dispatch apply).
 
 /// pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
-/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]
+/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]
 std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts);
 
-/// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor
-/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor
+/// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor
+/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor
 at::Tensor pick_scalar(
     const at::Tensor& from_,
     double value = 0.5,
     c10::optional<::golden_shared::Act> act = c10::nullopt,
-    c10::SymInt n = 1);
+    c10::SymInt n = 1,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain = c10::nullopt);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -118,13 +120,15 @@ at::Tensor pick_scalar_cpu(
     const at::Tensor& from_,
     double value,
     c10::optional<::golden_shared::Act> act,
-    c10::SymInt n);
+    c10::SymInt n,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain);
 /// golden_features::pick.scalar forward on CUDA.
 at::Tensor pick_scalar_cuda(
     const at::Tensor& from_,
     double value,
     c10::optional<::golden_shared::Act> act,
-    c10::SymInt n);
+    c10::SymInt n,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain);
 
 }  // namespace kernels
 

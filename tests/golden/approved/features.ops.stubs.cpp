@@ -67,32 +67,36 @@ pick_grads kernels::pick_backward(
       grad_output);
 }
 
-// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor (CPU)
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor (CPU)
 at::Tensor kernels::pick_scalar_cpu(
     const at::Tensor& from_,
     double value,
     c10::optional<::golden_shared::Act> act,
-    c10::SymInt n) {
+    c10::SymInt n,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cpu (features.ops.stubs.cpp)",
       from_,
       value,
       act,
-      n);
+      n,
+      chain);
 }
 
-// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1) -> Tensor (CUDA)
+// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor (CUDA)
 at::Tensor kernels::pick_scalar_cuda(
     const at::Tensor& from_,
     double value,
     c10::optional<::golden_shared::Act> act,
-    c10::SymInt n) {
+    c10::SymInt n,
+    const c10::optional<std::vector<::golden_shared::Act>>& chain) {
   structop::not_implemented(
       "golden::features::kernels::pick_scalar_cuda (features.ops.stubs.cpp)",
       from_,
       value,
       act,
-      n);
+      n,
+      chain);
 }
 
 }  // namespace golden::features

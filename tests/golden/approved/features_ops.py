@@ -53,6 +53,7 @@ class Opts:
     sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1, 2])
     weights: typing.List[float] = dataclasses.field(default_factory=lambda: [])
     mask: typing.Optional[torch.Tensor]
+    acts: typing.List[Act] = dataclasses.field(default_factory=lambda: [Act.gelu, Act.relu])
     k: typing.Optional[int] = None
     label: typing.Optional[str] = None
     dtype: torch.dtype = torch.float32
@@ -63,8 +64,8 @@ class Opts:
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
 
-Opts._structop_fields = (("sizes", _rt.list_of(_rt.INT)), ("weights", _rt.list_of(_rt.FLOAT)), ("mask", _rt.optional(_rt.TENSOR)), ("k", _rt.optional(_rt.INT)), ("label", _rt.optional(_rt.STR)), ("dtype", _rt.DTYPE), ("device", _rt.DEVICE), ("window", _rt.record(Window)), ("fallback", _rt.optional(_rt.enum_of(Act))), ("steps", _rt.INT), ("shape", _rt.list_of(_rt.INT)))
-_rt.register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "k", "label", "dtype", "device", "fallback", "steps", "shape"), NAMESPACE, _IDL_STEM)
+Opts._structop_fields = (("sizes", _rt.list_of(_rt.INT)), ("weights", _rt.list_of(_rt.FLOAT)), ("mask", _rt.optional(_rt.TENSOR)), ("acts", _rt.list_of(_rt.enum_of(Act))), ("k", _rt.optional(_rt.INT)), ("label", _rt.optional(_rt.STR)), ("dtype", _rt.DTYPE), ("device", _rt.DEVICE), ("window", _rt.record(Window)), ("fallback", _rt.optional(_rt.enum_of(Act))), ("steps", _rt.INT), ("shape", _rt.list_of(_rt.INT)))
+_rt.register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "acts", "k", "label", "dtype", "device", "fallback", "steps", "shape"), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,10 +83,10 @@ _pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
-    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
+    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
     while True:  # a second time once _bind() has bound the op
         try:
-            return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
+            return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.acts, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
         except (AttributeError, TypeError, RuntimeError) as error:
             if _pick_op is None and _bind():
                 continue
@@ -99,6 +100,7 @@ pick.slot_map = {
     "opts.sizes": "opts__sizes",
     "opts.weights": "opts__weights",
     "opts.mask": "opts__mask",
+    "opts.acts": "opts__acts",
     "opts.k": "opts__k",
     "opts.label": "opts__label",
     "opts.dtype": "opts__dtype",
@@ -109,13 +111,13 @@ pick.slot_map = {
     "opts.steps": "opts__steps",
     "opts.shape": "opts__shape",
 }
-pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
+pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
 pick.annotations = ()
 
 
-def _pick_records(from_, to, opts__sizes, opts__weights, opts__mask, opts__k=None, opts__label=None, opts__dtype=torch.float32, opts__device=torch.device("cpu"), opts__window__size=3, opts__window__act="relu", opts__fallback=None, opts__steps=4, opts__shape=(2, 3)):
+def _pick_records(from_, to, opts__sizes, opts__weights, opts__mask, opts__acts, opts__k=None, opts__label=None, opts__dtype=torch.float32, opts__device=torch.device("cpu"), opts__window__size=3, opts__window__act="relu", opts__fallback=None, opts__steps=4, opts__shape=(2, 3)):
     """golden_features::pick's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (from_, to, Opts(sizes=opts__sizes, weights=opts__weights, mask=opts__mask, k=opts__k, label=opts__label, dtype=opts__dtype, device=opts__device, window=Window(size=opts__window__size, act=_rt.enum_value(Act, opts__window__act, "golden_features::pick", "opts.window.act")), fallback=(None if opts__fallback is None else _rt.enum_value(Act, opts__fallback, "golden_features::pick", "opts.fallback")), steps=opts__steps, shape=opts__shape)), {}
+    return (from_, to, Opts(sizes=opts__sizes, weights=opts__weights, mask=opts__mask, acts=_rt.enum_values(Act, opts__acts, "golden_features::pick", "opts.acts"), k=opts__k, label=opts__label, dtype=opts__dtype, device=opts__device, window=Window(size=opts__window__size, act=_rt.enum_value(Act, opts__window__act, "golden_features::pick", "opts.window.act")), fallback=(None if opts__fallback is None else _rt.enum_value(Act, opts__fallback, "golden_features::pick", "opts.fallback")), steps=opts__steps, shape=opts__shape)), {}
 
 
 _rt.python_kernels(
@@ -128,19 +130,19 @@ _rt.python_kernels(
 )
 
 
-_pick_scalar_params = (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT))
+_pick_scalar_params = (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT), ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act)))))
 _pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
 
 
-def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1) -> torch.Tensor:
-    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor)."""
+def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1, chain: typing.Optional[typing.Sequence[typing.Union[Act, str]]] = None) -> torch.Tensor:
+    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)."""
     while True:  # a second time once _bind() has bound the op
         try:
-            return _pick_scalar_op(from_, value, act, n)
+            return _pick_scalar_op(from_, value, act, n, chain)
         except (AttributeError, TypeError, RuntimeError) as error:
             if _pick_scalar_op is None and _bind():
                 continue
-            _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n), error, _pick_scalar_op is not None)
+            _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n, chain), error, _pick_scalar_op is not None)
             raise
 
 
@@ -149,21 +151,22 @@ pick_scalar.slot_map = {
     "value": "value",
     "act": "act",
     "n": "n",
+    "chain": "chain",
 }
-pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1) -> Tensor"
+pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"
 pick_scalar.annotations = ("inductor.fallback=always", "cost: 2 flops/element", "1")
 
 
-def _pick_scalar_records(from_, value=0.5, act=None, n=1):
+def _pick_scalar_records(from_, value=0.5, act=None, n=1, chain=None):
     """golden_features::pick.scalar's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (from_, value, (None if act is None else _rt.enum_value(Act, act, "golden_features::pick.scalar", "act")), n), {}
+    return (from_, value, (None if act is None else _rt.enum_value(Act, act, "golden_features::pick.scalar", "act")), n, (None if chain is None else _rt.enum_values(Act, chain, "golden_features::pick.scalar", "chain"))), {}
 
 
 _rt.python_kernels(
     pick_scalar,
     _pick_scalar_records,
     _IDL_STEM,
-    params=(("from_", None), ("value", None), ("act", None), ("n", None)),
+    params=(("from_", None), ("value", None), ("act", None), ("n", None), ("chain", None)),
     meta=("from",),
     tags=("nondeterministic_seeded", "needs_fixed_stride_order"),
 )
