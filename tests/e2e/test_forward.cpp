@@ -468,7 +468,7 @@ CATCH_TEST_CASE(
 
 CATCH_TEST_CASE("row 10: enum lists, a Reduce[] field and a Reduce[]? parameter", "[row10]") {
   const at::Tensor x = at::randn({3, 4}, f64());
-  CATCH_CHECK(multi::CenterCfg{}.steps == std::vector<multi::Reduce>{multi::Reduce::mean});
+  CATCH_CHECK((multi::CenterCfg{}.steps == std::vector<multi::Reduce>{multi::Reduce::mean}));
   CATCH_CHECK(close(multi::center(x), x - x.mean(-1, /*keepdim=*/true)));
 
   const multi::CenterCfg cfg{{multi::Reduce::max, multi::Reduce::sum}, {0, 1}};
