@@ -1,5 +1,7 @@
 #include "check/defaults.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "syntax/schema_parser.h"
@@ -16,6 +18,13 @@ class DefaultChecker {
       : module_(module), diags_(diags), what_(what) {}
 
   bool check(const model::Type& type, const Literal& lit, model::Default* out) {
+    if (type.is_record()) return check_record(type, lit, out);
+    if (lit.kind == Literal::Kind::Record) {
+      return fail(
+          lit,
+          type,
+          "`{field: value, ...}` is the default of a record; this type takes a schema literal");
+    }
     if (lit.kind == Literal::Kind::None) {
       if (type.is_optional()) return true;
       return fail(
@@ -41,6 +50,91 @@ class DefaultChecker {
             describe_type(type, module_)),
         std::move(hint));
     return false;
+  }
+
+  /// `{name: value, ...}`: each value checked against its field (nested
+  /// records recursively, with the field as the subject), every field
+  /// without a default of its own set.
+  bool check_record(const model::Type& type, const Literal& lit, model::Default* out) {
+    const model::Record& r = module_.records[static_cast<size_t>(type.decl)];
+    if (lit.kind != Literal::Kind::Record) {
+      return fail(
+          lit,
+          type,
+          fmt::format(
+              "a record default sets fields by name: `{{field: value, ...}}`, or `{{}}` for the "
+              "defaults `{}` declares",
+              r.name));
+    }
+    std::vector<std::string> names;
+    names.reserve(r.fields.size());
+    for (const auto& f : r.fields) names.push_back(f.name);
+    std::vector<int> set_by(r.fields.size(), -1);  // the item setting each field
+    std::vector<std::pair<size_t, model::Default>> values;
+    bool ok = true;
+    for (size_t i = 0; i < lit.keys.size(); ++i) {
+      const syntax::Name& key = lit.keys[i];
+      auto it = std::find(names.begin(), names.end(), key.text);
+      if (it == names.end()) {
+        std::string guess = closest_match(key.text, names);
+        diags_.error(
+            key.span,
+            fmt::format(
+                "record `{}` has no field `{}` (in the default of {})",
+                r.name,
+                key.text,
+                what_),
+            guess.empty() ? fmt::format("its fields are {}", quoted_list(names))
+                          : fmt::format("did you mean `{}`?", guess));
+        ok = false;
+        continue;
+      }
+      const size_t field = static_cast<size_t>(it - names.begin());
+      if (set_by[field] >= 0) {
+        diags_.error(
+            key.span,
+            fmt::format("the default of {} sets field `{}` twice", what_, key.text),
+            "remove one of them");
+        diags_.note(
+            lit.keys[static_cast<size_t>(set_by[field])].span,
+            fmt::format("`{}` is first set here", key.text));
+        ok = false;
+        continue;
+      }
+      set_by[field] = static_cast<int>(i);
+      const model::Field& f = r.fields[field];
+      const Subject sub = Subject::field(r.name, f.name);
+      model::Default value;
+      value.literal = lit.items[i];
+      if (DefaultChecker(module_, diags_, sub).check(f.type, lit.items[i], &value)) {
+        values.emplace_back(field, std::move(value));
+      } else {
+        ok = false;
+      }
+    }
+    for (size_t field = 0; field < r.fields.size(); ++field) {
+      const model::Field& f = r.fields[field];
+      if (set_by[field] >= 0 || f.default_value) continue;
+      if (f.type.is_record() && module_.records[static_cast<size_t>(f.type.decl)].all_defaulted)
+        continue;
+      diags_.error(
+          lit.span,
+          fmt::format(
+              "the default of {} leaves field `{}.{}` unset, and it has no default",
+              what_,
+              r.name,
+              f.name),
+          fmt::format("set it: `{}: VALUE`", f.name));
+      ok = false;
+    }
+    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first;
+    });
+    for (auto& [field, value] : values) {
+      out->record_fields.push_back(field);
+      out->record_values.push_back(std::move(value));
+    }
+    return ok;
   }
 
   bool check_list(const model::Type& type, const Literal& lit, model::Default* out) {

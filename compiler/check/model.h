@@ -60,6 +60,18 @@ struct Default {
   std::string constant;
   /// Per-item canonical names when the default is a list of such constants.
   std::vector<std::string> item_constants;
+  /// A record default (`{w_scale: 2.0}`): the fields it sets, in field order
+  /// (indices into Record::fields), and each one's checked default. A field
+  /// it does not set keeps the default its record declares.
+  std::vector<size_t> record_fields;
+  std::vector<Default> record_values;
+
+  /// The default this record default gives field `field`, or null.
+  const Default* record_value(size_t field) const {
+    for (size_t i = 0; i < record_fields.size(); ++i)
+      if (record_fields[i] == field) return &record_values[i];
+    return nullptr;
+  }
 };
 
 struct Enum {
@@ -97,7 +109,8 @@ struct Record {
   /// Some leaf (at any depth) takes a gradient (Type::takes_grad): the record
   /// has a grad record, and an op taking it can have `backward: true`.
   bool takes_grad = false;
-  /// Every leaf has a default, so `Record{}` is a complete value.
+  /// Every field has a default (its own, or it is a record whose fields all
+  /// have one), so `Record{}` is a complete value.
   bool all_defaulted = false;
 };
 

@@ -433,20 +433,13 @@ class Resolver {
         }
         field.type = std::move(*type);
         if (f.default_value) {
-          if (field.type.is_record()) {
-            diags_.error(
-                f.default_value->span,
-                fmt::format("{} has record type `{}` and cannot have a default", what, f.type.base),
-                fmt::format("give the fields of `{}` defaults instead", f.type.base));
-          } else {
-            field.default_value = check_default(
-                field.type,
-                *f.default_value,
-                what,
-                f.default_is_yaml_string,
-                *module_,
-                diags_);
-          }
+          field.default_value = check_default(
+              field.type,
+              *f.default_value,
+              what,
+              f.default_is_yaml_string,
+              *module_,
+              diags_);
         }
         // Leaf facts. Records are ordered, so nested records are complete.
         if (field.type.is_record()) {
@@ -454,7 +447,7 @@ class Resolver {
           const model::Record& inner = module_->records[inner_index];
           out.has_tensor_leaf |= inner.has_tensor_leaf;
           out.takes_grad |= inner.takes_grad;
-          out.all_defaulted &= inner.all_defaulted;
+          out.all_defaulted &= inner.all_defaulted || field.default_value.has_value();
           record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
           record_leaves_[i] = std::min(
               record_leaves_[i] + record_leaves_[inner_index],
@@ -705,21 +698,10 @@ class Resolver {
       param.kwarg_only = p.kwarg_only;
       param.span = p.name.span;
       if (p.default_value) {
-        if (param.type.is_record()) {
-          diags_.error(
-              p.default_value->span,
-              fmt::format("{} has record type `{}` and cannot have a default", what, p.type.base),
-              fmt::format(
-                  "give the fields of `{}` defaults; a record whose fields all have "
-                  "defaults may be omitted by callers",
-                  p.type.base));
-          ok = false;
+        if (auto d = check_default(param.type, *p.default_value, what, false, *module_, diags_)) {
+          param.default_value = std::make_shared<const model::Default>(std::move(*d));
         } else {
-          if (auto d = check_default(param.type, *p.default_value, what, false, *module_, diags_)) {
-            param.default_value = std::make_shared<const model::Default>(std::move(*d));
-          } else {
-            ok = false;
-          }
+          ok = false;
         }
       }
       op.params.push_back(std::move(param));
@@ -785,7 +767,7 @@ class Resolver {
     bool tail_defaulted[2] = {true, true};  // positional, kwarg-only
     for (auto it = op.params.rbegin(); it != op.params.rend(); ++it) {
       bool& tail = tail_defaulted[it->kwarg_only ? 1 : 0];
-      if (it->type.is_record()) {
+      if (it->type.is_record() && !it->default_value) {
         const model::Record& r = module_->records[static_cast<size_t>(it->type.decl)];
         it->implicit_default = r.all_defaulted && (tail || it->kwarg_only);
         tail = tail && it->implicit_default;

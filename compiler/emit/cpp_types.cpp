@@ -262,8 +262,22 @@ std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
       for (const auto& item : v.items) items += (items.empty() ? "" : ", ") + value(element, item);
       return "{" + items + "}";
     }
-    case V::Record:
-      return "{}";
+    case V::Record: {
+      // Aggregate initialization, each value named in a comment, up to the
+      // last field the default sets (the rest keep their member initializers).
+      if (v.items.empty()) return "{}";
+      const model::Record& r = m_.records[static_cast<size_t>(v.decl)];
+      size_t count = v.given.size();
+      while (count > 0 && !v.given[count - 1]) --count;
+      std::vector<std::string> items;
+      for (size_t i = 0; i < count; ++i) {
+        items.push_back(fmt::format(
+            "/*{}=*/{}",
+            api_name(r.fields[i].name),
+            value(r.fields[i].type, v.items[i])));
+      }
+      return record_name(v.decl) + "{" + CodePrinter::list(items) + "}";
+    }
   }
   return "{}";
 }

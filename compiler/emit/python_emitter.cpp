@@ -216,8 +216,20 @@ class PythonEmitter {
         if (as_list) return "[" + joined + "]";
         return items.size() == 1 ? "(" + joined + ",)" : "(" + joined + ")";
       }
-      case V::Record:
-        return api_name(m_.records[static_cast<size_t>(v.decl)].name) + "()";
+      case V::Record: {
+        // The fields the default sets, by keyword; lists as lists (what the
+        // dataclass holds).
+        const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(v.decl)];
+        std::vector<std::string> args;
+        for (size_t i = 0; i < v.given.size(); ++i) {
+          if (v.given[i])
+            args.push_back(layout.fields[i].api_name + "=" + literal(v.items[i], true));
+        }
+        return fmt::format(
+            "{}({})",
+            api_name(m_.records[static_cast<size_t>(v.decl)].name),
+            fmt::join(args, ", "));
+      }
     }
     return "None";
   }
@@ -445,14 +457,16 @@ class PythonEmitter {
       std::string name = layout.fields[fi].api_name;
       std::string value;
       if (default_value) {
-        value = f.type.is_list() && default_value->kind == lower::Value::Kind::List
+        // A list or a record is built afresh for each instance (a lambda, not
+        // the class itself: torch.compile (2.13) cannot trace a dataclass
+        // default_factory that is a class).
+        value = (f.type.is_list() && default_value->kind == lower::Value::Kind::List) ||
+                        f.type.is_record()
                     ? fmt::format(
                           " = dataclasses.field(default_factory=lambda: {})",
                           literal(*default_value, true))
                     : " = " + literal(*default_value, false);
       } else if (f.type.is_record() && record(f.type).all_defaulted) {
-        // A lambda, not the class itself: torch.compile (2.13) cannot trace a
-        // dataclass default_factory that is a class.
         value = fmt::format(
             " = dataclasses.field(default_factory=lambda: {}())",
             api_name(record(f.type).name));

@@ -562,37 +562,64 @@ class IdlReader {
       return false;
     }
     if (def) {
-      if (def->kind == YamlNode::Kind::Null) {
-        diags_.error(
-            def->span,
-            fmt::format("{} has an empty default", what),
-            "write `default: None` for an optional field");
-        return false;
-      }
-      if (def->is_sequence()) {
-        // `default: [1, 2]`: YAML's own list syntax for a list default.
-        auto lit = read_list_default(*def, what);
-        if (!lit) return false;
-        f->default_value = std::move(*lit);
-        return true;
-      }
-      if (!expect_scalar(*def, "a default value")) return false;
-      if (def->quoted) {
-        // `default: "text"`: the YAML string itself (schema spelling is re-quoted).
-        syntax::Literal lit;
-        lit.kind = syntax::Literal::Kind::String;
-        lit.string_value = def->value;
-        lit.text = schema_string_literal(def->value);
-        lit.span = def->span;
-        f->default_value = std::move(lit);
-        f->default_is_yaml_string = true;
-      } else {
-        auto lit = syntax::parse_literal(def->value, origin_of(*def), diags_, what);
-        if (!lit) return false;
-        f->default_value = std::move(*lit);
-      }
+      f->default_is_yaml_string = def->is_scalar() && def->quoted;
+      auto lit = read_default(*def, what);
+      if (!lit) return false;
+      f->default_value = std::move(*lit);
     }
     return true;
+  }
+
+  /// A long-form default: a schema literal, a quoted YAML string (the string
+  /// itself; its schema spelling is re-quoted), a YAML list (`[1, 2]`) or a
+  /// YAML mapping (`{w_scale: 2.0}`, a record default).
+  std::optional<syntax::Literal> read_default(const YamlNode& node, const std::string& what) {
+    if (node.is_sequence()) return read_list_default(node, what);
+    if (node.is_mapping()) return read_record_default(node, what);
+    if (node.kind == YamlNode::Kind::Null) {
+      diags_.error(
+          node.span,
+          fmt::format("{} has an empty default", what),
+          "write `None` for an optional field");
+      return std::nullopt;
+    }
+    if (!expect_scalar(node, "a default value")) return std::nullopt;
+    if (node.quoted) {
+      syntax::Literal lit;
+      lit.kind = syntax::Literal::Kind::String;
+      lit.string_value = node.value;
+      lit.text = schema_string_literal(node.value);
+      lit.span = node.span;
+      return lit;
+    }
+    return syntax::parse_literal(node.value, origin_of(node), diags_, what);
+  }
+
+  /// A long-form record default written as a YAML mapping: field names to
+  /// defaults of any form (YAML's own nesting limit bounds the recursion).
+  std::optional<syntax::Literal> read_record_default(
+      const YamlNode& node,
+      const std::string& what) {
+    syntax::Literal record;
+    record.kind = syntax::Literal::Kind::Record;
+    record.span = node.span;
+    bool ok = true;
+    const std::string where = fmt::format("the default of {}", what);
+    ok &= walker_.walk(node, kAnyKey, where.c_str(), [&](const Name& key, const YamlNode& value) {
+      auto lit = read_default(value, what);
+      if (!lit) {
+        ok = false;
+        return;
+      }
+      record.keys.push_back(key);
+      record.items.push_back(std::move(*lit));
+    });
+    if (!ok) return std::nullopt;
+    record.text = "{";
+    for (size_t i = 0; i < record.items.size(); ++i)
+      record.text += (i ? ", " : "") + record.keys[i].text + ": " + record.items[i].text;
+    record.text += "}";
+    return record;
   }
 
   /// A long-form default written as a YAML list; each item is a schema

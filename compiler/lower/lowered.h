@@ -26,7 +26,7 @@ struct Value {
     Constant,  // constant_type (ScalarType, Layout, MemoryFormat), text: canonical name (`float32`)
     Device,    // text: `cpu`, `cuda:0`
     List,      // items
-    Record,    // decl (Module::records): the record with every field at its default
+    Record,    // decl (Module::records); items and given, see below
   };
   Kind kind = Kind::None;
   bool bool_value = false;
@@ -34,11 +34,18 @@ struct Value {
   std::string text;
   int decl = -1;
   model::Builtin constant_type = model::Builtin::ScalarType;
+  /// List: the items. Record: empty when every field keeps the default its
+  /// record declares (`{}`); else one value per field of the record, what
+  /// the default gives it (set, or declared: an all-defaulted record field
+  /// without a default of its own is a Record value with no items), and in
+  /// `given` whether the default sets it (`{w_scale: 2.0}` sets one).
   std::vector<Value> items;
+  std::vector<bool> given;
 };
 
-/// The typed value of `d`, a default that fits `type` (checked).
-Value typed_default(const model::Type& type, const model::Default& d);
+/// The typed value of `d`, a default that fits `type` (checked); `module`
+/// gives the fields of a record default.
+Value typed_default(const model::Module& module, const model::Type& type, const model::Default& d);
 
 /// One leaf of a record, the same for every parameter of that record type.
 struct RecordLeaf {

@@ -95,24 +95,30 @@ class OpLowering {
     }
     std::vector<size_t> fields;
     cpp_parts_ = {p.name};
-    flatten_record(index, p.type.decl, p.name, p.name, &fields);
+    flatten_record(index, p.type.decl, p.name, p.name, p.default_value.get(), &fields);
   }
 
+  /// `given` is the record default that applies here (the parameter's, or
+  /// an enclosing field's), or null: it replaces the whole record value, so
+  /// a field it does not set keeps the default the record declares.
   void flatten_record(
       size_t param,
       int record,
       const std::string& name,
       const std::string& path,
+      const model::Default* given,
       std::vector<size_t>* fields) {
     const model::Record& r = module_.records[static_cast<size_t>(record)];
     for (size_t i = 0; i < r.fields.size(); ++i) {
       const model::Field& f = r.fields[i];
+      const model::Default* value = given ? given->record_value(i) : nullptr;
+      if (!value && f.default_value) value = &*f.default_value;
       fields->push_back(i);
       cpp_parts_.push_back(f.name);
       std::string leaf_name = name + "__" + f.name;
       std::string leaf_path = path + "." + f.name;
       if (f.type.is_record()) {
-        flatten_record(param, f.type.decl, leaf_name, leaf_path, fields);
+        flatten_record(param, f.type.decl, leaf_name, leaf_path, value, fields);
       } else {
         lower::Slot s;
         s.name = leaf_name;
@@ -120,7 +126,7 @@ class OpLowering {
         s.param = param;
         s.fields = *fields;
         s.type = f.type;
-        s.default_value = f.default_value ? &*f.default_value : nullptr;
+        s.default_value = value;
         s.kwarg_only = op_.params[param].kwarg_only;
         s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
         for (const auto& part : cpp_parts_)
@@ -134,7 +140,7 @@ class OpLowering {
 
   void add_slot(lower::Slot s) {
     s.takes_grad = s.type.takes_grad();
-    if (s.default_value) s.value = lower::typed_default(s.type, *s.default_value);
+    if (s.default_value) s.value = lower::typed_default(module_, s.type, *s.default_value);
     out_.slots.push_back(std::move(s));
   }
 
@@ -157,7 +163,7 @@ class OpLowering {
       a.name = model::api_spelling(p.name);
       a.type = p.type;
       if (p.default_value) {
-        a.default_value = lower::typed_default(p.type, *p.default_value);
+        a.default_value = lower::typed_default(module_, p.type, *p.default_value);
       } else if (p.implicit_default) {
         a.default_value = lower::Value{};
         a.default_value->kind = lower::Value::Kind::Record;
@@ -599,7 +605,8 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
       const model::Field& f = record.fields[i];
       lower::RecordField field;
       field.api_name = model::api_spelling(f.name);
-      if (f.default_value) field.default_value = lower::typed_default(f.type, *f.default_value);
+      if (f.default_value)
+        field.default_value = lower::typed_default(module, f.type, *f.default_value);
       field.first_leaf = layout.leaves.size();
       if (f.type.is_record()) {
         const lower::RecordLayout& inner = out[static_cast<size_t>(f.type.decl)];
@@ -630,10 +637,31 @@ std::string join_identifier(const std::vector<std::string>& parts) {
   return model::join_identifier(parts);
 }
 
-Value typed_default(const model::Type& type, const model::Default& d) {
+Value typed_default(const model::Module& module, const model::Type& type, const model::Default& d) {
   using K = syntax::Literal::Kind;
   Value v;
   const syntax::Literal& lit = d.literal;
+  if (type.is_record()) {
+    v.kind = Value::Kind::Record;
+    v.decl = type.decl;
+    if (d.record_fields.empty()) return v;  // `{}`
+    const model::Record& r = module.records[static_cast<size_t>(type.decl)];
+    for (size_t i = 0; i < r.fields.size(); ++i) {
+      const model::Field& f = r.fields[i];
+      const model::Default* given = d.record_value(i);
+      const model::Default* value = given ? given : f.default_value ? &*f.default_value : nullptr;
+      if (value) {
+        v.items.push_back(typed_default(module, f.type, *value));
+      } else {  // checked: an all-defaulted record
+        Value inner;
+        inner.kind = Value::Kind::Record;
+        inner.decl = f.type.decl;
+        v.items.push_back(std::move(inner));
+      }
+      v.given.push_back(given != nullptr);
+    }
+    return v;
+  }
   if (lit.kind == K::None) return v;
   const model::Type scalar = type.is_optional() ? type.inner() : type;
   if (scalar.is_list()) {
@@ -642,16 +670,17 @@ Value typed_default(const model::Type& type, const model::Default& d) {
     v.kind = Value::Kind::List;
     if (lit.kind == K::List) {
       for (size_t i = 0; i < lit.items.size(); ++i) {
-        model::Default item{
-            lit.items[i],
-            i < d.item_constants.size() ? d.item_constants[i] : std::string(),
-            {}};
-        v.items.push_back(typed_default(element, item));
+        model::Default item;
+        item.literal = lit.items[i];
+        if (i < d.item_constants.size()) item.constant = d.item_constants[i];
+        v.items.push_back(typed_default(module, element, item));
       }
     } else {  // `int[2] x=1` means [1, 1]
-      model::Default item{lit, d.constant, {}};
+      model::Default item;
+      item.literal = lit;
+      item.constant = d.constant;
       for (int64_t i = 0; i < scalar.suffixes.back().size; ++i)
-        v.items.push_back(typed_default(element, item));
+        v.items.push_back(typed_default(module, element, item));
     }
     return v;
   }

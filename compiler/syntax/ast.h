@@ -48,8 +48,10 @@ struct TypeExpr {
 
 /// A default value in schema literal syntax. `text` keeps the spelling (the
 /// schema printer reuses it so torch parses exactly what the user wrote).
+/// `{name: value, ...}` (Kind::Record) is structop's own: a record default
+/// that sets some fields; it never reaches a schema (its leaves do).
 struct Literal {
-  enum class Kind { None, Bool, Int, Float, String, Identifier, List };
+  enum class Kind { None, Bool, Int, Float, String, Identifier, List, Record };
 
   Kind kind = Kind::None;
   std::string text;  // source spelling, e.g. `1e-05`, `"a\"b"`, `[0,1]`
@@ -58,6 +60,8 @@ struct Literal {
   double float_value = 0;
   std::string string_value;  // decoded string, or the identifier
   std::vector<Literal> items;
+  /// Kind::Record: the field each item sets, parallel to `items`.
+  std::vector<Name> keys;
   Span span;
 };
 

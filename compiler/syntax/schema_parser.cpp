@@ -398,7 +398,7 @@ class SchemaParser {
     return expect_punct(')', "`)` to close the alias annotation");
   }
 
-  bool literal(Literal* lit) {
+  bool literal(Literal* lit, int depth = 0) {
     lit->span = span_of(cur_);
     size_t begin = cur_.begin;
     switch (cur_.kind) {
@@ -453,14 +453,70 @@ class SchemaParser {
           advance();  // ]
           break;
         }
+        if (is_punct('{')) {
+          if (!record_literal(lit, depth)) return false;
+          break;
+        }
         return fail(
             cur_,
             fmt::format("expected a default value, found {}", describe(cur_)),
-            "defaults are schema literals: None, True, 1, -2, 1.5, 1e-5, \"text\", [1, 2]");
+            "defaults are schema literals: None, True, 1, -2, 1.5, 1e-5, \"text\", [1, 2], or "
+            "`{field: value, ...}` for a record");
     }
     lit->text = std::string(text_.substr(begin, prev_end_ - begin));
     lit->span = origin_.at(begin, std::max<size_t>(1, prev_end_ - begin));
     return true;
+  }
+
+  /// `{name: value, ...}` at `{`: a record default (checked against the
+  /// record by the resolver). Nesting is bounded like records themselves, so
+  /// `{a: {a: {a: ...` cannot recurse without limit.
+  bool record_literal(Literal* lit, int depth) {
+    constexpr int kMaxDepth = 100;
+    if (depth >= kMaxDepth) {
+      return fail(
+          cur_,
+          fmt::format("record defaults nest more than {} levels deep here", kMaxDepth),
+          "records nest at most that deep too");
+    }
+    lit->kind = Literal::Kind::Record;
+    advance();  // {
+    if (is_punct('}')) {
+      advance();
+      return true;
+    }
+    while (true) {
+      Name key;
+      if (cur_.kind != Tok::Ident) {
+        return fail(
+            cur_,
+            fmt::format("expected a field name in the record default, found {}", describe(cur_)),
+            "a record default is written `{field: value, ...}`");
+      }
+      expect_ident("a field name", &key);
+      if (!is_punct(':')) {
+        return fail(
+            cur_,
+            fmt::format("expected `:` after field `{}`, found {}", key.text, describe(cur_)),
+            "a record default is written `{field: value, ...}`");
+      }
+      advance();
+      Literal item;
+      if (!literal(&item, depth + 1)) return false;
+      lit->keys.push_back(std::move(key));
+      lit->items.push_back(std::move(item));
+      if (is_punct(',')) {
+        advance();
+        continue;
+      }
+      if (!is_punct('}')) {
+        return fail(
+            cur_,
+            fmt::format("expected `,` or `}}` in the record default, found {}", describe(cur_)));
+      }
+      advance();  // }
+      return true;
+    }
   }
 
   bool number(Literal* lit) {

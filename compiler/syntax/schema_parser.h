@@ -7,6 +7,7 @@
 //   alias   := set ('|' set)* ['!'] ['->' set ('|' set)*]        set := NAME | '*'
 //   returns := '(' ')' | '(' ret (',' ret)* ')' | ret            ret := type [NAME]
 //   literal := None | True | False | NUMBER | STRING | NAME | '[' [literal (',' literal)*] ']'
+//            | '{' [NAME ':' literal (',' NAME ':' literal)*] '}'     (a record default)
 #pragma once
 
 #include <optional>

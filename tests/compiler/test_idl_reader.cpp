@@ -182,6 +182,49 @@ TEST_CASE("short and long field forms", "[reader]") {
   CHECK_FALSE(fields[2].default_is_yaml_string);
 }
 
+TEST_CASE("record defaults: a YAML mapping in the long form, a literal in the short", "[reader]") {
+  using K = syntax::Literal::Kind;
+  auto r = read(
+      "namespace: d\n"
+      "records:\n"
+      "  R:\n"
+      "    fields:\n"
+      "      a: {type: I, default: {k: 3, name: \"x y\", sizes: [1, 2], inner: {m: fast}}}\n"
+      "      b: \"I = {k: 4}\"\n"
+      "      c:\n"
+      "        type: I\n"
+      "        default:\n"
+      "          k: 5\n");
+  REQUIRE(r.errors.empty());
+  const auto& fields = r.file.records[0].fields;
+  REQUIRE(fields.size() == 3);
+  const syntax::Literal& a = *fields[0].default_value;
+  CHECK(a.kind == K::Record);
+  CHECK(a.text == "{k: 3, name: \"x y\", sizes: [1, 2], inner: {m: fast}}");
+  REQUIRE(a.keys.size() == 4);
+  CHECK(a.keys[0].text == "k");
+  CHECK(a.keys[0].span.line == 5);
+  CHECK(a.keys[0].span.column == 30);
+  CHECK(a.items[0].int_value == 3);
+  CHECK(a.items[1].kind == K::String);  // quoted in YAML: the string itself
+  CHECK(a.items[1].string_value == "x y");
+  CHECK(a.items[2].kind == K::List);
+  CHECK(a.items[3].kind == K::Record);
+  CHECK(a.items[3].keys[0].text == "m");
+  CHECK(a.items[3].items[0].kind == K::Identifier);
+  CHECK(fields[1].default_value->kind == K::Record);
+  CHECK(fields[1].default_value->items[0].int_value == 4);
+  CHECK(fields[2].default_value->text == "{k: 5}");
+  CHECK_FALSE(fields[0].default_is_yaml_string);
+
+  auto dup = read(
+      "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: I, default: {k: 1, k: 2}}\n");
+  CHECK(contains(dup.errors, "error: duplicate key `k` in the default of field `R.a`\n"));
+  auto empty = read(
+      "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: I, default: {k: }}\n");
+  CHECK(contains(empty.errors, "error: field `R.a` has an empty default\n"));
+}
+
 TEST_CASE("long field form errors", "[reader]") {
   SECTION("no type") {
     auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {default: 1}\n");

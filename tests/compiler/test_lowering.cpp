@@ -653,6 +653,57 @@ TEST_CASE("typed defaults: what each default means, decided once", "[lowering]")
   CHECK(p[8].default_value->kind == K::None);
 }
 
+TEST_CASE(
+    "record defaults give their leaves defaults; a record default replaces the record",
+    "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "enums: {Mode: [fast, exact]}\n"
+      "records:\n"
+      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast}}\n"
+      "  R: {fields: {i: 'I = {k: 3, scale: 2.0}', n: int = 7}}\n"
+      "ops:\n"
+      "  - func: fields(Tensor x, R r) -> Tensor\n"
+      "  - func: \"param(Tensor x, R r={i: {k: 5}}) -> Tensor\"\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  // The field's default sets the leaves of `i`; `mode` keeps I's own.
+  CHECK(
+      fe.lowered.ops[0].schema ==
+      "fields(Tensor x, int r__i__k=3, float r__i__scale=2.0, str r__i__mode=\"fast\", int "
+      "r__n=7) -> Tensor");
+  // The parameter's default replaces `i` as a whole: `scale` is I's 1.0, not
+  // the 2.0 of the field's default, as `R{I{5}}` in C++ and
+  // `R(i=I(k=5))` in Python.
+  const lower::LoweredOp& param = fe.lowered.ops[1];
+  CHECK(
+      param.schema ==
+      "param(Tensor x, int r__i__k=5, float r__i__scale=1.0, str r__i__mode=\"fast\", int "
+      "r__n=7) -> Tensor");
+  REQUIRE(param.slots[1].value);
+  CHECK(param.slots[1].value->int_value == 5);
+  CHECK(param.slots[2].default_value->literal.text == "1.0");
+
+  // The typed value: every field, and which ones the default sets.
+  using K = lower::Value::Kind;
+  const lower::Value& v = *param.api_params[1].default_value;
+  CHECK(v.kind == K::Record);
+  REQUIRE(v.items.size() == 2);
+  CHECK(v.given == std::vector<bool>{true, false});
+  CHECK(v.items[0].kind == K::Record);
+  CHECK(v.items[0].given == std::vector<bool>{true, false, false});
+  CHECK(v.items[0].items[0].int_value == 5);
+  CHECK(v.items[0].items[2].kind == K::Enum);
+  CHECK(v.items[1].int_value == 7);
+  const lower::RecordField& field = fe.lowered.records[1].fields[0];
+  REQUIRE(field.default_value);
+  CHECK(field.default_value->given == std::vector<bool>{true, true, false});
+  // An implicit default: every field at its declared default.
+  const lower::Value& implicit = *fe.lowered.ops[0].api_params[1].default_value;
+  CHECK(implicit.kind == K::Record);
+  CHECK(implicit.items.empty());
+}
+
 TEST_CASE("the generated code's own names give way to the user's", "[lowering]") {
   FrontEnd fe = run_front_end(
       "namespace: demo\n"

@@ -299,13 +299,109 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
       lists,
       "error: parameter `o` of op `op` has type `L?`, but lists and optionals of "
       "records are not supported\n"));
+  std::string record_none = errors_of(
+      "records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R r=None) -> Tensor\n");
   CHECK(contains(
-      errors_of("records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R "
-                "r=None) -> Tensor\n"),
-      "error: parameter `r` of op `op` has record type `R` and cannot have a default\n"));
+      record_none,
+      "error: default `None` does not fit parameter `r` of op `op` of type `R`\n"));
   CHECK(contains(
-      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: I = None}}\n"),
-      "error: field `R.i` has record type `I` and cannot have a default\n"));
+      record_none,
+      "hint: a record default sets fields by name: `{field: value, ...}`, or `{}` for the "
+      "defaults `R` declares\n"));
+}
+
+TEST_CASE("record defaults set fields by name, checked field by field", "[resolver]") {
+  auto fe = run_front_end(
+      "namespace: d\n"
+      "enums: {Mode: [fast, exact]}\n"
+      "records:\n"
+      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, dtype: ScalarType = "
+      "float32}}\n"
+      "  R:\n"
+      "    fields:\n"
+      "      i: 'I = {k: 3, mode: exact}'\n"
+      "      j: {type: I, default: {dtype: half, k: 4}}\n"
+      "  Top: {fields: {r: R, n: int = 0}}\n"
+      "ops:\n"
+      "  - func: \"op(Tensor x, R r={j: {k: 5}}, I i={k: 1}) -> Tensor\"\n"
+      "  - func: implicit(Tensor x, R r) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const model::Record& r = record(fe.module, "R");
+  CHECK(r.all_defaulted);  // its fields have defaults, although I has a required field
+  CHECK_FALSE(record(fe.module, "I").all_defaulted);
+  CHECK(record(fe.module, "Top").all_defaulted);
+  const model::Default& i = *r.fields[0].default_value;
+  // Checked and canonicalized per field, in field order.
+  REQUIRE(i.record_fields == std::vector<size_t>{0, 2});
+  CHECK(i.record_values[1].constant == "exact");
+  const model::Default& j = *r.fields[1].default_value;
+  REQUIRE(j.record_fields == std::vector<size_t>{0, 3});  // k, then dtype
+  CHECK(j.record_values[1].constant == "float16");
+  CHECK(j.record_value(3) == &j.record_values[1]);
+  CHECK(j.record_value(1) == nullptr);
+  const model::Op& o = op(fe.module, "op");
+  REQUIRE(o.params[1].default_value);
+  CHECK(o.params[1].default_value->record_fields == std::vector<size_t>{1});
+  CHECK_FALSE(o.params[1].implicit_default);  // it has an explicit one
+  CHECK(o.params[2].default_value);
+  CHECK(op(fe.module, "implicit").params[1].implicit_default);
+}
+
+TEST_CASE("record defaults that do not fit are errors at the field", "[resolver]") {
+  const std::string decls =
+      "enums: {Mode: [fast, exact]}\n"
+      "records:\n"
+      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, w: 'Tensor? = None'}}\n";
+  auto field_error = [&](const std::string& def) {
+    return errors_of(decls + "  R: {fields: {i: 'I = " + def + "'}}\n");
+  };
+  std::string unknown = field_error("{k: 1, scael: 2.0}");
+  CHECK(contains(
+      unknown,
+      "main.ops.yaml:5:31: error: record `I` has no field `scael` (in the default of field "
+      "`R.i`)\n"));
+  CHECK(contains(unknown, "hint: did you mean `scale`?\n"));
+  CHECK(contains(
+      field_error("{k: 1, zzz: 2}"),
+      "hint: its fields are `k`, `scale`, `mode` and `w`\n"));
+  std::string twice = field_error("{k: 1, k: 2}");
+  CHECK(contains(
+      twice,
+      "main.ops.yaml:5:31: error: the default of field `R.i` sets field `k` twice\n"));
+  CHECK(contains(twice, "main.ops.yaml:5:25: note: `k` is first set here\n"));
+  std::string unset = field_error("{scale: 2.0}");
+  CHECK(contains(
+      unset,
+      "main.ops.yaml:5:24: error: the default of field `R.i` leaves field `I.k` unset, and it has "
+      "no default\n"));
+  CHECK(contains(unset, "hint: set it: `k: VALUE`\n"));
+  std::string wrong = field_error("{k: 1.5, mode: slow}");
+  CHECK(contains(
+      wrong,
+      "main.ops.yaml:5:28: error: default `1.5` does not fit field `I.k` of type `int`\n"));
+  CHECK(contains(
+      wrong,
+      "main.ops.yaml:5:39: error: default `slow` of field `I.mode` is not a value of enum "
+      "`Mode`\n"));
+  CHECK(contains(
+      field_error("{k: 1, w: {}}"),
+      "error: default `{}` does not fit field `I.w` of type `Tensor?`\n"));
+  CHECK(contains(
+      errors_of(decls + "  R: {fields: {n: 'int = {k: 1}'}}\n"),
+      "hint: `{field: value, ...}` is the default of a record; this type takes a schema "
+      "literal\n"));
+  CHECK(contains(
+      errors_of(decls + "  R: {fields: {i: I = 3}}\n"),
+      "error: default `3` does not fit field `R.i` of type `I`\n"));
+  // A record with a required tensor has no default at all.
+  CHECK(contains(
+      errors_of("records:\n  T: {fields: {w: Tensor}}\n  R: {fields: {t: 'T = {}'}}\n"),
+      "error: the default of field `R.t` leaves field `T.w` unset, and it has no default\n"));
+  // Parameters are checked the same way.
+  CHECK(contains(
+      errors_of(decls + "ops:\n  - func: \"op(Tensor x, I i={k: True}) -> Tensor\"\n"),
+      "error: default `True` does not fit field `I.k` of type `int`\n"));
 }
 
 TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver]") {

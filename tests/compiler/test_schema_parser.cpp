@@ -232,6 +232,66 @@ TEST_CASE("a deeply nested list default fails fast instead of recursing", "[synt
       "t.ops.yaml:1:12: error: op `f`: nested lists are not valid default values\n"));
 }
 
+TEST_CASE("record defaults: `{field: value, ...}`, nested, with spans", "[syntax]") {
+  using K = syntax::Literal::Kind;
+  auto lit = literal("Cfg", "{scale: 2.0, inner: {k: 7, modes: [a, b]}}");
+  CHECK(lit.kind == K::Record);
+  CHECK(lit.text == "{scale: 2.0, inner: {k: 7, modes: [a, b]}}");
+  REQUIRE(lit.keys.size() == 2);
+  REQUIRE(lit.items.size() == 2);
+  CHECK(lit.keys[0].text == "scale");
+  CHECK(lit.keys[0].span.column == 10);
+  CHECK(lit.items[0].float_value == Catch::Approx(2.0));
+  CHECK(lit.keys[1].text == "inner");
+  const syntax::Literal& inner = lit.items[1];
+  CHECK(inner.kind == K::Record);
+  CHECK(inner.span.column == 29);
+  REQUIRE(inner.keys.size() == 2);
+  CHECK(inner.keys[1].text == "modes");
+  CHECK(inner.items[1].kind == K::List);
+  CHECK(inner.items[1].items[1].string_value == "b");
+  CHECK(literal("Cfg", "{}").kind == K::Record);
+  CHECK(literal("Cfg", "{}").keys.empty());
+  CHECK(literal("Cfg", "{ a : 1 }").keys[0].text == "a");
+}
+
+TEST_CASE("bad record defaults are errors at the offending token", "[syntax]") {
+  CHECK(contains(
+      error_of("f(Cfg x={1: 2}) -> ()"),
+      "t.ops.yaml:1:10: error: op `f`: expected a field name in the record default, found `1`\n"
+      " 1 | f(Cfg x={1: 2}) -> ()\n"
+      "   |          ^\n"
+      "hint: a record default is written `{field: value, ...}`\n"));
+  CHECK(contains(
+      error_of("f(Cfg x={a 1}) -> ()"),
+      "t.ops.yaml:1:12: error: op `f`: expected `:` after field `a`, found `1`\n"));
+  CHECK(contains(
+      error_of("f(Cfg x={a: 1 b: 2}) -> ()"),
+      "t.ops.yaml:1:15: error: op `f`: expected `,` or `}` in the record default, found `b`\n"));
+  CHECK(contains(
+      error_of("f(Cfg x={a: 1,}) -> ()"),
+      "t.ops.yaml:1:15: error: op `f`: expected a field name in the record default, found `}`\n"));
+  CHECK(contains(
+      error_of("f(Cfg x={a: }) -> ()"),
+      "t.ops.yaml:1:13: error: op `f`: expected a default value, found `}`\n"));
+  CHECK(contains(
+      error_of("f(Cfg x={a: 1) -> ()"),
+      "t.ops.yaml:1:14: error: op `f`: expected `,` or `}` in the record default, found `)`\n"));
+}
+
+TEST_CASE("a deeply nested record default fails fast instead of recursing", "[syntax]") {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{a: ";
+  CHECK(contains(
+      error_of("f(Cfg x=" + deep + ") -> ()"),
+      "t.ops.yaml:1:409: error: op `f`: record defaults nest more than 100 levels deep here\n"));
+  // 100 levels are fine.
+  std::string ok;
+  for (int i = 0; i < 99; ++i) ok += "{a: ";
+  ok += "{}" + std::string(99, '}');
+  CHECK(literal("Cfg", ok).kind == syntax::Literal::Kind::Record);
+}
+
 TEST_CASE("malformed func lines put the caret on the offending token", "[syntax]") {
   SECTION("missing ->") {
     CHECK(

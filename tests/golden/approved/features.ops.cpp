@@ -45,6 +45,22 @@ namespace {
       structop::to_value<std::vector<c10::SymInt>>(structop::arg<c10::SymIntArrayRef>(leaves[12]))};
 }
 
+::golden::features::Range unflatten_Range(const structop::ArgPath& path, c10::IValue* leaves) {
+  return ::golden::features::Range{
+      structop::arg<double>(leaves[0]),
+      structop::arg<double>(leaves[1]),
+      structop::parse_enum<::golden_shared::Act>(
+          structop::arg<c10::string_view>(leaves[2]),
+          structop::ArgPath(path, "act"))};
+}
+
+::golden::features::Tuned unflatten_Tuned(const structop::ArgPath& path, c10::IValue* leaves) {
+  return ::golden::features::Tuned{
+      unflatten_Range(structop::ArgPath(path, "main"), leaves),
+      unflatten_Range(structop::ArgPath(path, "backup"), leaves + 3),
+      structop::to_value<std::vector<int64_t>>(structop::arg<at::IntArrayRef>(leaves[6]))};
+}
+
 // ===========================================================================
 // pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
 //   slot  original path     lowered name        type        default
@@ -207,6 +223,60 @@ struct op_pick_scalar {
   }
 };
 
+// ===========================================================================
+// tune(Tensor x, Tuned t={main: {lo: -1.0, hi: 1.0}, sizes: [2, 3]}) -> Tensor
+//   slot  original path  lowered name    type    default
+//   0     x              x               Tensor
+//   1     t.main.lo      t__main__lo     float   -1.0
+//   2     t.main.hi      t__main__hi     float   1.0
+//   3     t.main.act     t__main__act    str     "gelu"   (Act)
+//   4     t.backup.lo    t__backup__lo   float   0.0
+//   5     t.backup.hi    t__backup__hi   float   3
+//   6     t.backup.act   t__backup__act  str     "relu"   (Act)
+//   7     t.sizes        t__sizes        int[]   [2, 3]
+// ===========================================================================
+
+struct op_tune {
+  static constexpr const char* op_name = "golden_features::tune";
+  static constexpr std::size_t num_args = 8;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = at::Tensor(
+      const at::Tensor&,
+      double,
+      double,
+      c10::string_view,
+      double,
+      double,
+      c10::string_view,
+      at::IntArrayRef);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<const at::Tensor&>(args[0]),
+        unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1));
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        with_args(structop::arguments(stack, num_args), kernels::tune));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+  }
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden_features::tune");
+    return handle;
+  }
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -251,6 +321,19 @@ at::Tensor pick_scalar(
       structop::optional_enum_name_list(chain));
 }
 
+at::Tensor tune(const at::Tensor& x, const Tuned& t) {
+  return structop::call<op_tune::signature>(
+      op_tune::handle(),
+      x,
+      t.main.lo,
+      t.main.hi,
+      structop::enum_name(t.main.act),
+      t.backup.lo,
+      t.backup.hi,
+      structop::enum_name(t.backup.act),
+      structop::to_flat<at::IntArrayRef>(t.sizes));
+}
+
 }  // namespace golden::features
 
 // ===========================================================================
@@ -265,10 +348,14 @@ TORCH_LIBRARY_FRAGMENT(golden_features, m) {
       m,
       R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)",
       {at::Tag::nondeterministic_seeded, at::Tag::needs_fixed_stride_order});
+  structop::define(
+      m,
+      R"(tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
   structop::impl(m, "pick", &golden::features::op_pick::forward);
+  structop::impl(m, "tune", &golden::features::op_tune::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CPU, m) {
@@ -282,9 +369,11 @@ TORCH_LIBRARY_IMPL(golden_features, CUDA, m) {
 TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
   structop::impl(m, "pick", &golden::features::op_pick::meta);
   structop::impl(m, "pick.scalar", &golden::features::op_pick_scalar::meta);
+  structop::impl(m, "tune", &golden::features::op_tune::meta);
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {
   structop::impl_autograd(m, "pick", golden::features::op_pick::backward_def);
   structop::impl_no_backward(m, "pick.scalar");
+  structop::impl_no_backward(m, "tune");
 }

@@ -17,7 +17,7 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(3);
 
 // Fingerprint of the records and enums of features.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_features 0x69ca38d42155d265ULL
+#define STRUCTOP_FINGERPRINT_features 0x18b06fab68b6b71dULL
 
 // The records and enums of the IDL files features.ops.yaml includes, from the
 // headers generated from those files (structopc FILE.ops.yaml for each).
@@ -49,6 +49,20 @@ struct Opts {
   c10::optional<::golden_shared::Act> fallback = c10::nullopt;
   c10::SymInt steps = 4;
   std::vector<c10::SymInt> shape = {2, 3};
+};
+
+/// Record `Range` (frozen: kernels take it by const reference).
+struct Range {
+  double lo = 0.0;
+  double hi;
+  ::golden_shared::Act act = ::golden_shared::Act::gelu;
+};
+
+/// Record `Tuned` (frozen: kernels take it by const reference).
+struct Tuned {
+  Range main = Range{/*lo=*/0.0, /*hi=*/2.0};
+  Range backup = Range{/*lo=*/0.0, /*hi=*/3, /*act=*/::golden_shared::Act::relu};
+  std::vector<int64_t> sizes = {1};
 };
 
 /// Gradients for the tensor fields of Opts: every slot must be given
@@ -90,6 +104,15 @@ at::Tensor pick_scalar(
     c10::SymInt n = 1,
     const c10::optional<std::vector<::golden_shared::Act>>& chain = c10::nullopt);
 
+/// tune(Tensor x, Tuned t={main: {lo: -1.0, hi: 1.0}, sizes: [2, 3]}) -> Tensor
+/// lowered: golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor
+at::Tensor tune(
+    const at::Tensor& x,
+    const Tuned& t = Tuned{
+        /*main=*/Range{/*lo=*/-1.0, /*hi=*/1.0},
+        /*backup=*/Range{/*lo=*/0.0, /*hi=*/3, /*act=*/::golden_shared::Act::relu},
+        /*sizes=*/{2, 3}});
+
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
 
@@ -129,6 +152,9 @@ at::Tensor pick_scalar_cuda(
     c10::optional<::golden_shared::Act> act,
     c10::SymInt n,
     const c10::optional<std::vector<::golden_shared::Act>>& chain);
+
+/// golden_features::tune forward on every device.
+at::Tensor tune(const at::Tensor& x, const Tuned& t);
 
 }  // namespace kernels
 

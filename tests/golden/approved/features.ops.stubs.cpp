@@ -99,4 +99,9 @@ at::Tensor kernels::pick_scalar_cuda(
       chain);
 }
 
+// tune(Tensor x, Tuned t={main: {lo: -1.0, hi: 1.0}, sizes: [2, 3]}) -> Tensor
+at::Tensor kernels::tune(const at::Tensor& x, const Tuned& t) {
+  structop::not_implemented("golden::features::kernels::tune (features.ops.stubs.cpp)", x, t);
+}
+
 }  // namespace golden::features

@@ -23,8 +23,11 @@ __all__ = [
     "Window",
     "Opts",
     "OptsGrad",
+    "Range",
+    "Tuned",
     "pick",
     "pick_scalar",
+    "tune",
 ]
 
 NAMESPACE = "golden_features"
@@ -76,6 +79,32 @@ class OptsGrad:
 
 
 Opts._structop_grad = OptsGrad
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Range:
+    """Record `Range`."""
+
+    lo: float = 0.0
+    hi: float
+    act: Act = Act.gelu
+
+
+Range._structop_fields = (("lo", _rt.FLOAT), ("hi", _rt.FLOAT), ("act", _rt.enum_of(Act)))
+_rt.register_pytree(Range, (), ("lo", "hi", "act"), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tuned:
+    """Record `Tuned`."""
+
+    main: Range = dataclasses.field(default_factory=lambda: Range(hi=2.0))
+    backup: Range = dataclasses.field(default_factory=lambda: Range(hi=3, act=Act.relu))
+    sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1])
+
+
+Tuned._structop_fields = (("main", _rt.record(Range)), ("backup", _rt.record(Range)), ("sizes", _rt.list_of(_rt.INT)))
+_rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 
 _pick_params = (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts)))
@@ -172,7 +201,51 @@ _rt.python_kernels(
 )
 
 
-torch.serialization.add_safe_globals([Opts])
+_tune_params = (("x", _rt.TENSOR), ("t", _rt.record(Tuned)))
+_tune_op = None  # torch.ops.golden_features.tune.default, bound by _bind()
+
+
+def tune(x: torch.Tensor, t: Tuned = Tuned(main=Range(lo=-1.0, hi=1.0), sizes=[2, 3])) -> torch.Tensor:
+    """Calls torch.ops.golden_features.tune (lowered schema: tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _tune_op(x, t.main.lo, t.main.hi, t.main.act, t.backup.lo, t.backup.hi, t.backup.act, t.sizes)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _tune_op is None and _bind():
+                continue
+            _rt.explain_failure("golden_features::tune", _tune_params, (x, t), error, _tune_op is not None)
+            raise
+
+
+tune.slot_map = {
+    "x": "x",
+    "t.main.lo": "t__main__lo",
+    "t.main.hi": "t__main__hi",
+    "t.main.act": "t__main__act",
+    "t.backup.lo": "t__backup__lo",
+    "t.backup.hi": "t__backup__hi",
+    "t.backup.act": "t__backup__act",
+    "t.sizes": "t__sizes",
+}
+tune.schema = "golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act=\"gelu\", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act=\"relu\", int[] t__sizes=[2, 3]) -> Tensor"
+tune.annotations = ()
+
+
+def _tune_records(x, t__main__lo=-1.0, t__main__hi=1.0, t__main__act="gelu", t__backup__lo=0.0, t__backup__hi=3, t__backup__act="relu", t__sizes=(2, 3)):
+    """golden_features::tune's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, Tuned(main=Range(lo=t__main__lo, hi=t__main__hi, act=_rt.enum_value(Act, t__main__act, "golden_features::tune", "t.main.act")), backup=Range(lo=t__backup__lo, hi=t__backup__hi, act=_rt.enum_value(Act, t__backup__act, "golden_features::tune", "t.backup.act")), sizes=t__sizes)), {}
+
+
+_rt.python_kernels(
+    tune,
+    _tune_records,
+    _IDL_STEM,
+    params=(("x", None), ("t", Tuned)),
+    meta=("x",),
+)
+
+
+torch.serialization.add_safe_globals([Opts, Range, Tuned])
 
 
 def _bind():
@@ -180,7 +253,7 @@ def _bind():
     or defined from Python) to its torch.ops OpOverload (itself, so that
     torch.compile and torch.export see one op call); returns whether it bound
     one that was not bound."""
-    global _pick_op, _pick_scalar_op
+    global _pick_op, _pick_scalar_op, _tune_op
     ops = torch.ops.golden_features
     bound = False
     if _pick_op is None:
@@ -189,4 +262,7 @@ def _bind():
     if _pick_scalar_op is None:
         _pick_scalar_op = _rt.find_op(ops, "pick", "scalar")
         bound = bound or _pick_scalar_op is not None
+    if _tune_op is None:
+        _tune_op = _rt.find_op(ops, "tune", "default")
+        bound = bound or _tune_op is not None
     return bound
