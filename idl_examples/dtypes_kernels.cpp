@@ -3,7 +3,7 @@
 // Demonstrates: ScalarType and Device fields arriving as at::ScalarType and
 // at::Device, a record-only op whose tensor is built from the record's
 // values, custom meta kernels for results whose dtype differs from the
-// input's, and a parameter spelled `from_` in C++ (`from` in the schema).
+// input's, an op that is another's with other defaults, and a parameter spelled `from_` in C++ (`from` in the schema).
 #include "dtypes.ops.h"
 
 #include <ATen/ATen.h>
@@ -28,6 +28,16 @@ at::Tensor kernels::full(const FillCfg& cfg, at::Device device) {
 // Reached only when the Meta key is selected explicitly, e.g. by a tracer.
 at::Tensor kernels::full_meta(const FillCfg& cfg, at::Device /*device*/) {
   return at::empty_symint(cfg.sizes, at::TensorOptions().dtype(cfg.dtype).device(at::kMeta));
+}
+
+// The op differs from cast only in its default for cfg, which the APIs and
+// the schema apply: the kernels are cast's.
+at::Tensor kernels::to_half(const at::Tensor& x, const CastCfg& cfg) {
+  return cast(x, cfg);
+}
+
+at::Tensor kernels::to_half_meta(const at::Tensor& x, const CastCfg& cfg) {
+  return cast_meta(x, cfg);
 }
 
 at::Tensor kernels::cast_checked(const at::Tensor& x, at::ScalarType from_, at::ScalarType to) {

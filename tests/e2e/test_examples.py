@@ -189,6 +189,9 @@ class Forward(unittest.TestCase):
         self.assertEqual((y.dtype, y.device.type), (torch.bfloat16, "meta"))
         y = ops.dtypes.cast(x, torch.int32, "cpu")
         self.assertEqual(y.dtype, torch.int32)
+        # to_half: `CastCfg cfg={dtype: float16}` gives its leaves schema defaults.
+        self.assertEqual(ops.dtypes.to_half(x).dtype, torch.float16)
+        self.assertEqual(ops.dtypes.to_half(x, cfg__dtype=torch.float64).dtype, torch.float64)
         m = ops.dtypes.full([3], 0.0, torch.float16, device="meta")
         self.assertEqual((m.dtype, m.device.type), (torch.float16, "meta"))
         # `from`, a Python keyword, keeps its name in the schema.

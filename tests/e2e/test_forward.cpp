@@ -417,6 +417,22 @@ CATCH_TEST_CASE("row 9: ScalarType and Device fields with defaults, round-trippe
   CATCH_CHECK(z.scalar_type() == at::kBFloat16);
   CATCH_CHECK(z.is_meta());
 
+  // A record default that sets one field (`CastCfg cfg={dtype: float16}`):
+  // the C++ API, and the flat schema's leaf defaults (a boxed call without
+  // them; ScalarType 5 is Half).
+  CATCH_CHECK(dtypes::to_half(x).scalar_type() == at::kHalf);
+  CATCH_CHECK(dtypes::to_half(x).device().is_cpu());
+  CATCH_CHECK(dtypes::to_half(x, {at::kDouble}).scalar_type() == at::kDouble);
+  const auto& to_half = schema_of("dtypes::to_half").arguments();
+  CATCH_REQUIRE(to_half.size() == 3);
+  CATCH_CHECK(to_half[1].default_value() == c10::IValue(int64_t{5}));
+  CATCH_CHECK(to_half[2].default_value()->toStringRef() == "cpu");
+  const auto& op = c10::Dispatcher::singleton().findSchemaOrThrow("dtypes::to_half", "");
+  torch::jit::Stack stack{x};
+  for (size_t i = 1; i < to_half.size(); ++i) stack.push_back(*to_half[i].default_value());
+  op.callBoxed(&stack);
+  CATCH_CHECK(stack.at(0).toTensor().scalar_type() == at::kHalf);
+
   // A keyword parameter (`from`, spelled from_ in C++).
   CATCH_CHECK(
       dtypes::cast_checked(y, /*from_=*/at::kFloat, at::kDouble).scalar_type() == at::kDouble);

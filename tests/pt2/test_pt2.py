@@ -199,6 +199,9 @@ CASES = [
     Case("lists", "center", "defaults", False, lambda rg: ((t(3, 4, rg=rg),), {})),
     Case("dtypes", "cast", "", False, lambda rg: (
         (t(2, 3, rg=rg, dtype=torch.float32), D.CastCfg(dtype=torch.float64, device=torch.device("cpu"))), {})),
+    Case("dtypes", "to_half", "", False, lambda rg: ((t(2, 3, rg=rg, dtype=torch.float32),), {})),
+    Case("dtypes", "to_half", "cfg", False, lambda rg: (
+        (t(2, 3, rg=rg, dtype=torch.float32), D.CastCfg(dtype=torch.bfloat16)), {})),
     Case("dtypes", "full", "", False, lambda rg: (
         (D.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16),), dict(device=torch.device("cpu")))),
     Case("compose", "axpy", "", True, lambda rg: ((t(3, 4, rg=rg), t(3, 4, rg=rg), 0.5), {})),
@@ -441,10 +444,11 @@ def _dtypes():
         return [D.cast(x),
                 D.cast(x, D.CastCfg(dtype=torch.float64, device="cpu")),
                 D.full(D.FillCfg(sizes=[x.shape[0], 3], value=2.5, dtype=torch.float64)),
-                D.full(D.FillCfg(sizes=[2], value=1.0), device="cpu")]
+                D.full(D.FillCfg(sizes=[2], value=1.0), device="cpu"),
+                D.to_half(x)]
 
     def passed(ts, recs):
-        return [D.cast(ts["x"], recs["cast"]), D.full(recs["fill"])]
+        return [D.cast(ts["x"], recs["cast"]), D.full(recs["fill"]), D.to_half(ts["x"], recs["cast"])]
 
     return Program("dtypes", False, tensors, records, inside, passed)
 
@@ -924,7 +928,7 @@ class Coverage(Timed):
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 24)
+        self.assertEqual(len(ops), 25)
 
 
 class KeywordParameter(Timed):

@@ -20,6 +20,7 @@ import ast
 import dataclasses
 import glob
 import importlib
+import inspect
 import math
 import os
 import py_compile
@@ -223,6 +224,13 @@ class Forward(unittest.TestCase):
         self.assertEqual(dtypes.cast(x).dtype, torch.float32)
         y = dtypes.cast(x, dtypes.CastCfg(dtype=torch.float64, device="cpu"))
         self.assertEqual((y.dtype, y.device.type), (torch.float64, "cpu"))
+        # A record default that sets one field: the Python API, the flat op
+        # (the schema's leaf defaults) and the signature.
+        self.assertEqual(dtypes.to_half(x).dtype, torch.float16)
+        self.assertEqual(dtypes.to_half(x, dtypes.CastCfg(dtype=torch.float64)).dtype, torch.float64)
+        self.assertEqual(torch.ops.dtypes.to_half(x).dtype, torch.float16)
+        self.assertEqual(inspect.signature(dtypes.to_half).parameters["cfg"].default,
+                         dtypes.CastCfg(dtype=torch.float16, device=torch.device("cpu")))
         f = dtypes.full(dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16),
                         device=torch.device("cpu"))
         self.assertEqual((f.shape, f.dtype), (torch.Size([2, 3]), torch.float16))
