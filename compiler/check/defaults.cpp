@@ -114,7 +114,7 @@ class DefaultChecker {
     }
     for (size_t field = 0; field < r.fields.size(); ++field) {
       const model::Field& f = r.fields[field];
-      if (set_by[field] >= 0 || f.default_value) continue;
+      if (set_by[field] >= 0 || f.default_value || f.bad_default) continue;
       if (f.type.is_record() && module_.records[static_cast<size_t>(f.type.decl)].all_defaulted)
         continue;
       diags_.error(

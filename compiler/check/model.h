@@ -90,6 +90,9 @@ struct Field {
   std::string name;
   Type type;
   std::optional<Default> default_value;
+  /// The IDL gives a default that did not fit (reported): a record default
+  /// that leaves the field unset does not report it again.
+  bool bad_default = false;
   std::string doc;
   Span span;
 };

@@ -440,6 +440,7 @@ class Resolver {
               f.default_is_yaml_string,
               *module_,
               diags_);
+          field.bad_default = !field.default_value;
         }
         // Leaf facts. Records are ordered, so nested records are complete.
         if (field.type.is_record()) {
