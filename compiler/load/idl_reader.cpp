@@ -622,37 +622,24 @@ class IdlReader {
     return record;
   }
 
-  /// A long-form default written as a YAML list; each item is a schema
-  /// literal, or a string if quoted.
+  /// A long-form default written as a YAML list; each item is a default of
+  /// the forms read_default takes, but not a list.
   std::optional<syntax::Literal> read_list_default(const YamlNode& node, const std::string& what) {
     syntax::Literal list;
     list.kind = syntax::Literal::Kind::List;
     list.span = node.span;
     for (int child : doc_.children(node)) {
       const YamlNode& item = doc_.node(child);
-      if (item.is_sequence()) {
+      std::optional<syntax::Literal> lit;
+      if (!item.is_sequence()) {  // a YAML list is not read: its items would be reported first
+        lit = read_default(item, what);
+        if (!lit) return std::nullopt;
+      }
+      if (!lit || lit->kind == syntax::Literal::Kind::List) {
         diags_.error(item.span, fmt::format("{}: nested lists are not valid default values", what));
         return std::nullopt;
       }
-      if (!expect_scalar(item, "an item of a default list")) return std::nullopt;
-      if (item.quoted) {
-        syntax::Literal lit;
-        lit.kind = syntax::Literal::Kind::String;
-        lit.string_value = item.value;
-        lit.text = schema_string_literal(item.value);
-        lit.span = item.span;
-        list.items.push_back(std::move(lit));
-      } else {
-        auto lit = syntax::parse_literal(item.value, origin_of(item), diags_, what);
-        if (!lit) return std::nullopt;
-        if (lit->kind == syntax::Literal::Kind::List) {
-          diags_.error(
-              item.span,
-              fmt::format("{}: nested lists are not valid default values", what));
-          return std::nullopt;
-        }
-        list.items.push_back(std::move(*lit));
-      }
+      list.items.push_back(std::move(*lit));
     }
     list.text = "[";
     for (size_t i = 0; i < list.items.size(); ++i)
