@@ -31,13 +31,14 @@ at::Tensor kernels::full_meta(const FillCfg& cfg, at::Device /*device*/) {
 }
 
 // The op differs from cast only in its default for cfg, which the APIs and
-// the schema apply: the kernels are cast's.
+// the schema apply: the kernels are cast's. (Qualified: unqualified, `cast(x,
+// cfg)` also finds the call API dtypes::cast through CastCfg, and is ambiguous.)
 at::Tensor kernels::to_half(const at::Tensor& x, const CastCfg& cfg) {
-  return cast(x, cfg);
+  return kernels::cast(x, cfg);
 }
 
 at::Tensor kernels::to_half_meta(const at::Tensor& x, const CastCfg& cfg) {
-  return cast_meta(x, cfg);
+  return kernels::cast_meta(x, cfg);
 }
 
 at::Tensor kernels::cast_checked(const at::Tensor& x, at::ScalarType from_, at::ScalarType to) {

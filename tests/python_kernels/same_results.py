@@ -12,6 +12,7 @@ that requires grad.
 
 Usage: same_results.py LIBSTRUCTOP_EXAMPLES.so KERNELS_DIR GENERATED_MODULE_DIR PT2_TEST
 """
+import enum
 import importlib.util
 import os
 import subprocess
@@ -27,6 +28,17 @@ def load_pt2(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def saved(leaf):
+    """A leaf as torch.save keeps it for the parent, which does not import the
+    generated modules: an enum member (an argument such as `then=[Reduce.mean]`)
+    as its class name and value."""
+    if isinstance(leaf, torch.Tensor):
+        return leaf.detach()
+    if isinstance(leaf, enum.Enum):
+        return (type(leaf).__name__, leaf.value)
+    return leaf
 
 
 def child(source, module_dir, pt2_path, out_path):
@@ -45,8 +57,7 @@ def child(source, module_dir, pt2_path, out_path):
         out = fn(*args, **kwargs)
         grads = pt2.grads_of(out, (args, kwargs)) if case.backward else []
         leaves, spec = _pytree.tree_flatten((out, args, kwargs, grads))
-        results[pt2.case_name(case)] = (
-            str(spec), [leaf.detach() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves])
+        results[pt2.case_name(case)] = (str(spec), [saved(leaf) for leaf in leaves])
     torch.save(results, out_path)
 
 
