@@ -50,6 +50,52 @@ at::Tensor kernels::mix(const at::Tensor& x, const MixCfg& cfg) {
   return out;
 }
 
+// The shapes the gradients are summed to (an input list's tensors broadcast
+// against x), and the weights: all a backward needs.
+void kernels::mix_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& /*x*/,
+    const MixCfg& cfg,
+    const at::Tensor& /*output*/) {
+  std::vector<at::Tensor> saved = cfg.tensors;
+  for (const c10::optional<at::Tensor>& offset : cfg.offsets) {
+    saved.push_back(offset.value_or(at::Tensor()));
+  }
+  ctx->save_for_backward(saved);
+  std::vector<double> weights(cfg.tensors.size(), 1.0);
+  for (size_t i = 0; i < cfg.tensors.size(); ++i) {
+    const bool on = cfg.enabled.empty() || cfg.enabled[i];
+    weights[i] = on ? (cfg.weights.empty() ? 1.0 : cfg.weights[i]) : 0.0;
+  }
+  ctx->saved_data["weights"] = weights;  // 0.0: not enabled
+}
+
+// One gradient per tensor of cfg.tensors and cfg.offsets (c10::nullopt where
+// a tensor is disabled, or an offset absent or not needed).
+mix_grads kernels::mix_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  const std::vector<at::Tensor> saved = ctx->get_saved_variables();
+  const std::vector<double> weights = ctx->saved_data["weights"].toDoubleVector();
+  const size_t n = weights.size();
+  const auto grad = [&](size_t i, const at::Tensor& input, bool needed) -> structop::Grad {
+    if (!input.defined() || weights[i] == 0.0 || !needed) return c10::nullopt;
+    return (grad_output * weights[i]).sum_to_size(input.sizes());
+  };
+  std::vector<structop::Grad> tensors, offsets;
+  for (size_t i = 0; i < n; ++i) {
+    tensors.push_back(
+        grad(i, saved[i], structop::needs_input_grad(ctx, mix_grad_slot::cfg_tensors, i)));
+  }
+  for (size_t i = 0; n + i < saved.size(); ++i) {
+    offsets.push_back(
+        grad(i, saved[n + i], structop::needs_input_grad(ctx, mix_grad_slot::cfg_offsets, i)));
+  }
+  return {
+      /*x=*/grad_output,
+      /*cfg=*/{/*tensors=*/std::move(tensors), /*offsets=*/std::move(offsets)}};
+}
+
 // ---------------------------------------------------------------------------
 // chunk: a Tensor[] output
 // ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Demonstrates: list fields arriving as lists (Tensor[], float[], bool[],
 Tensor?[], SymInt[]; a tuple where torch left out an argument equal to its
 schema default), checks that name the offending field, a Tensor[] output
 with a fake kernel, a backward taking one gradient per output piece (a
-list), and enum lists arriving as lists of L.Reduce members.
+list), a backward returning one gradient per tensor of list fields (mix),
+and enum lists arriving as lists of L.Reduce members.
 """
 import torch
 
@@ -28,6 +29,33 @@ def mix(x, cfg):
         offset = cfg.offsets[i] if cfg.offsets else None
         out.add_(t + offset if offset is not None else t, alpha=weight)
     return out
+
+
+def mix_setup_context(ctx, inputs, output):
+    x, cfg = inputs
+    n = len(cfg.tensors)
+    ctx.weights = [(cfg.weights[i] if cfg.weights else 1.0)
+                   if not cfg.enabled or cfg.enabled[i] else 0.0 for i in range(n)]
+    ctx.shapes = [t.shape for t in cfg.tensors]
+    ctx.offset_shapes = [None if o is None else o.shape for o in cfg.offsets]
+
+
+def mix_backward(ctx, grad_output):
+    """One gradient per tensor of cfg.tensors and cfg.offsets (a list each;
+    None where a tensor is disabled, or an offset absent or not needed)."""
+    needs_x, needs_cfg = ctx.needs_input_grad  # needs_cfg.tensors: one bool per tensor
+
+    def grad(i, shape, needed):
+        if shape is None or ctx.weights[i] == 0.0 or not needed:
+            return None
+        return (grad_output * ctx.weights[i]).sum_to_size(shape)
+
+    return grad_output, L.MixCfgGrad(
+        tensors=[grad(i, s, needs_cfg.tensors[i]) for i, s in enumerate(ctx.shapes)],
+        offsets=[grad(i, s, needs_cfg.offsets[i]) for i, s in enumerate(ctx.offset_shapes)])
+
+
+L.mix.register_autograd(mix_backward, setup_context=mix_setup_context)
 
 
 @L.chunk.register_kernel(None)

@@ -34,16 +34,27 @@ struct Type {
   bool is_list() const {
     return !suffixes.empty() && suffixes.back().kind == syntax::TypeSuffix::Kind::List;
   }
+  /// `T[]` or `T[]?`: a list, possibly optional.
+  bool is_list_or_optional_list() const {
+    return is_list() || (is_optional() && inner().is_list());
+  }
   /// `Tensor` with no suffix (alias annotations allowed).
   bool is_plain_tensor() const { return is_builtin(Builtin::Tensor) && suffixes.empty(); }
   /// Contains a Tensor anywhere (`Tensor`, `Tensor?`, `Tensor[]`, `Tensor?[]`).
   bool holds_tensor() const { return is_builtin(Builtin::Tensor); }
-  /// `Tensor` or `Tensor?`: a leaf that receives a gradient (lists do not).
-  /// The one rule: the checker, lowering and every emitter use it.
+  /// `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]`: a leaf that receives a
+  /// gradient (one per tensor of a list). Not `Tensor[]?`: a list that may be
+  /// absent has no gradient. The one rule: the checker, lowering and every
+  /// emitter use it.
   bool takes_grad() const {
-    return is_builtin(Builtin::Tensor) &&
-           (suffixes.empty() || (suffixes.size() == 1 && is_optional()));
+    if (!is_builtin(Builtin::Tensor)) return false;
+    if (suffixes.empty()) return true;
+    if (suffixes.size() == 1) return true;                              // `Tensor?` or `Tensor[]`
+    return suffixes.size() == 2 && inner().is_optional() && is_list();  // `Tensor?[]`
   }
+  /// A takes_grad leaf that is a list (`Tensor[]`, `Tensor?[]`): its gradient
+  /// is a list with one entry per tensor of the input.
+  bool takes_grad_list() const { return takes_grad() && is_list(); }
   /// The same type without its last suffix (element of a list, payload of an optional).
   Type inner() const {
     Type t = *this;
@@ -109,8 +120,9 @@ struct Record {
   int include = -1;
   /// Some leaf (at any depth) is a Tensor, `Tensor?`, `Tensor[]` or `Tensor?[]`.
   bool has_tensor_leaf = false;
-  /// Some leaf (at any depth) takes a gradient (Type::takes_grad): the record
-  /// has a grad record, and an op taking it can have `backward: true`.
+  /// Some leaf (at any depth) takes a gradient (Type::takes_grad, lists
+  /// included): the record has a grad record, and an op taking it can have
+  /// `backward: true`.
   bool takes_grad = false;
   /// Every field has a default (its own, or it is a record whose fields all
   /// have one), so `Record{}` is a complete value.
@@ -187,6 +199,12 @@ struct Module {
   std::vector<Op> ops;
   /// Every IDL file read (main file first), for depfiles.
   std::vector<std::string> files;
+
+  /// A parameter or field of type `t` receives a gradient: Type::takes_grad,
+  /// or a record with such a leaf (Record::takes_grad).
+  bool takes_grad(const Type& t) const {
+    return t.is_record() ? records[static_cast<size_t>(t.decl)].takes_grad : t.takes_grad();
+  }
 };
 
 }  // namespace structop::model

@@ -926,23 +926,22 @@ class Resolver {
               op.qualified_name()),
           "split the in-place update into its own op without a backward");
     }
-    bool has_grad_input = false, has_tensor_list = false;
+    bool has_grad_input = false, has_tensor = false;
     for (const auto& p : op.params) {
-      const model::Record* r = p.type.is_record()
-                                   ? &module_->records[static_cast<size_t>(p.type.decl)]
-                                   : nullptr;
-      has_grad_input |= r ? r->takes_grad : p.type.takes_grad();
-      has_tensor_list |= r ? r->has_tensor_leaf : p.type.holds_tensor();
+      has_grad_input |= module_->takes_grad(p.type);
+      has_tensor |= p.type.is_record()
+                        ? module_->records[static_cast<size_t>(p.type.decl)].has_tensor_leaf
+                        : p.type.holds_tensor();
     }
     if (!has_grad_input) {
       diags_.error(
           op.name_span,
           fmt::format(
-              "op `{}` has `backward: true` but no `Tensor` or `Tensor?` input",
+              "op `{}` has `backward: true` but no input that takes a gradient",
               op.qualified_name()),
-          has_tensor_list
-              ? "`Tensor[]` inputs take no gradient yet; remove `backward: true`, or pass the "
-                "tensors that need gradients as `Tensor` parameters or fields"
+          has_tensor
+              ? "only `Tensor`, `Tensor?`, `Tensor[]` and `Tensor?[]` take gradients (an optional "
+                "list `Tensor[]?` does not); make the list required, or remove `backward: true`"
               : "remove `backward: true`; there is nothing to differentiate");
     }
     bool has_tensor_output = false;

@@ -36,6 +36,11 @@ std::string CppTypes::grad_record_name(int decl) const {
   return qualify(r.cpp_namespace, model::grad_record_name(r));
 }
 
+std::string CppTypes::grad_type(const model::Type& t) const {
+  if (t.is_record()) return grad_record_name(t.decl);
+  return t.takes_grad_list() ? "std::vector<structop::Grad>" : "structop::Grad";
+}
+
 std::string CppTypes::value_type(const model::Type& t) const {
   if (!t.suffixes.empty()) {
     std::string inner = value_type(t.inner());
@@ -103,7 +108,7 @@ model::Type as_str(model::Type t) {
 
 /// `E[]` or `E[]?` (the resolver allows no other list of an enum).
 bool is_enum_list(const model::Type& t) {
-  return t.is_enum() && (t.is_list() || (t.is_optional() && t.inner().is_list()));
+  return t.is_enum() && t.is_list_or_optional_list();
 }
 
 }  // namespace

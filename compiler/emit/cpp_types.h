@@ -25,6 +25,10 @@ class CppTypes {
   std::string enum_name(int decl) const;
   /// The grad record of a record: `WeightCfgGrad`.
   std::string grad_record_name(int decl) const;
+  /// The member type that holds the gradient of a parameter or field of
+  /// type `t` (which takes one, or is a record whose fields do): the grad
+  /// record, `structop::Grad`, or `std::vector<structop::Grad>` for a list.
+  std::string grad_type(const model::Type& t) const;
 
   /// The value type of a record field: `at::Tensor`, `std::vector<int64_t>`,
   /// `c10::optional<double>`, `MaskType`, `Inner`.

@@ -3,6 +3,7 @@
 // structop/runtime.h only, never autograd or the dispatcher. The records and
 // enums of included IDL files are not repeated: the header includes the
 // headers generated from those files, and checks their fingerprints.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -277,19 +278,25 @@ class HeaderEmitter {
       if (r.from_include || !r.takes_grad) continue;  // in the header of its own file
       std::string fields;
       for (const auto& f : r.fields) {
-        if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].takes_grad) {
-          fields += fmt::format("{} {};\n", types_.grad_record_name(f.type.decl), api_name(f.name));
-        } else if (f.type.takes_grad()) {
-          fields += fmt::format("structop::Grad {};\n", api_name(f.name));
-        }
+        if (m_.takes_grad(f.type))
+          fields += fmt::format("{} {};\n", types_.grad_type(f.type), api_name(f.name));
       }
       fields.pop_back();
       ns_.enter(r.cpp_namespace);
       p_.emit(
-          {{"name", model::grad_record_name(r)}, {"record", api_name(r.name)}, {"fields", fields}},
+          {{"name", model::grad_record_name(r)},
+           {"record", api_name(r.name)},
+           {"fields", fields},
+           {"lists",
+            std::any_of(
+                r.fields.begin(),
+                r.fields.end(),
+                [](const model::Field& f) { return f.type.takes_grad_list(); })
+                ? "\n/// A list field holds one per tensor of the input list, in order."
+                : ""}},
           R"cc(
             /// Gradients for the tensor fields of $record$: every slot must be given
-            /// (at::Tensor() or c10::nullopt for "no gradient").
+            /// (at::Tensor() or c10::nullopt for "no gradient").$lists$
             struct $name$ {
               $fields$
             };
@@ -306,10 +313,10 @@ class HeaderEmitter {
       const lower::LoweredOp& lo = op.lowered();
       std::string fields, slots;
       for (size_t p : op.grad_params()) {
-        const model::Param& param = op.op().params[p];
-        std::string type = param.type.is_record() ? types_.grad_record_name(param.type.decl)
-                                                  : "structop::Grad";
-        fields += fmt::format("{} {};\n", type, lo.api_params[p].name);
+        fields += fmt::format(
+            "{} {};\n",
+            types_.grad_type(op.op().params[p].type),
+            lo.api_params[p].name);
       }
       for (size_t i = 0; i < op.grad_slots().size(); ++i) {
         slots += fmt::format(
@@ -325,14 +332,17 @@ class HeaderEmitter {
            {"grad_slot", op.names().grad_slot},
            {"backward", op.names().backward},
            {"fields", fields},
-           {"slots", slots}},
+           {"slots", slots},
+           {"needs",
+            lo.has_grad_list ? "structop::needs_input_grad(ctx, index[, item])"
+                             : "ctx->needs_input_grad(index)"}},
           R"cc(
             /// What kernels::$backward$ returns: one member per parameter with a tensor.
             struct $grads$ {
               $fields$
             };
 
-            /// Index of each tensor slot of $name$, for ctx->needs_input_grad(index).
+            /// Index of each tensor slot of $name$, for $needs$.
             struct $grad_slot$ {
               $slots$
             };

@@ -81,7 +81,8 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
                    .set("schema_default", s.schema_default ? Json(*s.schema_default) : Json())
                    .set("kwarg_only", s.kwarg_only)
                    .set("mutated", s.mutated)
-                   .set("differentiable", s.takes_grad));
+                   .set("differentiable", s.takes_grad)
+                   .set("grad_list", s.grad_list));
   }
   Json outputs = Json::array();
   for (const auto& o : lo.outputs) {

@@ -524,14 +524,10 @@ class PythonEmitter {
     std::string fields;
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
-      std::string hint;
-      if (f.type.is_record() && record(f.type).takes_grad) {
-        hint = api_name(model::grad_record_name(record(f.type)));
-      } else if (f.type.takes_grad()) {
-        hint = "torch.Tensor";
-      } else {
-        continue;
-      }
+      if (!m_.takes_grad(f.type)) continue;
+      std::string hint = f.type.is_record() ? api_name(model::grad_record_name(record(f.type)))
+                         : f.type.takes_grad_list() ? "typing.List[typing.Optional[torch.Tensor]]"
+                                                    : "torch.Tensor";
       fields += fmt::format("{}: typing.Optional[{}] = None\n", layout.fields[fi].api_name, hint);
     }
     fields.pop_back();
@@ -674,10 +670,9 @@ class PythonEmitter {
   /// The value of one leaf in record form: enums converted from their string.
   std::string leaf_value(const lower::LoweredOp& lo, const lower::Slot& s) const {
     if (!s.type.is_enum()) return flat_name(s);
-    const bool list = s.type.is_list() || (s.type.is_optional() && s.type.inner().is_list());
     std::string convert = fmt::format(
         "_rt.enum_{}({}, {}, {}, {})",
-        list ? "values" : "value",
+        s.type.is_list_or_optional_list() ? "values" : "value",
         api_name(enum_of(s.type).name),
         flat_name(s),
         python_string_literal(m_.namespace_ + "::" + lo.qualified_name),

@@ -360,12 +360,16 @@ class SourceEmitter {
   /// the BackwardDef that names them with the grad slots and their paths.
   std::string backward_members(const CppOp& op) const {
     const lower::LoweredOp& lo = op.lowered();
-    Strings paths, slots, moves, grads;
+    Strings paths, slots, lists, moves, grads;
     for (size_t slot : op.grad_slots()) {
       paths.push_back(cpp_string_literal(lo.slots[slot].path));
       slots.push_back(std::to_string(slot));
+      lists.push_back(lo.slots[slot].grad_list ? "true" : "false");
       moves.push_back(fmt::format("std::move(grads.{})", lo.slots[slot].api_path));
     }
+    // With a list slot the gradients are laid out per edge (one per tensor of
+    // a list), which only the call knows: structop::grad_edges.
+    if (lo.has_grad_list) moves.insert(moves.begin(), {"ctx", "backward_def"});
     if (op.list_output()) {
       grads.push_back("grad_outputs");
     } else {
@@ -384,11 +388,18 @@ class SourceEmitter {
         {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},
          {"paths", braces(paths)},
          {"slots", braces(slots)},
+         {"lists",
+          lo.has_grad_list ? "\n// Whether each grad slot is a list (one edge per tensor).\n"
+                             "static constexpr bool grad_lists[] = " +
+                                 braces(lists) + ";"
+                           : ""},
+         {"collect", lo.has_grad_list ? "grad_edges" : "grad_list"},
          {"def",
           braces(
               {"op_name",
                "grad_paths",
                "grad_slots",
+               lo.has_grad_list ? "grad_lists" : "nullptr",
                std::to_string(paths.size()),
                "&setup_context",
                "&backward"})},
@@ -411,12 +422,12 @@ class SourceEmitter {
               torch::autograd::AutogradContext* ctx,
               const structop::variable_list& grad_outputs) {
             $grads_type$ grads = kernels::$backward$(ctx, $grads$);
-            return structop::grad_list$moves$;
+            return structop::$collect$$moves$;
           }
 
           // Original path and flat argument of each grad slot (= the node's edges).
           static constexpr const char* grad_paths[] = $paths$;
-          static constexpr std::size_t grad_slots[] = $slots$;
+          static constexpr std::size_t grad_slots[] = $slots$;$lists$
           static constexpr structop::BackwardDef backward_def = $def$;
         )cc");
     return trimmed(p.str());

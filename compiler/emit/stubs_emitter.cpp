@@ -75,22 +75,26 @@ class StubsEmitter {
   std::vector<std::string> grads_skeleton(const CppOp& op) const {
     std::vector<std::string> parts;
     for (size_t p : op.grad_params()) {
-      const model::Param& param = op.op().params[p];
-      std::string value = param.type.is_record() ? record_skeleton(param.type.decl)
-                                                 : "at::Tensor()";
-      parts.push_back(fmt::format("/*{}=*/{}", op.lowered().api_params[p].name, value));
+      parts.push_back(fmt::format(
+          "/*{}=*/{}",
+          op.lowered().api_params[p].name,
+          grad_skeleton(op.op().params[p].type)));
     }
     return parts;
+  }
+
+  /// `at::Tensor()` for one gradient, `{}` for a list (one per tensor of the
+  /// input list), the record's skeleton for a record.
+  std::string grad_skeleton(const model::Type& t) const {
+    if (t.is_record()) return record_skeleton(t.decl);
+    return t.takes_grad_list() ? "{}" : "at::Tensor()";
   }
 
   std::string record_skeleton(int decl) const {
     std::vector<std::string> parts;
     for (const auto& f : m_.records[static_cast<size_t>(decl)].fields) {
-      if (f.type.is_record() && m_.records[static_cast<size_t>(f.type.decl)].takes_grad) {
-        parts.push_back(fmt::format("/*{}=*/{}", api_name(f.name), record_skeleton(f.type.decl)));
-      } else if (f.type.takes_grad()) {
-        parts.push_back(fmt::format("/*{}=*/at::Tensor()", api_name(f.name)));
-      }
+      if (m_.takes_grad(f.type))
+        parts.push_back(fmt::format("/*{}=*/{}", api_name(f.name), grad_skeleton(f.type)));
     }
     return "{" + CodePrinter::list(parts) + "}";
   }
@@ -132,12 +136,15 @@ class StubsEmitter {
       std::string grads = "{" + CodePrinter::list(skeleton) + "}";
       p_.line();
       p_.emit(
-          {{"grad_slot", op.names().grad_slot},
-           {"setup", definition("void", op.names().setup_context, setup)},
+          {{"setup", definition("void", op.names().setup_context, setup)},
            {"backward", definition(op.names().grads, op.names().backward, backward)},
            {"setup_body", not_implemented(op.names().setup_context, setup)},
            {"backward_body", not_implemented(op.names().backward, backward)},
-           {"grads", grads}},
+           {"grads", grads},
+           {"needs",
+            op.lowered().has_grad_list
+                ? "structop::needs_input_grad(ctx, " + op.names().grad_slot + "::NAME[, item])"
+                : "ctx->needs_input_grad(" + op.names().grad_slot + "::NAME)"}},
           R"cc(
             // Runs after the forward, with grad mode off: save what backward needs,
             // e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
@@ -148,7 +155,7 @@ class StubsEmitter {
             // Returns the gradient of every tensor input, in this shape (at::Tensor() or
             // c10::nullopt means "no gradient"):
             //   return $grads$;
-            // ctx->needs_input_grad($grad_slot$::NAME) tells which are wanted.
+            // $needs$ tells which are wanted.
             $backward$ {
               $backward_body$
             }

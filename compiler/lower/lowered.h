@@ -92,9 +92,12 @@ struct Slot {
   bool mutated = false;
   /// The default as a value, when there is one.
   std::optional<Value> value;
-  /// A `Tensor` or `Tensor?` leaf that can receive a gradient
-  /// (model::Type::takes_grad, the one rule).
+  /// A `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]` leaf that can receive
+  /// a gradient (model::Type::takes_grad, the one rule).
   bool takes_grad = false;
+  /// A takes_grad list (`Tensor[]`, `Tensor?[]`): one graph edge and one
+  /// gradient per tensor of the list, their number known per call.
+  bool grad_list = false;
 
   bool from_record() const { return !fields.empty(); }
 };
@@ -158,8 +161,11 @@ struct LoweredOp {
   std::vector<Output> outputs;
   std::vector<ApiParam> api_params;  // parallel to model::Op::params
   std::vector<Kernel> kernels;
-  /// The slots that take a gradient, in slot order (the graph node's edges).
+  /// The slots that take a gradient, in slot order (the graph node's edges:
+  /// one per slot, or one per tensor of a grad_list slot).
   std::vector<size_t> grad_slots;
+  /// Some grad slot is a list (Slot::grad_list).
+  bool has_grad_list = false;
   /// The parameters holding at least one grad slot, in parameter order.
   std::vector<size_t> grad_params;
   /// For identity / listed meta: per output, the slot whose metadata it copies.

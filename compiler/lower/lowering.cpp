@@ -140,6 +140,7 @@ class OpLowering {
 
   void add_slot(lower::Slot s) {
     s.takes_grad = s.type.takes_grad();
+    s.grad_list = s.type.takes_grad_list();
     if (s.default_value) s.value = lower::typed_default(module_, s.type, *s.default_value);
     out_.slots.push_back(std::move(s));
   }
@@ -200,6 +201,7 @@ class OpLowering {
     for (size_t i = 0; i < out_.slots.size(); ++i) {
       if (!out_.slots[i].takes_grad) continue;
       out_.grad_slots.push_back(i);
+      out_.has_grad_list |= out_.slots[i].grad_list;
       const size_t p = out_.slots[i].param;
       if (out_.grad_params.empty() || out_.grad_params.back() != p) out_.grad_params.push_back(p);
     }

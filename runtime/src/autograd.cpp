@@ -45,6 +45,10 @@ namespace {
 
 /// The key under which a node's context names its op (see BackwardNode::backward).
 constexpr const char* kOpKey = "structop.op";
+/// The key under which a node's context holds, for an op with list grad
+/// slots, the number of tensors (edges) of each grad slot: -1 for a slot that
+/// is not a list. Absent otherwise (every slot is one edge).
+constexpr const char* kEdgesKey = "structop.edges";
 
 struct DefRegistry {
   struct Entry {
@@ -98,11 +102,17 @@ std::string input_shape_text(const torch::autograd::InputMetadata& input, const 
   return at == std::string::npos ? message : message.substr(at + marker.size());
 }
 
+/// `[3]` for item 3 of a list slot, empty for a slot that is not a list (-1).
+std::string item_text(int64_t item) {
+  return item < 0 ? std::string() : "[" + std::to_string(item) + "]";
+}
+
 }  // namespace
 
 void check_grad(
     const char* op,
     const char* path,
+    int64_t item,
     const at::Tensor& grad,
     const torch::autograd::InputMetadata& input) {
   const at::ScalarType input_dtype = c10::typeMetaToScalarType(input.dtype());
@@ -111,6 +121,7 @@ void check_grad(
       op,
       ": gradient for ",
       path,
+      item_text(item),
       " has dtype ",
       grad.scalar_type(),
       " but the input has dtype ",
@@ -120,6 +131,7 @@ void check_grad(
       op,
       ": gradient for ",
       path,
+      item_text(item),
       " is on device ",
       grad.device(),
       " but the input is on ",
@@ -131,6 +143,7 @@ void check_grad(
         op,
         ": gradient for ",
         path,
+        item_text(item),
         " has shape ",
         grad.sym_sizes(),
         " but the input has shape ",
@@ -138,22 +151,41 @@ void check_grad(
   }
 }
 
+const std::vector<int64_t>* edge_counts(
+    AutogradContext* ctx,
+    const BackwardDef& def,
+    std::vector<int64_t>& storage) {
+  if (!def.grad_lists) return nullptr;
+  storage = ctx->saved_data.at(kEdgesKey).toIntVector();
+  TORCH_INTERNAL_ASSERT(storage.size() == def.grad_count, def.op_name, ": edge count mismatch");
+  return &storage;
+}
+
 void check_grads(
     const torch::autograd::Node& node,
-    const char* op,
-    const char* const* paths,
-    std::size_t count,
+    const BackwardDef& def,
+    const std::vector<int64_t>* counts,
     variable_list& grads) {
   TORCH_INTERNAL_ASSERT(
-      grads.size() == count && node.num_outputs() == count,
-      op,
+      grads.size() == node.num_outputs(),
+      def.op_name,
       ": grad slot count mismatch");
-  for (std::size_t i = 0; i < count; ++i) {
-    const torch::autograd::Edge& edge = node.next_edge(i);
-    if (!edge.is_valid()) {
-      grads[i] = at::Tensor();
-    } else if (grads[i].defined()) {
-      check_grad(op, paths[i], grads[i], edge.function->input_metadata(edge.input_nr));
+  std::size_t e = 0;
+  for (std::size_t i = 0; i < def.grad_count; ++i) {
+    const int64_t count = counts ? (*counts)[i] : -1;
+    const int64_t items = count < 0 ? 1 : count;
+    for (int64_t item = 0; item < items; ++item, ++e) {
+      const torch::autograd::Edge& edge = node.next_edge(e);
+      if (!edge.is_valid()) {
+        grads[e] = at::Tensor();
+      } else if (grads[e].defined()) {
+        check_grad(
+            def.op_name,
+            def.grad_paths[i],
+            count < 0 ? -1 : item,
+            grads[e],
+            edge.function->input_metadata(edge.input_nr));
+      }
     }
   }
 }
@@ -200,7 +232,8 @@ variable_list BackwardNode::apply(variable_list&& grad_outputs) {
     std::lock_guard<std::mutex> lock(this->mutex_);
     grad_inputs = def_.backward(&this->ctx_, grad_outputs);
   }
-  check_grads(*this, def_.op_name, def_.grad_paths, def_.grad_count, grad_inputs);
+  std::vector<int64_t> storage;
+  check_grads(*this, def_, edge_counts(&this->ctx_, def_, storage), grad_inputs);
   return grad_inputs;
 }
 
@@ -234,33 +267,100 @@ void BackwardNode::record_output(
   }
 }
 
+namespace {
+
+/// The tensor `value` holds (a Tensor, or a Tensor? that may be None), or null
+/// when there is none.
+const at::Tensor* defined_tensor(const c10::IValue& value) {
+  return value.isTensor() && value.toTensor().defined() ? &value.toTensor() : nullptr;
+}
+
+/// Calls `f(tensor or null)` for each tensor of grad slot `i` whose argument
+/// is `value`: the one tensor, or each item of a list slot (`Tensor[]`, or
+/// `Tensor?[]` whose items may be None).
+template <class F>
+void for_each_grad_tensor(const BackwardDef& def, std::size_t i, const c10::IValue& value, F&& f) {
+  if (!def.grad_lists || !def.grad_lists[i]) {
+    f(defined_tensor(value));
+  } else if (value.isTensorList()) {
+    const c10::List<at::Tensor> list = value.toTensorList();
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      const at::Tensor t = list.get(j);
+      f(t.defined() ? &t : nullptr);
+    }
+  } else {
+    for (const c10::IValue& item : value.toListRef()) f(defined_tensor(item));
+  }
+}
+
+}  // namespace
+
 NodeHandle<BackwardNode> make_grad_fn(const BackwardDef& def, const c10::IValue* args) {
   if (!at::GradMode::is_enabled()) return {};
-  // A grad slot is a Tensor or a Tensor? (None, or an undefined tensor).
-  const auto tensor_at = [&](std::size_t i) -> const at::Tensor* {
-    const c10::IValue& value = args[def.grad_slots[i]];
-    return value.isTensor() && value.toTensor().defined() ? &value.toTensor() : nullptr;
-  };
   bool requires_grad = false;
   for (std::size_t i = 0; i < def.grad_count && !requires_grad; ++i) {
-    const at::Tensor* t = tensor_at(i);
-    requires_grad = t && t->requires_grad();
+    for_each_grad_tensor(def, i, args[def.grad_slots[i]], [&](const at::Tensor* t) {
+      requires_grad |= t && t->requires_grad();
+    });
   }
   if (!requires_grad) return {};
   auto node = new_node<BackwardNode>(def);
   node->set_ctx_grad_fn(node);
   torch::autograd::edge_list edges;
   edges.reserve(def.grad_count);
+  std::vector<int64_t> counts;  // per slot, for an op with list slots
   for (std::size_t i = 0; i < def.grad_count; ++i) {
-    const at::Tensor* t = tensor_at(i);
-    if (t) {
-      edges.push_back(torch::autograd::impl::gradient_edge(*t));
-    } else {
-      edges.emplace_back();
+    const std::size_t before = edges.size();
+    for_each_grad_tensor(def, i, args[def.grad_slots[i]], [&](const at::Tensor* t) {
+      if (t) {
+        edges.push_back(torch::autograd::impl::gradient_edge(*t));
+      } else {
+        edges.emplace_back();
+      }
+    });
+    if (def.grad_lists) {
+      counts.push_back(def.grad_lists[i] ? static_cast<int64_t>(edges.size() - before) : -1);
     }
   }
+  if (def.grad_lists) node->context()->saved_data[kEdgesKey] = c10::IValue(std::move(counts));
   node->set_next_edges(std::move(edges));
   return node;
+}
+
+// ---------------------------------------------------------------------------
+// Gradients in edge order (list slots)
+// ---------------------------------------------------------------------------
+
+EdgeGrads::EdgeGrads(AutogradContext* ctx, const BackwardDef& def) : def_(def) {
+  std::vector<int64_t> storage;
+  const std::vector<int64_t>* counts = edge_counts(ctx, def, storage);
+  TORCH_INTERNAL_ASSERT(counts, def.op_name, ": grad_edges on an op without list grad slots");
+  counts_ = std::move(storage);
+  list_.reserve(def.grad_count);
+}
+
+void EdgeGrads::add(std::vector<Grad>&& grads) {
+  TORCH_INTERNAL_ASSERT(
+      slot_ < counts_.size() && counts_[slot_] >= 0,
+      def_.op_name,
+      ": not a list slot");
+  const auto expected = static_cast<std::size_t>(counts_[slot_]);
+  TORCH_CHECK(
+      grads.size() == expected,
+      def_.op_name,
+      ": backward returned ",
+      grads.size(),
+      " gradient",
+      grads.size() == 1 ? "" : "s",
+      " for ",
+      def_.grad_paths[slot_],
+      ", but the input list has ",
+      expected,
+      " tensor",
+      expected == 1 ? "" : "s",
+      " (give one per tensor; at::Tensor() or c10::nullopt for \"no gradient\")");
+  for (Grad& grad : grads) list_.push_back(std::move(grad).tensor());
+  ++slot_;
 }
 
 // ---------------------------------------------------------------------------
@@ -313,7 +413,47 @@ class AutogradKernel final : public c10::OperatorKernel {
 };
 
 }  // namespace
+
+/// The first edge of grad slot `slot` and the number of edges it has (one, or
+/// one per tensor of a list slot).
+std::pair<std::size_t, std::size_t> slot_edges(AutogradContext* ctx, std::size_t slot) {
+  auto it = ctx->saved_data.find(kEdgesKey);
+  if (it == ctx->saved_data.end()) return {slot, 1};  // no list slot: one edge each
+  const c10::List<int64_t> counts = it->second.toIntList();
+  TORCH_CHECK(slot < counts.size(), "structop::needs_input_grad: no grad slot ", slot);
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < slot; ++i) {
+    const int64_t count = counts.get(i);
+    first += count < 0 ? 1 : static_cast<std::size_t>(count);
+  }
+  const int64_t count = counts.get(slot);
+  return {first, count < 0 ? 1 : static_cast<std::size_t>(count)};
+}
+
 }  // namespace detail
+
+bool needs_input_grad(AutogradContext* ctx, std::size_t slot) {
+  const auto [first, count] = detail::slot_edges(ctx, slot);
+  for (std::size_t e = first; e < first + count; ++e) {
+    if (ctx->needs_input_grad(e)) return true;
+  }
+  return false;
+}
+
+bool needs_input_grad(AutogradContext* ctx, std::size_t slot, std::size_t item) {
+  const auto [first, count] = detail::slot_edges(ctx, slot);
+  TORCH_CHECK(
+      item < count,
+      "structop::needs_input_grad: item ",
+      item,
+      " of grad slot ",
+      slot,
+      ", which has ",
+      count,
+      " tensor",
+      count == 1 ? "" : "s");
+  return ctx->needs_input_grad(first + item);
+}
 
 void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def) {
   m.impl(

@@ -11,11 +11,13 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace structop {
 namespace detail {
@@ -55,24 +57,33 @@ Ptr node_ptr(T* node) {
 }
 
 /// Checks one gradient returned by a generated op's backward against the
-/// metadata of the forward input it is for, naming the input's original path:
+/// metadata of the forward input it is for, naming the input's original path
+/// (with `[item]` for an item of a list slot; `item` is -1 otherwise):
 /// `demo::op: gradient for cfg.inner.w has shape [3] but the input has shape [2, 3]`.
 /// Also checks dtype and device (the engine would otherwise cast the dtype
 /// silently, or fail with an index instead of a name).
 void check_grad(
     const char* op,
     const char* path,
+    int64_t item,
     const at::Tensor& grad,
     const torch::autograd::InputMetadata& input);
 
-/// Checks the gradients a backward returned, one per edge of `node` (= one per
-/// grad slot of the op, in lowered order; `paths[i]` is slot i's original
-/// path). Gradients for inputs that do not require grad are dropped.
+/// For an op with list grad slots (BackwardDef::grad_lists), the number of
+/// tensors of each grad slot in this call (-1: not a list), which the bridge
+/// saved in `ctx`, copied into `storage`; null for an op without list slots.
+const std::vector<int64_t>* edge_counts(
+    AutogradContext* ctx,
+    const BackwardDef& def,
+    std::vector<int64_t>& storage);
+
+/// Checks the gradients a backward returned, one per edge of `node` (one per
+/// grad slot of the op in lowered order, or per tensor of a list slot, as
+/// `counts` says). Gradients for inputs that do not require grad are dropped.
 void check_grads(
     const torch::autograd::Node& node,
-    const char* op,
-    const char* const* paths,
-    std::size_t count,
+    const BackwardDef& def,
+    const std::vector<int64_t>* counts,
     variable_list& grads);
 
 // Deriving from CppNode<BackwardNode> (rather than Node) is what makes `ctx_` a

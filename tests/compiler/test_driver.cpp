@@ -169,11 +169,13 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
                       "schema_default",
                       "kwarg_only",
                       "mutated",
-                      "differentiable"});
+                      "differentiable",
+                      "grad_list"});
   CHECK(w["path"].string == "cfg.inner.w");
   CHECK(w["name"].string == "cfg__inner__w");
   CHECK(w["param"].string == "cfg");
   CHECK(w["differentiable"].boolean);
+  CHECK_FALSE(w["grad_list"].boolean);
   const JsonValue& mode = op["slots"][4];
   CHECK(mode["type"].string == "MaskType");
   CHECK(mode["schema_type"].string == "str");

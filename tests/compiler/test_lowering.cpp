@@ -506,8 +506,12 @@ TEST_CASE("a record-only op and a record with optional and list tensors", "[lowe
       fe.op("op").schema ==
       "op(Tensor? r__t, Tensor[] r__l, Tensor?[] r__o, int r__n=1) -> Tensor");
   CHECK(fe.slot("op", "r__t").takes_grad);
-  CHECK_FALSE(fe.slot("op", "r__l").takes_grad);
-  CHECK_FALSE(fe.slot("op", "r__o").takes_grad);
+  CHECK_FALSE(fe.slot("op", "r__t").grad_list);
+  CHECK(fe.slot("op", "r__l").takes_grad);
+  CHECK(fe.slot("op", "r__l").grad_list);
+  CHECK(fe.slot("op", "r__o").takes_grad);
+  CHECK(fe.slot("op", "r__o").grad_list);
+  CHECK(fe.lowered.records[0].takes_grad);
 }
 
 TEST_CASE("schema_type and schema_default helpers", "[lowering]") {
@@ -578,7 +582,7 @@ TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lo
   FrontEnd fe = lower_ops(
       "  - func: op(Tensor x, WeightCfg cfg, Opt opt, int n=2) -> Tensor\n"
       "    backward: true\n"
-      "  - func: dev(Tensor x, Tensor[] xs) -> Tensor\n"
+      "  - func: dev(Tensor x, Tensor[] xs, Tensor[]? ys, Tensor?[] zs) -> Tensor\n"
       "    dispatch: [CPU, CUDA]\n");
   INFO(fe.errors);
   REQUIRE(fe.ok());
@@ -600,7 +604,14 @@ TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lo
   REQUIRE(dev.kernels.size() == 2);
   CHECK(dev.kernels[0].name == "dev_cpu");
   CHECK(dev.kernels[0].dispatch_key == std::optional<std::string>("CPU"));
-  CHECK(dev.grad_slots == std::vector<size_t>{0});  // Tensor[] takes no gradient
+  // Lists take one gradient per tensor, except an optional list.
+  CHECK(dev.grad_slots == std::vector<size_t>{0, 1, 3});
+  CHECK(dev.has_grad_list);
+  CHECK_FALSE(dev.slots[0].grad_list);
+  CHECK(dev.slots[1].grad_list);
+  CHECK_FALSE(dev.slots[2].takes_grad);
+  CHECK(dev.slots[3].grad_list);
+  CHECK_FALSE(op.has_grad_list);
 }
 
 TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") {

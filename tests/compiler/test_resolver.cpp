@@ -617,8 +617,8 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   CHECK(contains(
       errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
                 "Tensor\n    backward: true\n"),
-      "main.ops.yaml:4:11: error: op `make` has `backward: true` but no `Tensor` or `Tensor?` "
-      "input\n"));
+      "main.ops.yaml:4:11: error: op `make` has `backward: true` but no input that takes a "
+      "gradient\n"));
   std::string rets = errors_of(
       "ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
   CHECK(contains(
@@ -638,17 +638,24 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(S s) -> Tensor\n    "
                   "backward: true\n")
             .empty());
-  // Only `Tensor` and `Tensor?` take gradients (model::Type::takes_grad): an
-  // op whose only tensors are a `Tensor[]` is rejected rather than generating
-  // an autograd bridge without edges.
+  // `Tensor`, `Tensor?`, `Tensor[]` and `Tensor?[]` take gradients
+  // (model::Type::takes_grad); an optional list `Tensor[]?` does not, so an
+  // op whose only tensors are one is rejected rather than generating an
+  // autograd bridge without edges.
+  CHECK(errors_of("ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: "
+                  "custom\n")
+            .empty());
+  CHECK(errors_of("records: {S: {fields: {m: \"Tensor?[]\"}}}\nops:\n  - func: op(S s) -> "
+                  "Tensor\n    backward: true\n    meta: custom\n")
+            .empty());
   CHECK(contains(
       errors_of(
-          "ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: custom\n"),
-      "error: op `op` has `backward: true` but no `Tensor` or `Tensor?` input"));
+          "ops:\n  - func: op(Tensor[]? xs) -> Tensor\n    backward: true\n    meta: custom\n"),
+      "error: op `op` has `backward: true` but no input that takes a gradient"));
   CHECK(contains(
-      errors_of("records: {S: {fields: {m: \"Tensor[]\"}}}\nops:\n  - func: op(S s) -> Tensor\n    "
-                "backward: true\n"),
-      "hint: `Tensor[]` inputs take no gradient yet"));
+      errors_of("records: {S: {fields: {m: \"Tensor[]?\"}}}\nops:\n  - func: op(S s) -> Tensor\n"
+                "    backward: true\n"),
+      "hint: only `Tensor`, `Tensor?`, `Tensor[]` and `Tensor?[]` take gradients"));
 }
 
 TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {

@@ -279,6 +279,98 @@ CATCH_TEST_CASE(
 }
 
 // ---------------------------------------------------------------------------
+// Tensor[] and Tensor?[] inputs: one gradient per tensor
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// mix's forward in ATen: x + sum_i w[i] * (tensors[i] + offsets[i]).
+at::Tensor mix_reference(
+    const variable_list& in,  // x, tensors..., offsets...
+    size_t n,
+    const std::vector<double>& weights,
+    const std::vector<bool>& enabled,
+    const std::vector<bool>& has_offset) {
+  at::Tensor out = in[0].clone();
+  size_t next_offset = 1 + n;
+  for (size_t i = 0; i < n; ++i) {
+    at::Tensor term = in[1 + i];
+    if (has_offset[i]) term = term + in[next_offset++];
+    if (enabled[i]) out = out + weights[i] * term;
+  }
+  return out;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE(
+    "Tensor[] and Tensor?[] fields: one gradient per tensor, broadcasting summed back",
+    "[row14][lists]") {
+  const at::Tensor x = leaf({2, 3});
+  const at::Tensor a = leaf({2, 3});
+  const at::Tensor b = leaf({3});  // broadcast against x
+  const at::Tensor c = leaf({2, 3});
+  const at::Tensor oa = leaf({1, 3});
+  const at::Tensor oc = leaf({2, 3});
+  multi::MixCfg cfg;
+  cfg.tensors = {a, b, c};
+  cfg.weights = {2.0, -0.5, 3.0};
+  cfg.enabled = {true, true, false};  // c is disabled: its gradient is zero
+  cfg.offsets = {oa, c10::nullopt, oc};
+  const at::Tensor g = at::randn({2, 3}, f64());
+  const variable_list inputs = {x, a, b, c, oa, oc};
+  const variable_list got = grads((multi::mix(x, cfg) * g).sum(), inputs);
+  const variable_list want = reference_grads(inputs, [&](const variable_list& in) {
+    return (mix_reference(in, 3, cfg.weights, {true, true, false}, {true, false, true}) * g).sum();
+  });
+  // Disabled: no gradient from the backward (c10::nullopt), none from the reference.
+  CATCH_CHECK_FALSE(got[3].defined());
+  CATCH_CHECK_FALSE(got[5].defined());
+  CATCH_CHECK(all_close(got, want));
+  CATCH_CHECK(got[2].sizes() == b.sizes());
+}
+
+CATCH_TEST_CASE(
+    "Tensor[]: only the tensors that require grad get one; an empty list has no edge",
+    "[row14][lists]") {
+  const at::Tensor x = at::randn({3}, f64());
+  const at::Tensor a = at::randn({3}, f64());  // no grad
+  const at::Tensor b = leaf({3});
+  multi::MixCfg cfg;
+  cfg.tensors = {a, b};
+  const at::Tensor y = multi::mix(x, cfg);
+  CATCH_REQUIRE(y.grad_fn() != nullptr);
+  CATCH_CHECK(y.grad_fn()->num_outputs() == 3);  // x, tensors[0], tensors[1]; offsets empty
+  CATCH_CHECK(close(grads(y.sum(), {b})[0], at::ones({3}, f64())));
+  // No tensor of the op requires grad: no node.
+  cfg.tensors = {a};
+  CATCH_CHECK(multi::mix(x, cfg).grad_fn() == nullptr);
+}
+
+CATCH_TEST_CASE("Tensor[]: a wrong number of gradients names the list", "[row22][lists]") {
+  const at::Tensor x = leaf({2, 3});
+  const std::vector<at::Tensor> xs = {leaf({2, 3}), leaf({2, 3})};
+  const at::Tensor ok = e2e_fixtures::list_grads(x, xs, 0);
+  const variable_list got = grads(ok.sum(), {x, xs[0], xs[1]});
+  CATCH_CHECK(close(got[2], at::ones({2, 3}, f64())));
+  const at::Tensor y = e2e_fixtures::list_grads(x, xs, 1);
+  CATCH_CHECK_THAT(
+      error_of([&] { grads(y.sum(), {x, xs[0], xs[1]}); }),
+      Catch::Matchers::ContainsSubstring("e2e_fixtures::list_grads: backward returned 1 gradient "
+                                         "for xs, but the input list has 2 tensors"));
+}
+
+CATCH_TEST_CASE("Tensor[]: a gradient of the wrong shape is reported as xs[1]", "[row22][lists]") {
+  const at::Tensor x = leaf({2, 3});
+  const std::vector<at::Tensor> xs = {leaf({2, 3}), leaf({2, 3})};
+  const at::Tensor y = e2e_fixtures::list_grads(x, xs, 2);
+  CATCH_CHECK_THAT(
+      error_of([&] { grads(y.sum(), {x, xs[0], xs[1]}); }),
+      Catch::Matchers::ContainsSubstring("e2e_fixtures::list_grads: gradient for xs[1] has shape "
+                                         "[3] but the input has shape [2, 3]"));
+}
+
+// ---------------------------------------------------------------------------
 // The fast path: no autograd state when no gradient is needed
 // ---------------------------------------------------------------------------
 

@@ -150,7 +150,8 @@ int main() {
   defs.reserve(kDefs);
   for (int i = 0; i < kDefs; ++i) def_names.push_back("tsan::op" + std::to_string(i));
   for (int i = 0; i < kDefs; ++i)
-    defs.push_back({def_names[i].c_str(), kPaths, kSlots, 2, &no_setup_context, &no_backward});
+    defs.push_back(
+        {def_names[i].c_str(), kPaths, kSlots, nullptr, 2, &no_setup_context, &no_backward});
 
   std::atomic<int> waiting{kThreads};
   std::vector<std::thread> threads;

@@ -189,7 +189,7 @@ CASES = [
     Case("mutation", "batch_stats_update_", "", False, lambda rg: (
         (t(6, 4, rg=rg), O.BatchStats(t(4, rg=rg) * 1, pos(4, rg=rg) * 1, momentum=0.2)), {})),
     Case("mutation", "l2_penalty", "", True, lambda rg: ((t(3, 4, rg=rg), O.Penalty(lambda_=0.5)), {})),
-    Case("lists", "mix", "", False, lambda rg: (
+    Case("lists", "mix", "", True, lambda rg: (
         (t(3, rg=rg), L.MixCfg(tensors=[t(3, rg=rg), t(3, rg=rg)], weights=[2.0, 0.5], enabled=[True, True],
                                offsets=[t(3, rg=rg), None])), {})),
     Case("lists", "chunk", "", True, lambda rg: ((t(2, 6, rg=rg), L.ChunkCfg(sizes=[1, 2, 3])), {})),

@@ -358,6 +358,76 @@ def affine_setup_context(ctx, inputs, output):
     ctx.factor = cfg.scale * p.k * n
 
 
+class TensorListGradients(unittest.TestCase):
+    """register_autograd with Tensor[] and Tensor?[] parameters: their
+    gradient (and ctx.needs_input_grad entry) is a list with one entry per
+    tensor of the input list."""
+
+    def setUp(self):
+        def kernel(x, xs, ys):
+            out = x.clone()
+            for v in xs:
+                out = out + v
+            for v in ys:
+                if v is not None:
+                    out = out + 2 * v
+            return out
+        pk.stack.register_kernel(None, kernel)
+
+    def use_backward(self, grads):
+        def setup_context(ctx, inputs, output):
+            ctx.n = len(inputs[1])
+            ctx.given = [v is not None for v in inputs[2]]
+
+        def backward(ctx, grad):
+            self.needs = ctx.needs_input_grad
+            return grads(ctx, grad)
+        pk.stack.register_autograd(backward, setup_context=setup_context)
+
+    @staticmethod
+    def right(ctx, grad):
+        return grad, [grad] * ctx.n, [2 * grad if given else None for given in ctx.given]
+
+    def test_gradcheck_and_needs_input_grad_per_tensor(self):
+        self.use_backward(self.right)
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda x, a, b, c: pk.stack(x, [a, b], [c, None]),
+            tuple(t(3, rg=True) for _ in range(4))))
+        x, a, b, c = t(3, rg=True), t(3), t(3, rg=True), t(3, rg=True)
+        pk.stack(x, [a, b], [None, c]).sum().backward()
+        self.assertEqual(self.needs, (True, [False, True], [False, True]))
+        torch.testing.assert_close(c.grad, torch.full((3,), 2.0, dtype=torch.float64))
+        self.assertIsNone(a.grad)
+        # Empty lists: no gradient entries at all.
+        x = t(3, rg=True)
+        pk.stack(x, [], []).sum().backward()
+        self.assertEqual(self.needs, (True, [], []))
+
+    def backward_error(self, grads, error):
+        self.use_backward(grads)
+        with self.assertRaises(error) as cm:
+            pk.stack(t(3, rg=True), [t(3, rg=True), t(3, rg=True)], []).sum().backward()
+        return str(cm.exception)
+
+    def test_a_wrong_count_or_kind_names_the_list(self):
+        self.assertEqual(
+            self.backward_error(lambda ctx, grad: (grad, [grad], None), RuntimeError),
+            'pk::stack: backward returned 1 gradient for xs, but the input list has 2 tensors '
+            '(give one per tensor; None for "no gradient")')
+        self.assertEqual(
+            self.backward_error(lambda ctx, grad: (grad, grad, None), TypeError),
+            "pk::stack: the gradient for `xs` must be a list (one Tensor or None per tensor of the "
+            "input list) or None, got Tensor")
+        self.assertEqual(
+            self.backward_error(lambda ctx, grad: (grad, [grad, 1.0], None), TypeError),
+            "pk::stack: the gradient for `xs[1]` must be a Tensor or None, got float")
+
+    def test_a_wrong_shape_names_the_item(self):
+        self.assertEqual(
+            self.backward_error(lambda ctx, grad: (grad, [grad, grad.sum()], None), RuntimeError),
+            "pk::stack: gradient for xs[1] has shape [] but the input has shape [3]")
+
+
 class Autograd(unittest.TestCase):
     def setUp(self):
         pk.affine.register_kernel(None, affine_kernel)
@@ -423,8 +493,8 @@ class Autograd(unittest.TestCase):
     def test_gradients_for_what_takes_none(self):
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"scale": gw}),
-            "pk::affine: backward returned a gradient for `cfg.scale`, which takes none (only Tensor "
-            "and Tensor? fields do; return None for it)")
+            "pk::affine: backward returned a gradient for `cfg.scale`, which takes none (only Tensor, "
+            "Tensor?, Tensor[] and Tensor?[] fields do; return None for it)")
 
         def backward(ctx, grad):
             return grad, None, torch.ones(()), None

@@ -266,6 +266,22 @@ class Autograd(unittest.TestCase):
         self.assertTrue(torch.autograd.gradcheck(
             lambda x, w, b: mlp.linear(x, mlp.Linear(w, b)), (xi, wi, bi)))
 
+    def test_gradcheck_through_tensor_lists(self):
+        # One gradient per tensor of cfg.tensors (Tensor[]) and cfg.offsets
+        # (Tensor?[]): b broadcasts against x, the second offset is None, the
+        # third tensor is disabled (its gradient is None).
+        def mix(x, a, b, c, oa):
+            return multi.mix(x, multi.MixCfg(tensors=[a, b, c], weights=[2.0, -0.5, 3.0],
+                                             enabled=[True, True, False], offsets=[oa, None, None]))
+        inputs = (t64(2, 3, requires_grad=True), t64(2, 3, requires_grad=True), t64(3, requires_grad=True),
+                  t64(2, 3, requires_grad=True), t64(1, 3, requires_grad=True))
+        self.assertTrue(torch.autograd.gradcheck(mix, inputs))
+        x, a, b, c, oa = inputs
+        mix(*inputs).sum().backward()
+        torch.testing.assert_close(b.grad, torch.full((3,), -1.0, dtype=torch.float64))
+        torch.testing.assert_close(oa.grad, torch.full((1, 3), 4.0, dtype=torch.float64))
+        self.assertIsNone(c.grad)
+
     def test_gradients_land_on_record_fields(self):
         x, w, b = (t64(3, requires_grad=True) for _ in range(3))
         weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=2.0)).sum().backward()

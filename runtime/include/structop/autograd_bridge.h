@@ -19,6 +19,7 @@
 #include <structop/runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,9 @@ struct BackwardDef {
   const char* op_name;            // "demo::op", for messages
   const char* const* grad_paths;  // original path of each grad slot, in order
   const std::size_t* grad_slots;  // flat argument index of each grad slot
+  /// Per grad slot, whether it is a list (`Tensor[]`, `Tensor?[]`: one edge
+  /// per tensor); null when none is.
+  const bool* grad_lists;
   std::size_t grad_count;
   /// kernels::<op>_setup_context on the record form of the op's flat
   /// arguments (`inputs`, the schema's arguments) and its outputs (the
@@ -57,6 +61,39 @@ variable_list grad_list(Grads&&... grads) {
   list.reserve(sizeof...(Grads));
   (list.push_back(std::move(grads).tensor()), ...);
   return list;
+}
+
+namespace detail {
+
+/// Lays the gradients of a backward with list slots out as the node's edges:
+/// one per tensor of each list, checking each list's length against the
+/// input's (the counts the bridge saved in the context at the forward).
+class EdgeGrads {
+ public:
+  EdgeGrads(AutogradContext* ctx, const BackwardDef& def);
+  void add(Grad&& grad) {
+    list_.push_back(std::move(grad).tensor());
+    ++slot_;
+  }
+  void add(std::vector<Grad>&& grads);
+  variable_list take() && { return std::move(list_); }
+
+ private:
+  const BackwardDef& def_;
+  std::vector<int64_t> counts_;  // per grad slot: tensors in the list, -1 if not a list
+  std::size_t slot_ = 0;
+  variable_list list_;
+};
+
+}  // namespace detail
+
+/// The gradients a generated backward returns when some grad slot is a list
+/// (`std::vector<Grad>`): one per edge, a list's tensors in order.
+template <class... Grads>
+variable_list grad_edges(AutogradContext* ctx, const BackwardDef& def, Grads&&... grads) {
+  detail::EdgeGrads edges(ctx, def);
+  (edges.add(std::forward<Grads>(grads)), ...);
+  return std::move(edges).take();
 }
 
 namespace detail {

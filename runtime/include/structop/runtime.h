@@ -19,7 +19,7 @@
 
 /// Version of the interface between generated code and this runtime. Bumped
 /// whenever generated code of one version would not work with another.
-#define STRUCTOP_RUNTIME_VERSION 3
+#define STRUCTOP_RUNTIME_VERSION 4
 
 #define STRUCTOP_STRINGIFY_IMPL(x) #x
 #define STRUCTOP_STRINGIFY(x) STRUCTOP_STRINGIFY_IMPL(x)
@@ -209,5 +209,12 @@ class Grad {
  private:
   at::Tensor tensor_;
 };
+
+/// Whether the backward of the op that made `ctx` must compute the gradient of
+/// grad slot `slot` (an `<op>_grad_slot` constant): ctx->needs_input_grad for
+/// the slot's edge. For a list slot (`Tensor[]`, `Tensor?[]`): whether any of
+/// its tensors needs one, or with `item`, whether that tensor does.
+bool needs_input_grad(torch::autograd::AutogradContext* ctx, std::size_t slot);
+bool needs_input_grad(torch::autograd::AutogradContext* ctx, std::size_t slot, std::size_t item);
 
 }  // namespace structop

@@ -153,7 +153,7 @@ struct op_pick {
   static constexpr const char* grad_paths[] = {"from", "to", "opts.mask"};
   static constexpr std::size_t grad_slots[] = {0, 1, 4};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden_features::pick");

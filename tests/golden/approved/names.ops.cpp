@@ -101,7 +101,7 @@ struct op_from_ {
   static constexpr const char* grad_paths[] = {"x", "ctx", "ks", "grad_fn"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 3};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 4, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 4, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden_names::from");
@@ -211,7 +211,7 @@ struct op_from_lambda {
       {"x", "kernel.path.at", "kernel.path.path", "kernel.args", "handle"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 11, 12};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 5, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 5, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden_names::from", "lambda");
@@ -351,7 +351,7 @@ struct op_linux_ {
   static constexpr const char* grad_paths[] = {"unix", "op"};
   static constexpr std::size_t grad_slots[] = {0, 3};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 2, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 2, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden_names::linux");

@@ -31,6 +31,13 @@ namespace {
           structop::ArgPath(path, "mode"))};
 }
 
+::golden::Stack unflatten_Stack(c10::IValue* leaves) {
+  return ::golden::Stack{
+      structop::to_value<std::vector<at::Tensor>>(structop::arg<at::TensorList>(leaves[0])),
+      structop::to_value<std::vector<c10::optional<at::Tensor>>>(
+          structop::arg<const c10::List<c10::optional<at::Tensor>>&>(leaves[1]))};
+}
+
 // ===========================================================================
 // affine(Tensor x, Cfg cfg) -> Tensor
 //   slot  original path  lowered name   type     default
@@ -96,7 +103,7 @@ struct op_affine {
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden::affine");
@@ -178,7 +185,7 @@ struct op_split {
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, 3, &setup_context, &backward};
+      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
   static const c10::OperatorHandle& handle() {
     static const c10::OperatorHandle handle = structop::find_op("golden::split");
@@ -231,6 +238,83 @@ struct op_scale_ {
   }
 };
 
+// ===========================================================================
+// stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
+//   slot  original path  lowered name  type       default
+//   0     xs             xs            Tensor[]
+//   1     st.parts       st__parts     Tensor[]
+//   2     st.biases      st__biases    Tensor?[]
+//   3     y              y             Tensor
+// ===========================================================================
+
+struct op_stack {
+  static constexpr const char* op_name = "golden::stack";
+  static constexpr std::size_t num_args = 4;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = at::Tensor(
+      at::TensorList,
+      at::TensorList,
+      const c10::List<c10::optional<at::Tensor>>&,
+      const at::Tensor&);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<at::TensorList>(args[0]),
+        unflatten_Stack(args + 1),
+        structop::arg<const at::Tensor&>(args[3]));
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        with_args(structop::arguments(stack, num_args), kernels::stack));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(stack, num_args, structop::meta_like(args[3].toTensor()));
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    with_args(args, [&](const auto&... inputs) {
+      kernels::stack_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+    });
+  }
+
+  static structop::variable_list backward(
+      torch::autograd::AutogradContext* ctx,
+      const structop::variable_list& grad_outputs) {
+    stack_grads grads = kernels::stack_backward(ctx, grad_outputs[0]);
+    return structop::grad_edges(
+        ctx,
+        backward_def,
+        std::move(grads.xs),
+        std::move(grads.st.parts),
+        std::move(grads.st.biases),
+        std::move(grads.y));
+  }
+
+  // Original path and flat argument of each grad slot (= the node's edges).
+  static constexpr const char* grad_paths[] = {"xs", "st.parts", "st.biases", "y"};
+  static constexpr std::size_t grad_slots[] = {0, 1, 2, 3};
+  // Whether each grad slot is a list (one edge per tensor).
+  static constexpr bool grad_lists[] = {true, true, true, false};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, grad_lists, 4, &setup_context, &backward};
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden::stack");
+    return handle;
+  }
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -267,6 +351,15 @@ void scale_(const at::Tensor& x, const Cfg& cfg) {
       structop::enum_name(cfg.mode));
 }
 
+at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
+  return structop::call<op_stack::signature>(
+      op_stack::handle(),
+      xs,
+      structop::to_flat<at::TensorList>(st.parts),
+      structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(st.biases),
+      y);
+}
+
 }  // namespace golden
 
 // ===========================================================================
@@ -283,24 +376,30 @@ TORCH_LIBRARY_FRAGMENT(golden, m) {
   structop::define(
       m,
       R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())");
+  structop::define(
+      m,
+      R"(stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
   structop::impl(m, "affine", &golden::op_affine::forward);
   structop::impl(m, "split", &golden::op_split::forward);
   structop::impl(m, "scale_", &golden::op_scale_::forward);
+  structop::impl(m, "stack", &golden::op_stack::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden, Meta, m) {
   structop::impl(m, "affine", &golden::op_affine::meta);
   structop::impl(m, "split", &golden::op_split::meta);
   structop::impl(m, "scale_", &golden::op_scale_::meta);
+  structop::impl(m, "stack", &golden::op_stack::meta);
 }
 
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   structop::impl_autograd(m, "affine", golden::op_affine::backward_def);
   structop::impl_autograd(m, "split", golden::op_split::backward_def);
   structop::impl_no_backward(m, "scale_");
+  structop::impl_autograd(m, "stack", golden::op_stack::backward_def);
 }
 
 TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {

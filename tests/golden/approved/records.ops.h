@@ -13,11 +13,11 @@
 #include <tuple>
 #include <vector>
 
-STRUCTOP_REQUIRE_RUNTIME_VERSION(3);
+STRUCTOP_REQUIRE_RUNTIME_VERSION(4);
 
 // Fingerprint of the records and enums of records.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_records 0x7035d2e1b60d192fULL
+#define STRUCTOP_FINGERPRINT_records 0x8d7ce85ee0176a7dULL
 
 namespace golden {
 
@@ -53,6 +53,12 @@ struct Cfg {
   Mode mode = Mode::exact;
 };
 
+/// Tensors summed with optional biases.
+struct Stack {
+  std::vector<at::Tensor> parts;
+  std::vector<c10::optional<at::Tensor>> biases;
+};
+
 /// Gradients for the tensor fields of Inner: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct InnerGrad {
@@ -64,6 +70,14 @@ struct InnerGrad {
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct CfgGrad {
   InnerGrad inner;
+};
+
+/// Gradients for the tensor fields of Stack: every slot must be given
+/// (at::Tensor() or c10::nullopt for "no gradient").
+/// A list field holds one per tensor of the input list, in order.
+struct StackGrad {
+  std::vector<structop::Grad> parts;
+  std::vector<structop::Grad> biases;
 };
 
 /// What kernels::affine_backward returns: one member per parameter with a tensor.
@@ -92,6 +106,21 @@ struct split_grad_slot {
   static constexpr std::size_t cfg_inner_b = 2;
 };
 
+/// What kernels::stack_backward returns: one member per parameter with a tensor.
+struct stack_grads {
+  std::vector<structop::Grad> xs;
+  StackGrad st;
+  structop::Grad y;
+};
+
+/// Index of each tensor slot of stack, for structop::needs_input_grad(ctx, index[, item]).
+struct stack_grad_slot {
+  static constexpr std::size_t xs = 0;
+  static constexpr std::size_t st_parts = 1;
+  static constexpr std::size_t st_biases = 2;
+  static constexpr std::size_t y = 3;
+};
+
 // Call API: flattens the records and calls the op through the dispatcher
 // (Autograd, Meta and device dispatch apply).
 
@@ -107,6 +136,10 @@ std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg);
 /// scale_(Tensor x, Cfg cfg) -> ()
 /// lowered: golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()
 void scale_(const at::Tensor& x, const Cfg& cfg);
+
+/// stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
+/// lowered: golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor
+at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -139,6 +172,18 @@ split_grads split_backward(
 
 /// golden::scale_ forward on every device.
 void scale_(const at::Tensor& x, const Cfg& cfg);
+
+/// golden::stack forward on every device.
+at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y);
+/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+void stack_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    at::TensorList xs,
+    const Stack& st,
+    const at::Tensor& y,
+    const at::Tensor& output);
+/// Gradients for the inputs, given those of the outputs.
+stack_grads stack_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
 }  // namespace kernels
 

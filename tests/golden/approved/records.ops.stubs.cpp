@@ -87,4 +87,39 @@ void kernels::scale_(const at::Tensor& x, const Cfg& cfg) {
   structop::not_implemented("golden::kernels::scale_ (records.ops.stubs.cpp)", x, cfg);
 }
 
+// stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
+at::Tensor kernels::stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
+  structop::not_implemented("golden::kernels::stack (records.ops.stubs.cpp)", xs, st, y);
+}
+
+// Runs after the forward, with grad mode off: save what backward needs,
+// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+void kernels::stack_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    at::TensorList xs,
+    const Stack& st,
+    const at::Tensor& y,
+    const at::Tensor& output) {
+  structop::not_implemented(
+      "golden::kernels::stack_setup_context (records.ops.stubs.cpp)",
+      ctx,
+      xs,
+      st,
+      y,
+      output);
+}
+
+// Returns the gradient of every tensor input, in this shape (at::Tensor() or
+// c10::nullopt means "no gradient"):
+//   return {/*xs=*/{}, /*st=*/{/*parts=*/{}, /*biases=*/{}}, /*y=*/at::Tensor()};
+// structop::needs_input_grad(ctx, stack_grad_slot::NAME[, item]) tells which are wanted.
+stack_grads kernels::stack_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  structop::not_implemented(
+      "golden::kernels::stack_backward (records.ops.stubs.cpp)",
+      ctx,
+      grad_output);
+}
+
 }  // namespace golden

@@ -16,7 +16,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(3, __name__)
+_rt.require_version(4, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -27,9 +27,12 @@ __all__ = [
     "InnerGrad",
     "Cfg",
     "CfgGrad",
+    "Stack",
+    "StackGrad",
     "affine",
     "split",
     "scale_",
+    "stack",
 ]
 
 NAMESPACE = "golden"
@@ -98,6 +101,29 @@ class CfgGrad:
 
 
 Cfg._structop_grad = CfgGrad
+
+
+@dataclasses.dataclass(frozen=True)
+class Stack:
+    """Tensors summed with optional biases."""
+
+    parts: typing.List[torch.Tensor]
+    biases: typing.List[typing.Optional[torch.Tensor]]
+
+
+Stack._structop_fields = (("parts", _rt.list_of(_rt.TENSOR)), ("biases", _rt.list_of(_rt.optional(_rt.TENSOR))))
+_rt.register_pytree(Stack, ("parts", "biases"), (), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class StackGrad:
+    """Gradients for the tensor fields of `Stack` (None: no gradient), as a Python backward returns them."""
+
+    parts: typing.Optional[typing.List[typing.Optional[torch.Tensor]]] = None
+    biases: typing.Optional[typing.List[typing.Optional[torch.Tensor]]] = None
+
+
+Stack._structop_grad = StackGrad
 
 
 _affine_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
@@ -227,7 +253,49 @@ _rt.python_kernels(
 )
 
 
-torch.serialization.add_safe_globals([Mode, Inner, Cfg])
+_stack_params = (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR))
+_stack_op = None  # torch.ops.golden.stack.default, bound by _bind()
+
+
+def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torch.Tensor:
+    """Calls torch.ops.golden.stack (lowered schema: stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _stack_op(xs, st.parts, st.biases, y)
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _stack_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::stack", _stack_params, (xs, st, y), error, _stack_op is not None)
+            raise
+
+
+stack.slot_map = {
+    "xs": "xs",
+    "st.parts": "st__parts",
+    "st.biases": "st__biases",
+    "y": "y",
+}
+stack.schema = "golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"
+stack.annotations = ()
+
+
+def _stack_records(xs, st__parts, st__biases, y):
+    """golden::stack's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (xs, Stack(parts=st__parts, biases=st__biases), y), {}
+
+
+_rt.python_kernels(
+    stack,
+    _stack_records,
+    _IDL_STEM,
+    params=(("xs", None), ("st", Stack), ("y", None)),
+    grads=(("xs", "xs"), ("st.parts", "st__parts"), ("st.biases", "st__biases"), ("y", "y")),
+    meta=("y",),
+    backward=True,
+)
+
+
+torch.serialization.add_safe_globals([Mode, Inner, Cfg, Stack])
 
 
 def _bind():
@@ -235,7 +303,7 @@ def _bind():
     or defined from Python) to its torch.ops OpOverload (itself, so that
     torch.compile and torch.export see one op call); returns whether it bound
     one that was not bound."""
-    global _affine_op, _split_op, _scale__op
+    global _affine_op, _split_op, _scale__op, _stack_op
     ops = torch.ops.golden
     bound = False
     if _affine_op is None:
@@ -247,4 +315,7 @@ def _bind():
     if _scale__op is None:
         _scale__op = _rt.find_op(ops, "scale_", "default")
         bound = bound or _scale__op is not None
+    if _stack_op is None:
+        _stack_op = _rt.find_op(ops, "stack", "default")
+        bound = bound or _stack_op is not None
     return bound
