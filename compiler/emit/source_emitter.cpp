@@ -486,9 +486,19 @@ class SourceEmitter {
       if (!tags.empty()) def_args.push_back(braces(tags));
       defs.push_back("structop::define" + args(def_args) + ";");
     }
-    if (!ops_.empty()) p_.line();  // else the includes' blank line is enough
+    if (ops_.empty()) {
+      // Nothing to register (an empty TORCH_LIBRARY_FRAGMENT body would not
+      // use its `m`, a warning under -Wextra).
+      p_.emit(
+          {{"stem", comment_text(m_.stem)}},
+          R"cc(
+            // No ops in $stem$.ops.yaml: nothing to register.
+          )cc");
+      return;
+    }
+    p_.line();
     p_.emit(
-        {{"ns", ns}, {"defs", defs.empty() ? "" : "\n  " + join(defs, "\n  ") + "\n"}},
+        {{"ns", ns}, {"defs", "\n  " + join(defs, "\n  ") + "\n"}},
         R"cc(
           // ===========================================================================
           // Registration

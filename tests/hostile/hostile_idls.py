@@ -116,7 +116,9 @@ class Idl:
     def __init__(self, stem):
         self.stem = stem
         self.lines = []
-        self.str_defaults = {}  # ("record", R, field) or ("op", func index, param) -> value
+        # ("record", R, field), ("op", func index, param), or ("nested", W, R, k):
+        # W's one field is an R whose record default sets R's field k -> value
+        self.str_defaults = {}
         self.docs = {}  # ("record", R) / ("op", index) -> doc
 
     def text(self):
@@ -161,17 +163,20 @@ def generate(index, rng, fixed=None):
         rname = (spec.get("record_names") or [None] * 3)[r] or pick_name(rng, record_names, ["R", "Cfg", "Opts"] + NAMES)
         fields = []
         used = set()
-        for f in range(rng.randint(1, 4)):
+        for f in range(len(spec["field_kinds"]) if "field_kinds" in spec else rng.randint(1, 4)):
             fname = (spec.get("field_names") or [None] * 5)[f] if f < len(spec.get("field_names", [])) else None
             fname = fname or pick_name(rng, used)
             used.add(fname)
             kind = rng.choice(["Tensor", "Tensor?", "int", "float", "bool", "str", "str", "enum", "int[]"])
+            if f < len(spec.get("field_kinds", [])):
+                kind = spec["field_kinds"][f]
             if kind == "enum" and not enum_name:
                 kind = "str"
             fields.append((fname, kind))
         records.append((rname, fields))
     if records:
         idl.lines += ["records:"]
+    required = {}  # record -> its fields without a default
     for rname, fields in records:
         idl.lines += [f"  {yaml_dq(rname)}:"]
         doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
@@ -198,6 +203,27 @@ def generate(index, rng, fixed=None):
                 default = rng.choice(["[1, 2]", "[]", "[010]"])
             entry = type_text + (f" = {default}" if default is not None else "")
             idl.lines += [f"      {yaml_dq(fname)}: {yaml_dq(entry)}"]
+            if default is None:
+                required.setdefault(rname, []).append(fname)
+
+    # A record whose one field has a record default setting the str fields of
+    # the first record (`inner: "R = {s: \"...\"}"`): hostile strings inside a
+    # record literal, in the C++ aggregate initializer and Python's
+    # default_factory.
+    if records and spec.get("wrap", rng.random() < 0.4):
+        rname, fields = records[0]
+        strs = [k for k, (_, kind) in enumerate(fields) if kind == "str"]
+        if strs and all(fields[k][1] == "str" for k in
+                        [i for i, (f, _) in enumerate(fields) if f in required.get(rname, [])]):
+            wname = spec.get("wrap_name") or pick_name(rng, record_names, ["W", "Outer"] + NAMES)
+            values = {k: spec.get("wrap_default", hostile_text(rng)) for k in strs}
+            literal = "{" + ", ".join(f"{fields[k][0]}: {schema_str(v)}" for k, v in values.items()) + "}"
+            idl.lines += [f"  {yaml_dq(wname)}:", "    fields:",
+                          f"      {yaml_dq(spec.get('wrap_field') or pick_name(rng, set()))}: "
+                          f"{yaml_dq(rname + ' = ' + literal)}"]
+            for k, value in values.items():
+                idl.str_defaults[("nested", wname, rname, k)] = value
+            records.append((wname, [("inner", rname)]))
 
     n_ops = spec.get("ops", rng.randint(1, 2))
     op_names = set()
@@ -266,6 +292,10 @@ FIXED = [
     # A record named like the AutogradContext parameter of setup_context and
     # backward, or `op` (once the call API's local).
     {"record_names": ["ctx", "op"], "records": 2, "ops": 1, "backward": True},
+    # Hostile strings inside a record default (`inner: "R = {a: \"...\"}"`):
+    # the literal's own delimiters, quotes, escapes and line breaks.
+    {"records": 1, "ops": 0, "wrap": True, "field_kinds": ["str", "str"], "field_names": ["a", "b"],
+     "record_names": ["R"], "wrap_name": "W", "wrap_field": "inner", "wrap_default": 'q"}, b: "x\\\r\n]{:'},
 ]
 
 
@@ -360,6 +390,19 @@ PY_CHECK = textwrap.dedent(r'''
                 if value is not None and fields[k].default != value:
                     failures.append(f"{case['idl']}: {rec['name']}.{f['name']} Python default "
                                     f"{fields[k].default!r} != {value!r}")
+        for key, value in case["str_defaults"].items():
+            if not key.startswith("nested "):
+                continue
+            _, w, r, k = key.split(" ")
+            cls = classes.get(w) or classes.get(w + "_")
+            try:
+                inner = getattr(cls(), dataclasses.fields(cls)[0].name)
+                got = getattr(inner, dataclasses.fields(type(inner))[int(k)].name)
+            except Exception as e:  # noqa: BLE001 (any failure is the finding)
+                failures.append(f"{case['idl']}: {w}() failed: {type(e).__name__}: {e}")
+                continue
+            if got != value:
+                failures.append(f"{case['idl']}: {w}().{r} field {k} Python default {got!r} != {value!r}")
     for f in failures:
         print(f)
     sys.exit(1 if failures else 0)
@@ -418,6 +461,23 @@ def cpp_string_printer(cases):
             for k, key in enumerate(keys):
                 if key not in case["str_defaults"]:
                     lines.append(f"    (void)f{k};")
+            lines.append("  }")
+        records = {rec["name"]: rec for rec in model["records"]}
+        for key in case["str_defaults"]:
+            if not key.startswith("nested "):
+                continue
+            _, w, r, k = key.split(" ")
+            types = []
+            for name in (w, r):
+                m = re.search(r"^struct (" + re.escape(name) + r"_?) \{", header, re.M)
+                if not m:
+                    raise SystemExit(f"{case['idl']}: no `struct {name}` in the header")
+                types.append(f"::{records[name]['cpp_namespace']}::{m.group(1)}")
+            names = [f"f{j}" for j in range(len(records[r]["fields"]))]
+            lines.append(f"  {{ const {types[0]} w{{}}; const auto& [inner] = w;")
+            lines.append(f"    const {types[1]}& r = inner; const auto& [{', '.join(names)}] = r;")
+            lines.append(f"    show({json.dumps(case['idl'] + ' ' + key)}, f{k});")
+            lines += [f"    (void)f{j};" for j in range(len(names)) if j != int(k)]
             lines.append("  }")
     lines += ["}"]
     return "\n".join(lines) + "\n"
@@ -523,14 +583,17 @@ def main():
         checked = 0
         for case in accepted:
             for key, value in case["str_defaults"].items():
-                if not key.startswith("record "):
+                if not key.startswith(("record ", "nested ")):
                     continue
                 full = case["idl"] + " " + key
                 if full in got:
                     checked += 1
                     if got[full] != value:
                         problems.append(f"{full}: C++ default {got[full]!r} != {value!r}")
-        print(f"ok   C++ string defaults checked: {checked}")
+        nested = sum(key.startswith("nested ") for case in accepted for key in case["str_defaults"])
+        print(f"ok   C++ string defaults checked: {checked} ({nested} in record defaults)")
+        if checked == 0 or (a.count >= 100 and nested == 0):
+            problems.append("no C++ string default (or none in a record default) was checked")
 
     # Python: import every module, check defaults and docs.
     cases_json = os.path.join(a.work, "cases.json")

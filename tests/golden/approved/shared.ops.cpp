@@ -9,8 +9,4 @@
 #include <structop/convert.h>
 #include <structop/registration.h>
 
-// ===========================================================================
-// Registration
-// ===========================================================================
-
-TORCH_LIBRARY_FRAGMENT(golden_shared, m) {}
+// No ops in shared.ops.yaml: nothing to register.
