@@ -97,6 +97,51 @@ mix_grads kernels::mix_backward(
 }
 
 // ---------------------------------------------------------------------------
+// blend: a list of records (Term[]); one gradient record per term
+// ---------------------------------------------------------------------------
+
+at::Tensor kernels::blend(const at::Tensor& x, const std::vector<Term>& terms) {
+  at::Tensor out = x.clone();
+  for (const Term& term : terms) {
+    out.add_(term.b ? term.w + *term.b : term.w, term.scale);
+  }
+  return out;
+}
+
+void kernels::blend_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& /*x*/,
+    const std::vector<Term>& terms,
+    const at::Tensor& /*output*/) {
+  std::vector<at::Tensor> saved;  // for their shapes: w, then b (undefined if absent)
+  std::vector<double> scales;
+  for (const Term& term : terms) {
+    saved.push_back(term.w);
+    saved.push_back(term.b.value_or(at::Tensor()));
+    scales.push_back(term.scale);
+  }
+  ctx->save_for_backward(saved);
+  ctx->saved_data["scales"] = scales;
+}
+
+blend_grads kernels::blend_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  const std::vector<at::Tensor> saved = ctx->get_saved_variables();
+  const std::vector<double> scales = ctx->saved_data["scales"].toDoubleVector();
+  std::vector<TermGrad> terms;
+  for (size_t i = 0; i < scales.size(); ++i) {
+    const at::Tensor& w = saved[2 * i];
+    const at::Tensor& b = saved[2 * i + 1];
+    const at::Tensor g = grad_output * scales[i];
+    terms.push_back(
+        {/*w=*/g.sum_to_size(w.sizes()),
+         /*b=*/b.defined() ? structop::Grad(g.sum_to_size(b.sizes())) : c10::nullopt});
+  }
+  return {/*x=*/grad_output, /*terms=*/std::move(terms)};
+}
+
+// ---------------------------------------------------------------------------
 // chunk: a Tensor[] output
 // ---------------------------------------------------------------------------
 

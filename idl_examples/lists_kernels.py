@@ -58,6 +58,30 @@ def mix_backward(ctx, grad_output):
 L.mix.register_autograd(mix_backward, setup_context=mix_setup_context)
 
 
+@L.blend.register_kernel(None)
+def blend(x, terms):
+    out = x.clone()
+    for term in terms:
+        out.add_(term.w + term.b if term.b is not None else term.w, alpha=term.scale)
+    return out
+
+
+def blend_setup_context(ctx, inputs, output):
+    terms = inputs[1]
+    ctx.terms = [(t.w.shape, None if t.b is None else t.b.shape, t.scale) for t in terms]
+
+
+def blend_backward(ctx, grad_output):
+    """One gradient record per term (L.TermGrad; None for an absent b)."""
+    return grad_output, [
+        L.TermGrad(w=(grad_output * scale).sum_to_size(w),
+                   b=None if b is None else (grad_output * scale).sum_to_size(b))
+        for w, b, scale in ctx.terms]
+
+
+L.blend.register_autograd(blend_backward, setup_context=blend_setup_context)
+
+
 @L.chunk.register_kernel(None)
 def chunk(x, cfg):
     # The schema promises new tensors (no alias annotation), so no views of x.

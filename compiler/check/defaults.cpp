@@ -18,6 +18,12 @@ class DefaultChecker {
       : module_(module), diags_(diags), what_(what) {}
 
   bool check(const model::Type& type, const Literal& lit, model::Default* out) {
+    if (type.is_record_list()) {
+      // Each leaf is a list of its own: only the empty list has a default
+      // for every one of them.
+      if (lit.kind == Literal::Kind::List && lit.items.empty()) return true;
+      return fail(lit, type, "a list of records can only default to `[]`");
+    }
     if (type.is_record()) return check_record(type, lit, out);
     if (lit.kind == Literal::Kind::Record) {
       return fail(
@@ -115,7 +121,8 @@ class DefaultChecker {
     for (size_t field = 0; field < r.fields.size(); ++field) {
       const model::Field& f = r.fields[field];
       if (set_by[field] >= 0 || f.default_value || f.bad_default) continue;
-      if (f.type.is_record() && module_.records[static_cast<size_t>(f.type.decl)].all_defaulted)
+      if (f.type.is_plain_record() &&
+          module_.records[static_cast<size_t>(f.type.decl)].all_defaulted)
         continue;
       diags_.error(
           lit.span,

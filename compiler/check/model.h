@@ -52,6 +52,30 @@ struct Type {
     if (suffixes.size() == 1) return true;                              // `Tensor?` or `Tensor[]`
     return suffixes.size() == 2 && inner().is_optional() && is_list();  // `Tensor?[]`
   }
+  /// A record leaf that can be an item of a list of records (`R[]` lowers
+  /// each leaf `T` to `T[]`): Tensor, Tensor?, int, SymInt, float, bool,
+  /// str, or an enum (lowered to str[]).
+  static bool listable_leaf(const Type& t) {
+    if (t.is_enum()) return t.suffixes.empty();
+    if (t.is_record()) return false;
+    if (t.is_builtin(Builtin::Tensor))
+      return t.suffixes.empty() || (t.suffixes.size() == 1 && t.is_optional());
+    if (!t.suffixes.empty()) return false;
+    switch (t.builtin) {
+      case Builtin::Int:
+      case Builtin::SymInt:
+      case Builtin::Float:
+      case Builtin::Bool:
+      case Builtin::Str:
+        return true;
+      default:
+        return false;
+    }
+  }
+  /// A record without suffixes (not `R[]`).
+  bool is_plain_record() const { return is_record() && suffixes.empty(); }
+  /// `R[]`: a list of records.
+  bool is_record_list() const { return is_record() && is_list(); }
   /// A takes_grad leaf that is a list (`Tensor[]`, `Tensor?[]`): its gradient
   /// is a list with one entry per tensor of the input.
   bool takes_grad_list() const { return takes_grad() && is_list(); }

@@ -99,6 +99,10 @@ std::string unflatten_name(const Record& r) {
   return "unflatten_" + r.name;
 }
 
+std::string unflatten_list_name(const Record& r) {
+  return "unflatten_" + r.name + "_list";
+}
+
 std::string first_free(const std::string& base, const std::vector<std::string>& taken) {
   std::string name = base;
   for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)
@@ -181,6 +185,10 @@ class ClashChecker {
       take(
           model::unflatten_name(r),
           fmt::format("the C++ function that builds record `{}`", r.name),
+          &r);
+      take(
+          model::unflatten_list_name(r),
+          fmt::format("the C++ function that builds a list of record `{}`", r.name),
           &r);
       if (r.takes_grad)
         take(model::grad_record_name(r), fmt::format("the grad record of record `{}`", r.name), &r);

@@ -78,6 +78,8 @@ OpNames op_names(const Op& op);
 std::string grad_record_name(const Record& r);
 /// `unflatten_<Record>`: builds a record from its leaves (X.ops.cpp).
 std::string unflatten_name(const Record& r);
+/// `unflatten_R_list`: the generated function building a `std::vector<R>`.
+std::string unflatten_list_name(const Record& r);
 
 /// `base`, or `base2`, `base3`... : the first not in `taken`.
 std::string first_free(const std::string& base, const std::vector<std::string>& taken);

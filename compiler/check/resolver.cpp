@@ -9,6 +9,7 @@
 
 #include "base/duplicates.h"
 #include "check/defaults.h"
+#include "check/describe.h"
 #include "check/file_stem.h"
 #include "check/names.h"
 #include "syntax/schema_parser.h"
@@ -448,7 +449,9 @@ class Resolver {
           const model::Record& inner = module_->records[inner_index];
           out.has_tensor_leaf |= inner.has_tensor_leaf;
           out.takes_grad |= inner.takes_grad;
-          out.all_defaulted &= inner.all_defaulted || field.default_value.has_value();
+          // A list of records needs a default of its own (`[]`).
+          out.all_defaulted &= (inner.all_defaulted && !field.type.is_list()) ||
+                               field.default_value.has_value();
           record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
           record_leaves_[i] = std::min(
               record_leaves_[i] + record_leaves_[inner_index],
@@ -531,17 +534,39 @@ class Resolver {
             "return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in the caller");
         return std::nullopt;
       }
-      if (!t.suffixes.empty()) {
+      const bool plain_list = out.suffixes.size() == 1 && out.is_list() &&
+                              out.suffixes.front().size < 0;
+      if (!t.suffixes.empty() && !plain_list) {
         diags_.error(
             t.span,
             fmt::format(
-                "{} has type `{}`, but lists and optionals of records are not supported",
+                "{} has type `{}`, but optional records and fixed-size or optional lists of "
+                "records are not supported",
                 what,
                 syntax::to_schema(t)),
             fmt::format(
-                "use one or more plain `{}`s, or `Tensor[]` fields for the tensors",
+                "use a plain `{}` or a list `{}[]`, or `Tensor[]` fields for the tensors",
+                t.base,
                 t.base));
         return std::nullopt;
+      }
+      if (plain_list && out.decl >= 0) {
+        // Each leaf of the record becomes a list (`Tensor w` -> `Tensor[]
+        // cfgs__w`): only leaves whose list is a schema type can.
+        const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+        if (std::string why = unlistable_leaf(r, r.name + "."); !why.empty()) {
+          diags_.error(
+              t.span,
+              fmt::format(
+                  "{} has type `{}`, but {}: a list of records is one list per leaf, and "
+                  "torch's schemas have no list of that type",
+                  what,
+                  syntax::to_schema(t),
+                  why),
+              "lists of records take leaves of type Tensor, Tensor?, int, SymInt, float, bool, "
+              "str or an enum; pass the others as separate parameters");
+          return std::nullopt;
+        }
       }
     }
     if (out.is_enum()) {
@@ -584,6 +609,24 @@ class Resolver {
       return std::nullopt;
     }
     return out;
+  }
+
+  /// Why record `r` cannot be the item type of a list, or empty: a leaf whose
+  /// list is not a schema type (`float?`, `int[]`, `ScalarType`), or a list
+  /// of records inside it. `prefix` spells the leaf's path (`Layer.`).
+  std::string unlistable_leaf(const model::Record& r, const std::string& prefix) const {
+    for (const auto& f : r.fields) {
+      const std::string path = prefix + f.name;
+      if (f.type.is_record()) {
+        if (!f.type.suffixes.empty()) return fmt::format("field `{}` is a list of records", path);
+        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+        if (std::string why = unlistable_leaf(inner, path + "."); !why.empty()) return why;
+        continue;
+      }
+      if (model::Type::listable_leaf(f.type)) continue;
+      return fmt::format("field `{}` has type `{}`", path, describe_type(f.type, *module_));
+    }
+    return {};
   }
 
   bool check_suffixes(
@@ -768,7 +811,7 @@ class Resolver {
     bool tail_defaulted[2] = {true, true};  // positional, kwarg-only
     for (auto it = op.params.rbegin(); it != op.params.rend(); ++it) {
       bool& tail = tail_defaulted[it->kwarg_only ? 1 : 0];
-      if (it->type.is_record() && !it->default_value) {
+      if (it->type.is_plain_record() && !it->default_value) {
         const model::Record& r = module_->records[static_cast<size_t>(it->type.decl)];
         it->implicit_default = r.all_defaulted && (tail || it->kwarg_only);
         tail = tail && it->implicit_default;

@@ -37,6 +37,7 @@ std::string CppTypes::grad_record_name(int decl) const {
 }
 
 std::string CppTypes::grad_type(const model::Type& t) const {
+  if (t.is_record_list()) return fmt::format("std::vector<{}>", grad_record_name(t.decl));
   if (t.is_record()) return grad_record_name(t.decl);
   return t.takes_grad_list() ? "std::vector<structop::Grad>" : "structop::Grad";
 }
@@ -178,7 +179,7 @@ std::string CppTypes::flat_type(const model::Type& t) const {
 }
 
 std::string CppTypes::param_type(const model::Type& t) const {
-  if (t.is_record()) return "const " + record_name(t.decl) + "&";
+  if (t.is_record()) return "const " + value_type(t) + "&";
   // An enum is `E`, `E?`, `E[]` or `E[]?` (the resolver rejects other suffixes).
   if (is_enum_list(t)) return fmt::format("const {}&", value_type(t));
   if (t.is_enum())
@@ -219,14 +220,17 @@ std::string CppTypes::flat_to_value(
 }
 
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
+  // The argument as a list, so that the printer breaks before it when the
+  // call does not fit on one line.
+  const std::string arg = "(" + CodePrinter::list({expr}) + ")";
   if (t.is_enum())
     return fmt::format(
-        "structop::{}enum_name{}({})",
+        "structop::{}enum_name{}{}",
         t.is_optional() ? "optional_" : "",
         is_enum_list(t) ? "_list" : "",
-        expr);
+        arg);
   if (same_as_flat(t)) return expr;
-  return fmt::format("structop::to_flat<{}>({})", flat_type(t), expr);
+  return fmt::format("structop::to_flat<{}>{}", flat_type(t), arg);
 }
 
 bool CppTypes::same_as_flat(const model::Type& t) const {

@@ -466,7 +466,7 @@ class PythonEmitter {
                           " = dataclasses.field(default_factory=lambda: {})",
                           literal(*default_value, true))
                     : " = " + literal(*default_value, false);
-      } else if (f.type.is_record() && record(f.type).all_defaulted) {
+      } else if (f.type.is_plain_record() && record(f.type).all_defaulted) {
         value = fmt::format(
             " = dataclasses.field(default_factory=lambda: {}())",
             api_name(record(f.type).name));
@@ -525,7 +525,11 @@ class PythonEmitter {
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
       if (!m_.takes_grad(f.type)) continue;
-      std::string hint = f.type.is_record() ? api_name(model::grad_record_name(record(f.type)))
+      std::string hint = f.type.is_record_list()
+                             ? fmt::format(
+                                   "typing.List[typing.Optional[{}]]",
+                                   api_name(model::grad_record_name(record(f.type))))
+                         : f.type.is_record() ? api_name(model::grad_record_name(record(f.type)))
                          : f.type.takes_grad_list() ? "typing.List[typing.Optional[torch.Tensor]]"
                                                     : "torch.Tensor";
       fields += fmt::format("{}: typing.Optional[{}] = None\n", layout.fields[fi].api_name, hint);
@@ -587,7 +591,7 @@ class PythonEmitter {
     // named like a Python keyword, `from`, through `**{"from": from_}`).
     std::string args, slot_map, keyword_named;
     for (const auto& s : lo.slots) {
-      const std::string& access = s.api_path;
+      const std::string access = s.list_depth ? list_leaf(s) : s.api_path;
       if (s.kwarg_only && model::is_python_keyword(s.name)) {
         keyword_named += fmt::format(
             "{}{}: {}",
@@ -681,6 +685,90 @@ class PythonEmitter {
     return fmt::format("(None if {} is None else {})", flat_name(s), convert);
   }
 
+  /// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
+  /// list (Slot::list_depth), its api_path split where the list ends.
+  static std::string list_leaf(const lower::Slot& s) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t dot; (dot = s.api_path.find('.', start)) != std::string::npos; start = dot + 1)
+      parts.push_back(s.api_path.substr(start, dot - start));
+    parts.push_back(s.api_path.substr(start));
+    const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
+    return fmt::format(
+        "[r.{} for r in {}]",
+        fmt::join(end, parts.end(), "."),
+        fmt::join(parts.begin(), end, "."));
+  }
+
+  /// A list of records built from its leaves' lists, the slots from `*next`
+  /// on: `[Layer(w=l0, scale=l1) for l0, l1 in _rt.zip_leaves(op, path,
+  /// (("w", layers__w), ("scale", layers__scale)))]` (zip_leaves checks that
+  /// the lists have one length, and names them if not).
+  std::string record_list_value(
+      const lower::LoweredOp& lo,
+      const model::Type& type,
+      const std::string& path,
+      size_t* next) const {
+    const size_t first = *next;
+    size_t item_next = 0;
+    std::vector<std::string> names, leaves;
+    const std::string item = item_value(lo, type, first, &item_next);
+    for (size_t k = 0; k < item_next; ++k) {
+      const lower::Slot& s = lo.slots[first + k];
+      names.push_back(fmt::format("l{}", k));
+      leaves.push_back(
+          py_tuple({python_string_literal(s.path.substr(path.size() + 1)), flat_name(s)}));
+    }
+    *next = first + item_next;
+    return fmt::format(
+        "[{} for {} in _rt.zip_leaves({}, {}, {})]",
+        item,
+        names.size() == 1 ? names[0] + "," : fmt::format("{}", fmt::join(names, ", ")),
+        python_string_literal(m_.namespace_ + "::" + lo.qualified_name),
+        python_string_literal(path),
+        py_tuple(leaves));
+  }
+
+  /// The original path of the list of records that slot `s` is a leaf of
+  /// (`cfg.layers` for `cfg.layers.w`).
+  static std::string list_path(const lower::Slot& s) {
+    size_t end = 0;
+    for (size_t k = 0; k <= *s.list_depth; ++k) end = s.path.find('.', end + (k ? 1 : 0));
+    return s.path.substr(0, end);
+  }
+
+  /// One item of a list of records from the loop variables `l<k>` (k from
+  /// `*next` on; slot `first + k` is leaf k's list).
+  std::string item_value(
+      const lower::LoweredOp& lo,
+      const model::Type& type,
+      size_t first,
+      size_t* next) const {
+    const model::Record& r = record(type);
+    const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(type.decl)];
+    std::vector<std::string> fields;
+    for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+      const model::Field& f = r.fields[fi];
+      std::string value;
+      if (f.type.is_record()) {
+        value = item_value(lo, f.type, first, next);
+      } else {
+        const lower::Slot& s = lo.slots[first + *next];
+        value = fmt::format("l{}", (*next)++);
+        if (f.type.is_enum()) {
+          value = fmt::format(
+              "_rt.enum_value({}, {}, {}, {})",
+              api_name(enum_of(f.type).name),
+              value,
+              python_string_literal(m_.namespace_ + "::" + lo.qualified_name),
+              python_string_literal(s.path));
+        }
+      }
+      fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
+    }
+    return fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
+  }
+
   /// A record built from its leaves, the slots from `*next` on (depth first).
   std::string record_value(const lower::LoweredOp& lo, const model::Type& type, size_t* next)
       const {
@@ -689,8 +777,10 @@ class PythonEmitter {
     std::vector<std::string> fields;
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
-      std::string value = f.type.is_record() ? record_value(lo, f.type, next)
-                                             : leaf_value(lo, lo.slots[(*next)++]);
+      std::string value = f.type.is_record_list()
+                              ? record_list_value(lo, f.type, list_path(lo.slots[*next]), next)
+                          : f.type.is_record() ? record_value(lo, f.type, next)
+                                               : leaf_value(lo, lo.slots[(*next)++]);
       fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
     }
     return fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
@@ -729,8 +819,9 @@ class PythonEmitter {
     size_t next = 0;
     for (size_t pi = 0; pi < op.params.size(); ++pi) {
       const model::Param& p = op.params[pi];
-      std::string value = p.type.is_record() ? record_value(lo, p.type, &next)
-                                             : leaf_value(lo, lo.slots[next++]);
+      std::string value = p.type.is_record_list() ? record_list_value(lo, p.type, p.name, &next)
+                          : p.type.is_record()    ? record_value(lo, p.type, &next)
+                                                  : leaf_value(lo, lo.slots[next++]);
       if (p.kwarg_only) {
         kwargs.push_back(
             fmt::format("{}: {}", python_string_literal(lo.api_params[pi].name), value));
@@ -745,7 +836,9 @@ class PythonEmitter {
       const model::Param& p = op.params[pi];
       params.push_back(py_tuple(
           {python_string_literal(lo.api_params[pi].name),
-           p.type.is_record() ? api_name(record(p.type).name) : "None"}));
+           p.type.is_record_list() ? fmt::format("_rt.ListOf({})", api_name(record(p.type).name))
+           : p.type.is_record()    ? api_name(record(p.type).name)
+                                   : "None"}));
     }
     options.push_back("params=" + py_tuple(params));
     if (op.backward) {

@@ -90,12 +90,22 @@ class SourceEmitter {
 
   /// `unflatten_R(path, leaves)`: record `decl` from its flat leaves, which
   /// start at the stack entry `leaves_expr` (a `c10::IValue*` expression).
-  std::string unflatten_call(int decl, const std::string& path_expr, const std::string& leaves_expr)
-      const {
+  std::string unflatten_call(
+      int decl,
+      const std::string& path_expr,
+      const std::string& leaves_expr,
+      bool list = false) const {
     Strings call_args;
-    if (layout(decl).has_enum_leaf) call_args.push_back(path_expr);
+    if (list || takes_path(decl)) call_args.push_back(path_expr);
     call_args.push_back(leaves_expr);
-    return model::unflatten_name(record(decl)) + args(call_args);
+    return (list ? model::unflatten_list_name(record(decl)) : model::unflatten_name(record(decl))) +
+           args(call_args);
+  }
+
+  /// unflatten_<R> takes the record's path: for its enum leaves' errors,
+  /// or for a list of records inside it, whose length check names it.
+  bool takes_path(int decl) const {
+    return layout(decl).has_enum_leaf || layout(decl).has_record_list;
   }
 
   /// A flat argument on the stack as the dispatcher's C++ type for `type`.
@@ -105,30 +115,43 @@ class SourceEmitter {
 
   void unflatten_functions() {
     // Records reachable from this file's ops, in dependency order.
-    std::set<int> used;
-    std::function<void(int)> use = [&](int decl) {
-      if (!used.insert(decl).second) return;
-      for (const auto& f : record(decl).fields) {
-        if (f.type.is_record()) use(f.type.decl);
+    // `listed`: those used as a list of records (`R[]`), built by
+    // unflatten_<R>_list from one list per leaf.
+    std::set<int> used, listed;
+    std::function<void(const model::Type&)> use = [&](const model::Type& t) {
+      if (!t.is_record()) return;
+      if (t.is_record_list()) {
+        if (!listed.insert(t.decl).second) return;
+      } else if (!used.insert(t.decl).second) {
+        return;
       }
+      for (const auto& f : record(t.decl).fields) use(f.type);
     };
     for (const auto& op : m_.ops) {
-      for (const auto& p : op.params) {
-        if (p.type.is_record()) use(p.type.decl);
-      }
+      for (const auto& p : op.params) use(p.type);
     }
-    if (used.empty()) return;
+    if (used.empty() && listed.empty()) return;
     p_.emit(R"cc(
 
       // ===========================================================================
       // Records: flat leaves (on the dispatcher's stack) -> record
       // ===========================================================================
     )cc");
-    for (int decl : used) {
+    std::set<int> all = used;
+    all.insert(listed.begin(), listed.end());
+    for (int decl : all) {  // dependency order
+      if (listed.count(decl)) unflatten_list_function(decl);
+      if (used.count(decl)) unflatten_function(decl);
+    }
+  }
+
+  /// `R unflatten_R([path,] leaves)`: a record from its leaves.
+  void unflatten_function(int decl) {
+    {
       const model::Record& r = record(decl);
       const lower::RecordLayout& lay = layout(decl);
       Strings params;
-      if (lay.has_enum_leaf) params.push_back("const structop::ArgPath& path");
+      if (takes_path(decl)) params.push_back("const structop::ArgPath& path");
       params.push_back("c10::IValue* leaves");
       // Spelled `::ns::R` as in the adapters: a parameter (`path`, `leaves`)
       // must not hide a record or enum of that name.
@@ -143,7 +166,7 @@ class SourceEmitter {
         if (f.type.is_record()) {
           const std::string at = rf.first_leaf == 0 ? "leaves"
                                                     : fmt::format("leaves + {}", rf.first_leaf);
-          fields.push_back(unflatten_call(f.type.decl, leaf_path, at));
+          fields.push_back(unflatten_call(f.type.decl, leaf_path, at, f.type.is_record_list()));
         } else {
           const std::string leaf = fmt::format("leaves[{}]", rf.first_leaf);
           fields.push_back(adapter_types_.flat_to_value(
@@ -166,6 +189,93 @@ class SourceEmitter {
     }
   }
 
+  /// `std::vector<R> unflatten_R_list(path, leaves)`: a list of records from
+  /// one list per leaf (R's leaves, as lists), which must have one length.
+  void unflatten_list_function(int decl) {
+    const lower::RecordLayout& lay = layout(decl);
+    const std::string type = adapter_types_.record_name(decl);
+    Strings lists, lengths;
+    for (size_t k = 0; k < lay.leaves.size(); ++k) {
+      const lower::RecordLeaf& leaf = lay.leaves[k];
+      model::Type list = leaf.type;
+      list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+      std::string path = "path";
+      for (const std::string& part : split_path(leaf.path))
+        path = fmt::format("structop::ArgPath({}, {})", path, cpp_string_literal(part));
+      lists.push_back(fmt::format(
+          "auto l{} = {};",
+          k,
+          adapter_types_.flat_to_value(list, stack_arg(list, fmt::format("leaves[{}]", k)), path)));
+      lengths.push_back(fmt::format("{{{}, l{}.size()}}", cpp_string_literal(leaf.path), k));
+    }
+    size_t next = 0;
+    const std::string item = item_init(decl, next);
+    p_.line();
+    p_.emit(
+        {{"type", type},
+         {"name", model::unflatten_list_name(record(decl))},
+         {"params", args({"const structop::ArgPath& path", "c10::IValue* leaves"})},
+         {"lists", join(lists, "\n")},
+         {"check", "structop::check_lengths" + args({"path", braces(lengths)}) + ";"},
+         {"push", "items.push_back" + args({item}) + ";"}},
+        R"cc(
+          std::vector<$type$> $name$$params$ {
+            $lists$
+            $check$
+            const std::size_t n = l0.size();
+            std::vector<$type$> items;
+            items.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) {
+              $push$
+            }
+            return items;
+          }
+        )cc");
+  }
+
+  /// `::ns::R{std::move(l0[i]), ::ns::Inner{...}, ...}`: item `i` of a list
+  /// of records from the leaves' lists `l<next>`, `l<next + 1>`, ...
+  std::string item_init(int decl, size_t& next) const {
+    Strings fields;
+    for (const auto& f : record(decl).fields) {
+      if (f.type.is_record()) {
+        fields.push_back(item_init(f.type.decl, next));
+      } else {
+        fields.push_back(fmt::format("std::move(l{}[i])", next++));
+      }
+    }
+    return adapter_types_.record_name(decl) + braces(fields);
+  }
+
+  /// A leaf of a list of records (Slot::list_depth) across the list:
+  /// `structop::gather(cfg.layers, &Layer::inner, &Inner::w)` (the call API),
+  /// or with `grads` the backward's `structop::take_grads(grads.cfg.layers,
+  /// &LayerGrad::inner, &InnerGrad::w)`.
+  std::string list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const {
+    const Strings parts = split_path(s.api_path);
+    const size_t depth = *s.list_depth;
+    Strings list(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(depth + 1));
+    // The record of the list's items, then one member pointer per field below.
+    int decl = o.params[s.param].type.decl;
+    for (size_t k = 0; k < depth; ++k) decl = record(decl).fields[s.fields[k]].type.decl;
+    Strings call_args = {(grads ? "grads." : "") + join(list, ".")};
+    for (size_t k = depth; k < s.fields.size(); ++k) {
+      const std::string owner = grads ? types_.grad_record_name(decl) : types_.record_name(decl);
+      call_args.push_back(fmt::format("&{}::{}", owner, layout(decl).fields[s.fields[k]].api_name));
+      decl = record(decl).fields[s.fields[k]].type.decl;
+    }
+    return (grads ? "structop::take_grads" : "structop::gather") + args(call_args);
+  }
+
+  static Strings split_path(const std::string& path) {
+    Strings parts;
+    size_t start = 0;
+    for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+      parts.push_back(path.substr(start, dot - start));
+    parts.push_back(path.substr(start));
+    return parts;
+  }
+
   // ---- per op --------------------------------------------------------------
 
   /// The kernels' arguments (record form) from the flat ones at `args`.
@@ -183,8 +293,11 @@ class SourceEmitter {
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        out.push_back(
-            unflatten_call(p.type.decl, path, slot == 0 ? "args" : fmt::format("args + {}", slot)));
+        out.push_back(unflatten_call(
+            p.type.decl,
+            path,
+            slot == 0 ? "args" : fmt::format("args + {}", slot),
+            p.type.is_record_list()));
       } else {
         const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
         out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
@@ -365,7 +478,10 @@ class SourceEmitter {
       paths.push_back(cpp_string_literal(lo.slots[slot].path));
       slots.push_back(std::to_string(slot));
       lists.push_back(lo.slots[slot].grad_list ? "true" : "false");
-      moves.push_back(fmt::format("std::move(grads.{})", lo.slots[slot].api_path));
+      const lower::Slot& s = lo.slots[slot];
+      moves.push_back(
+          s.list_depth ? list_leaf(op.op(), s, true)
+                       : fmt::format("std::move(grads.{})", s.api_path));
     }
     // With a list slot the gradients are laid out per edge (one per tensor of
     // a list), which only the call knows: structop::grad_edges.
@@ -455,6 +571,10 @@ class SourceEmitter {
       Strings call_args = {op.names().adapter + "::handle()"};
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
+        if (s.list_depth) {  // one leaf across a list of records
+          call_args.push_back(types_.value_to_flat(s.type, list_leaf(o, s, false)));
+          continue;
+        }
         const std::string& access = s.api_path;
         call_args.push_back(
             s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);

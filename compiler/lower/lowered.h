@@ -52,6 +52,9 @@ struct RecordLeaf {
   std::vector<size_t> fields;  // field indices from the record down to the leaf
   std::string path;            // `inner.w`
   std::string name;            // `inner__w`: the schema's spelling after `param__`
+  /// Inside a list-of-records field: how many of `fields` lie above the list
+  /// (1: `fields[0]` is the list field); `type` is then a list.
+  std::optional<size_t> list_depth;
   model::Type type;
 };
 
@@ -70,6 +73,9 @@ struct RecordLayout {
   std::vector<RecordField> fields;  // parallel to model::Record::fields
   /// Some leaf is an enum: unflattening it can fail and names the leaf's path.
   bool has_enum_leaf = false;
+  /// Some field (at any depth) is a list of records: unflattening checks
+  /// that its leaves' lists have one length, and names them if not.
+  bool has_record_list = false;
   /// Some leaf takes a gradient (model::Type::takes_grad): the record has a grad record.
   bool takes_grad = false;
 };
@@ -82,8 +88,13 @@ struct Slot {
   std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)
   size_t param = 0;            // index of the original parameter in model::Op::params
   std::vector<size_t> fields;  // field indices from the parameter's record to the leaf
-  model::Type type;            // the leaf's type (enums stay enums; see schema_type)
-  std::string schema_type;     // as in the schema: `Tensor(a!)`, `str`, `float?`
+  /// A leaf of a list of records: how many of `fields` lie above the list
+  /// (0: the parameter is the list `Rec[] cfgs`; 1: `fields[0]` is a list
+  /// field, ...). `type` is then the leaf's type as a list (`Tensor` ->
+  /// `Tensor[]`), one item per record of the list.
+  std::optional<size_t> list_depth;
+  model::Type type;         // the leaf's type (enums stay enums; see schema_type)
+  std::string schema_type;  // as in the schema: `Tensor(a!)`, `str`, `float?`
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.
   const model::Default* default_value = nullptr;
   std::optional<std::string>

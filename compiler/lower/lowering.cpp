@@ -95,6 +95,16 @@ class OpLowering {
     }
     std::vector<size_t> fields;
     cpp_parts_ = {p.name};
+    if (p.type.is_record_list()) {
+      // `Rec[] cfgs`: one list per leaf; the parameter's default (`[]`, the
+      // only one a list of records takes) is every leaf's.
+      list_depth_ = 0;
+      list_default_ = p.default_value.get();
+      flatten_record(index, p.type.decl, p.name, p.name, nullptr, &fields);
+      list_depth_.reset();
+      list_default_ = nullptr;
+      return;
+    }
     flatten_record(index, p.type.decl, p.name, p.name, p.default_value.get(), &fields);
   }
 
@@ -113,11 +123,20 @@ class OpLowering {
       const model::Field& f = r.fields[i];
       const model::Default* value = given ? given->record_value(i) : nullptr;
       if (!value && f.default_value) value = &*f.default_value;
+      // Inside a list of records the fields' own defaults are the items'
+      // (the APIs apply them); the lists default to the list's default.
+      if (list_depth_) value = list_default_;
       fields->push_back(i);
       cpp_parts_.push_back(f.name);
       std::string leaf_name = name + "__" + f.name;
       std::string leaf_path = path + "." + f.name;
-      if (f.type.is_record()) {
+      if (f.type.is_record_list() && !list_depth_) {
+        list_depth_ = fields->size();
+        list_default_ = f.default_value ? &*f.default_value : nullptr;
+        flatten_record(param, f.type.decl, leaf_name, leaf_path, nullptr, fields);
+        list_depth_.reset();
+        list_default_ = nullptr;
+      } else if (f.type.is_record()) {
         flatten_record(param, f.type.decl, leaf_name, leaf_path, value, fields);
       } else {
         lower::Slot s;
@@ -126,6 +145,10 @@ class OpLowering {
         s.param = param;
         s.fields = *fields;
         s.type = f.type;
+        if (list_depth_) {
+          s.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+          s.list_depth = list_depth_;
+        }
         s.default_value = value;
         s.kwarg_only = op_.params[param].kwarg_only;
         s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
@@ -592,6 +615,10 @@ class OpLowering {
   model::OpNames names_;
   std::map<std::string, NameTarget> targets_;
   std::vector<std::string> cpp_parts_;  // the path being flattened, for Slot::cpp_name
+  /// While flattening the items of a list of records: Slot::list_depth, and
+  /// the list's default (`[]`) or null.
+  std::optional<size_t> list_depth_;
+  const model::Default* list_default_ = nullptr;
   bool check_schema_ = true;
 };
 
@@ -617,11 +644,18 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
           l.fields.insert(l.fields.begin(), i);
           l.path = f.name + "." + leaf.path;
           l.name = f.name + "__" + leaf.name;
+          if (l.list_depth) {
+            ++*l.list_depth;
+          } else if (f.type.is_record_list()) {  // one list per leaf
+            l.list_depth = 1;
+            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+          }
           layout.leaves.push_back(std::move(l));
         }
+        layout.has_record_list |= f.type.is_record_list() || inner.has_record_list;
         layout.has_enum_leaf |= inner.has_enum_leaf;
       } else {
-        layout.leaves.push_back({{i}, f.name, f.name, f.type});
+        layout.leaves.push_back({{i}, f.name, f.name, std::nullopt, f.type});
         layout.has_enum_leaf |= f.type.is_enum();
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;
@@ -643,6 +677,10 @@ Value typed_default(const model::Module& module, const model::Type& type, const 
   using K = syntax::Literal::Kind;
   Value v;
   const syntax::Literal& lit = d.literal;
+  if (type.is_record_list()) {  // `[]`, checked
+    v.kind = Value::Kind::List;
+    return v;
+  }
   if (type.is_record()) {
     v.kind = Value::Kind::Record;
     v.decl = type.decl;

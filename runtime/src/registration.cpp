@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace structop {
@@ -51,6 +52,28 @@ void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
 
 at::Tensor meta_like(const at::Tensor& like) {
   return at::empty_like(like);
+}
+
+void check_lengths(
+    const ArgPath& where,
+    std::initializer_list<std::pair<const char*, std::size_t>> leaves) {
+  const std::size_t n = leaves.size() ? leaves.begin()->second : 0;
+  bool same = true;
+  for (const auto& leaf : leaves) same &= leaf.second == n;
+  if (same) return;
+  std::string lengths;
+  for (const auto& leaf : leaves) {
+    lengths += (lengths.empty() ? "" : ", ") + std::string(leaf.first) + ": " +
+               std::to_string(leaf.second);
+  }
+  TORCH_CHECK_VALUE(
+      false,
+      where.op(),
+      ": ",
+      where.str(),
+      ": its leaves' lists have different lengths (",
+      lengths,
+      "); each holds one entry per record");
 }
 
 }  // namespace structop

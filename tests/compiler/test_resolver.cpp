@@ -286,19 +286,40 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
   CHECK(contains(
       errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[2]'}}}\n"),
       "error: field `R.e`: enum lists have no fixed size\n"));
+  // Lists of records (`L[]`) are supported; optional records, optional and
+  // fixed-size lists of them are not, nor items with leaves whose list is
+  // not a schema type, nor a list of records inside one.
+  CHECK(errors_of("records:\n  L: {fields: {w: Tensor, b: 'Tensor?', n: int, e: str}}\n  N: "
+                  "{fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N n) -> Tensor\n")
+            .empty());
   std::string lists = errors_of(
-      "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor "
-      "x, L? o) -> Tensor\n");
+      "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]?'}}\nops:\n  - func: "
+      "op(Tensor x, L? o, L[3] f) -> Tensor\n");
   CHECK(contains(
       lists,
-      "error: field `N.ls` has type `L[]`, but lists and optionals of records are not "
-      "supported\n"));
-  CHECK(
-      contains(lists, "hint: use one or more plain `L`s, or `Tensor[]` fields for the tensors\n"));
+      "error: field `N.ls` has type `L[]?`, but optional records and fixed-size or optional "
+      "lists of records are not supported\n"));
+  CHECK(contains(lists, "hint: use a plain `L` or a list `L[]`, or `Tensor[]` fields for the "));
   CHECK(contains(
       lists,
-      "error: parameter `o` of op `op` has type `L?`, but lists and optionals of "
-      "records are not supported\n"));
+      "error: parameter `o` of op `op` has type `L?`, but optional records and fixed-size or "
+      "optional lists of records are not supported\n"));
+  CHECK(contains(lists, "error: parameter `f` of op `op` has type `L[3]`, but optional records"));
+  std::string leaves = errors_of(
+      "records:\n  L: {fields: {w: Tensor, o: 'float?'}}\n  M: {fields: {x: Tensor}}\n  N: "
+      "{fields: {ms: 'M[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N[] ns, M[] d=[]) -> Tensor\n");
+  CHECK(contains(
+      leaves,
+      "error: parameter `ls` of op `op` has type `L[]`, but field `L.o` has type `float?`: a list "
+      "of records is one list per leaf, and torch's schemas have no list of that type\n"));
+  CHECK(contains(
+      leaves,
+      "error: parameter `ns` of op `op` has type `N[]`, but field `N.ms` is a "
+      "list of records"));
+  CHECK(contains(
+      errors_of("records: {M: {fields: {x: Tensor}}}\nops:\n  - func: \"op(Tensor x, M[] d=[{x: "
+                "None}]) -> Tensor\"\n"),
+      "hint: a list of records can only default to `[]`\n"));
   std::string record_none = errors_of(
       "records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R r=None) -> Tensor\n");
   CHECK(contains(

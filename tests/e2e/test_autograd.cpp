@@ -330,6 +330,22 @@ CATCH_TEST_CASE(
   CATCH_CHECK(got[2].sizes() == b.sizes());
 }
 
+CATCH_TEST_CASE("a list of records: one gradient record per item", "[row14][lists]") {
+  const at::Tensor x = leaf({2, 3});
+  const at::Tensor w1 = leaf({2, 3});
+  const at::Tensor b1 = leaf({1, 3});
+  const at::Tensor w2 = leaf({3});
+  const std::vector<multi::Term> terms = {{w1, b1, 2.0}, {w2, c10::nullopt, -0.5}};
+  const at::Tensor g = at::randn({2, 3}, f64());
+  const variable_list inputs = {x, w1, b1, w2};
+  const variable_list got = grads((multi::blend(x, terms) * g).sum(), inputs);
+  const variable_list want = reference_grads(inputs, [&](const variable_list& in) {
+    return ((in[0] + 2.0 * (in[1] + in[2]) - 0.5 * in[3]) * g).sum();
+  });
+  CATCH_CHECK(all_close(got, want));
+  CATCH_CHECK(close(multi::blend(x, {}), x));
+}
+
 CATCH_TEST_CASE(
     "Tensor[]: only the tensors that require grad get one; an empty list has no edge",
     "[row14][lists]") {

@@ -111,7 +111,10 @@ def flat_call(fn, *args, **kwargs):
         first, *rest = path.split(".")
         value = bound.arguments[python_name(first)]
         for part in rest:
-            value = getattr(value, python_name(part))
+            if isinstance(value, (list, tuple)):  # a list of records: the leaf of each
+                value = [getattr(v, python_name(part)) for v in value]
+            else:
+                value = getattr(value, python_name(part))
         values[lowered] = value.value if isinstance(value, enum.Enum) else value
     schema_args = op._schema.arguments
     assert sorted(values) == sorted(a.name for a in schema_args), (values.keys(), op._schema)
@@ -192,6 +195,8 @@ CASES = [
     Case("lists", "mix", "", True, lambda rg: (
         (t(3, rg=rg), L.MixCfg(tensors=[t(3, rg=rg), t(3, rg=rg)], weights=[2.0, 0.5], enabled=[True, True],
                                offsets=[t(3, rg=rg), None])), {})),
+    Case("lists", "blend", "", True, lambda rg: (
+        (t(2, 3, rg=rg), [L.Term(t(2, 3, rg=rg), t(1, 3, rg=rg), 2.0), L.Term(w=t(3, rg=rg), scale=-0.5)]), {})),
     Case("lists", "chunk", "", True, lambda rg: ((t(2, 6, rg=rg), L.ChunkCfg(sizes=[1, 2, 3])), {})),
     Case("lists", "pad", "", False, lambda rg: ((t(2, 3, rg=rg), L.PadCfg(pad=[1, 2, 0, 1], value=0.5)), {})),
     Case("lists", "center", "", False, lambda rg: (
@@ -928,7 +933,7 @@ class Coverage(Timed):
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 25)
+        self.assertEqual(len(ops), 26)
 
 
 class KeywordParameter(Timed):

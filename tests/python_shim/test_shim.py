@@ -282,6 +282,25 @@ class Autograd(unittest.TestCase):
         torch.testing.assert_close(oa.grad, torch.full((1, 3), 4.0, dtype=torch.float64))
         self.assertIsNone(c.grad)
 
+    def test_gradcheck_through_a_list_of_records(self):
+        # Term[]: one list per leaf (terms__w, terms__b, terms__scale); the
+        # second term's w broadcasts against x and it has no b.
+        def blend(x, w1, b1, w2):
+            return multi.blend(x, [multi.Term(w1, b1, 2.0), multi.Term(w=w2, scale=-0.5)])
+        inputs = (t64(2, 3, requires_grad=True), t64(2, 3, requires_grad=True),
+                  t64(1, 3, requires_grad=True), t64(3, requires_grad=True))
+        self.assertTrue(torch.autograd.gradcheck(blend, inputs))
+        x, w1, b1, w2 = inputs
+        blend(*inputs).sum().backward()
+        torch.testing.assert_close(b1.grad, torch.full((1, 3), 4.0, dtype=torch.float64))
+        torch.testing.assert_close(w2.grad, torch.full((3,), -1.0, dtype=torch.float64))
+        # An empty list, and leaves' lists of different lengths in a flat call.
+        torch.testing.assert_close(multi.blend(x.detach(), []), x.detach())
+        with self.assertRaises(ValueError) as cm:
+            torch.ops.multi.blend(x, [w1, w1], [None], [1.0, 2.0])
+        self.assertIn("multi::blend: terms: its leaves' lists have different lengths (w: 2, b: 1, "
+                      "scale: 2); each holds one entry per record", str(cm.exception))
+
     def test_gradients_land_on_record_fields(self):
         x, w, b = (t64(3, requires_grad=True) for _ in range(3))
         weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=2.0)).sum().backward()

@@ -13,9 +13,11 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 /// Version of the interface between generated code and this runtime. Bumped
 /// whenever generated code of one version would not work with another.
@@ -209,6 +211,53 @@ class Grad {
  private:
   at::Tensor tensor_;
 };
+
+// ---------------------------------------------------------------------------
+// Lists of records: one list per leaf
+// ---------------------------------------------------------------------------
+
+/// Checks that the leaves' lists of the list of records at `where`
+/// (`std::vector<R>` lowered to one list per leaf) have one length
+/// (`{name, length}` per leaf, `name` the leaf's path inside the record);
+/// throws naming them when they differ: `demo::op: cfgs: its leaves' lists
+/// have different lengths (w: 3, scale: 2); each holds one entry per record`.
+void check_lengths(
+    const ArgPath& where,
+    std::initializer_list<std::pair<const char*, std::size_t>> leaves);
+
+namespace detail {
+template <class T>
+T& member(T& object) {
+  return object;
+}
+template <class T, class M, class C, class... Rest>
+auto& member(T& object, M C::* first, Rest... rest) {
+  return member(object.*first, rest...);
+}
+}  // namespace detail
+
+/// One leaf across a list of records, copied: `gather(cfgs, &Cfg::inner,
+/// &Inner::w)` is `{cfgs[0].inner.w, cfgs[1].inner.w, ...}`. How the C++ call
+/// API flattens `std::vector<R>` into the leaf's list.
+template <class Item, class... Members>
+auto gather(const std::vector<Item>& items, Members... members) {
+  using Leaf = std::decay_t<decltype(detail::member(std::declval<const Item&>(), members...))>;
+  std::vector<Leaf> out;
+  out.reserve(items.size());
+  for (const Item& item : items) out.push_back(detail::member(item, members...));
+  return out;
+}
+
+/// One gradient slot across a list of grad records, moved out:
+/// `take_grads(grads.cfgs, &CfgGrad::inner, &InnerGrad::w)`. How a generated
+/// backward maps `std::vector<RGrad>` onto the list slot of one tensor leaf.
+template <class GradItem, class... Members>
+std::vector<Grad> take_grads(std::vector<GradItem>& items, Members... members) {
+  std::vector<Grad> out;
+  out.reserve(items.size());
+  for (GradItem& item : items) out.push_back(std::move(detail::member(item, members...)));
+  return out;
+}
 
 /// Whether the backward of the op that made `ctx` must compute the gradient of
 /// grad slot `slot` (an `<op>_grad_slot` constant): ctx->needs_input_grad for

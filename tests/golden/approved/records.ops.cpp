@@ -16,6 +16,22 @@ namespace {
 // Records: flat leaves (on the dispatcher's stack) -> record
 // ===========================================================================
 
+std::vector<::golden::Inner> unflatten_Inner_list(
+    const structop::ArgPath& path,
+    c10::IValue* leaves) {
+  auto l0 = structop::to_value<std::vector<at::Tensor>>(structop::arg<at::TensorList>(leaves[0]));
+  auto l1 = structop::to_value<std::vector<c10::optional<at::Tensor>>>(
+      structop::arg<const c10::List<c10::optional<at::Tensor>>&>(leaves[1]));
+  structop::check_lengths(path, {{"w", l0.size()}, {"b", l1.size()}});
+  const std::size_t n = l0.size();
+  std::vector<::golden::Inner> items;
+  items.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    items.push_back(::golden::Inner{std::move(l0[i]), std::move(l1[i])});
+  }
+  return items;
+}
+
 ::golden::Inner unflatten_Inner(c10::IValue* leaves) {
   return ::golden::Inner{
       structop::arg<const at::Tensor&>(leaves[0]),
@@ -239,6 +255,77 @@ struct op_scale_ {
 };
 
 // ===========================================================================
+// layers(Tensor x, Inner[] items) -> Tensor
+//   slot  original path  lowered name  type       default
+//   0     x              x             Tensor
+//   1     items.w        items__w      Tensor[]
+//   2     items.b        items__b      Tensor?[]
+// ===========================================================================
+
+struct op_layers {
+  static constexpr const char* op_name = "golden::layers";
+  static constexpr std::size_t num_args = 3;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature =
+      at::Tensor(const at::Tensor&, at::TensorList, const c10::List<c10::optional<at::Tensor>>&);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<const at::Tensor&>(args[0]),
+        unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1));
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        with_args(structop::arguments(stack, num_args), kernels::layers));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    with_args(args, [&](const auto&... inputs) {
+      kernels::layers_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+    });
+  }
+
+  static structop::variable_list backward(
+      torch::autograd::AutogradContext* ctx,
+      const structop::variable_list& grad_outputs) {
+    layers_grads grads = kernels::layers_backward(ctx, grad_outputs[0]);
+    return structop::grad_edges(
+        ctx,
+        backward_def,
+        std::move(grads.x),
+        structop::take_grads(grads.items, &InnerGrad::w),
+        structop::take_grads(grads.items, &InnerGrad::b));
+  }
+
+  // Original path and flat argument of each grad slot (= the node's edges).
+  static constexpr const char* grad_paths[] = {"x", "items.w", "items.b"};
+  static constexpr std::size_t grad_slots[] = {0, 1, 2};
+  // Whether each grad slot is a list (one edge per tensor).
+  static constexpr bool grad_lists[] = {false, true, true};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, grad_lists, 3, &setup_context, &backward};
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden::layers");
+    return handle;
+  }
+};
+
+// ===========================================================================
 // stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
 //   slot  original path  lowered name  type       default
 //   0     xs             xs            Tensor[]
@@ -351,6 +438,15 @@ void scale_(const at::Tensor& x, const Cfg& cfg) {
       structop::enum_name(cfg.mode));
 }
 
+at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items) {
+  return structop::call<op_layers::signature>(
+      op_layers::handle(),
+      x,
+      structop::to_flat<at::TensorList>(structop::gather(items, &Inner::w)),
+      structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(
+          structop::gather(items, &Inner::b)));
+}
+
 at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
   return structop::call<op_stack::signature>(
       op_stack::handle(),
@@ -376,6 +472,7 @@ TORCH_LIBRARY_FRAGMENT(golden, m) {
   structop::define(
       m,
       R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())");
+  structop::define(m, R"(layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)");
   structop::define(
       m,
       R"(stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)");
@@ -385,6 +482,7 @@ TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
   structop::impl(m, "affine", &golden::op_affine::forward);
   structop::impl(m, "split", &golden::op_split::forward);
   structop::impl(m, "scale_", &golden::op_scale_::forward);
+  structop::impl(m, "layers", &golden::op_layers::forward);
   structop::impl(m, "stack", &golden::op_stack::forward);
 }
 
@@ -392,6 +490,7 @@ TORCH_LIBRARY_IMPL(golden, Meta, m) {
   structop::impl(m, "affine", &golden::op_affine::meta);
   structop::impl(m, "split", &golden::op_split::meta);
   structop::impl(m, "scale_", &golden::op_scale_::meta);
+  structop::impl(m, "layers", &golden::op_layers::meta);
   structop::impl(m, "stack", &golden::op_stack::meta);
 }
 
@@ -399,6 +498,7 @@ TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   structop::impl_autograd(m, "affine", golden::op_affine::backward_def);
   structop::impl_autograd(m, "split", golden::op_split::backward_def);
   structop::impl_no_backward(m, "scale_");
+  structop::impl_autograd(m, "layers", golden::op_layers::backward_def);
   structop::impl_autograd(m, "stack", golden::op_stack::backward_def);
 }
 

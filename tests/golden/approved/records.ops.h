@@ -106,6 +106,19 @@ struct split_grad_slot {
   static constexpr std::size_t cfg_inner_b = 2;
 };
 
+/// What kernels::layers_backward returns: one member per parameter with a tensor.
+struct layers_grads {
+  structop::Grad x;
+  std::vector<InnerGrad> items;
+};
+
+/// Index of each tensor slot of layers, for structop::needs_input_grad(ctx, index[, item]).
+struct layers_grad_slot {
+  static constexpr std::size_t x = 0;
+  static constexpr std::size_t items_w = 1;
+  static constexpr std::size_t items_b = 2;
+};
+
 /// What kernels::stack_backward returns: one member per parameter with a tensor.
 struct stack_grads {
   std::vector<structop::Grad> xs;
@@ -136,6 +149,11 @@ std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg);
 /// scale_(Tensor x, Cfg cfg) -> ()
 /// lowered: golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()
 void scale_(const at::Tensor& x, const Cfg& cfg);
+
+/// layers(Tensor x, Inner[] items) -> Tensor
+/// A list of records (one list per leaf; one grad record per item).
+/// lowered: golden::layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor
+at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items);
 
 /// stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
 /// lowered: golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor
@@ -172,6 +190,17 @@ split_grads split_backward(
 
 /// golden::scale_ forward on every device.
 void scale_(const at::Tensor& x, const Cfg& cfg);
+
+/// golden::layers forward on every device.
+at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items);
+/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+void layers_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const std::vector<Inner>& items,
+    const at::Tensor& output);
+/// Gradients for the inputs, given those of the outputs.
+layers_grads layers_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
 /// golden::stack forward on every device.
 at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y);

@@ -87,6 +87,39 @@ void kernels::scale_(const at::Tensor& x, const Cfg& cfg) {
   structop::not_implemented("golden::kernels::scale_ (records.ops.stubs.cpp)", x, cfg);
 }
 
+// layers(Tensor x, Inner[] items) -> Tensor
+at::Tensor kernels::layers(const at::Tensor& x, const std::vector<Inner>& items) {
+  structop::not_implemented("golden::kernels::layers (records.ops.stubs.cpp)", x, items);
+}
+
+// Runs after the forward, with grad mode off: save what backward needs,
+// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+void kernels::layers_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const std::vector<Inner>& items,
+    const at::Tensor& output) {
+  structop::not_implemented(
+      "golden::kernels::layers_setup_context (records.ops.stubs.cpp)",
+      ctx,
+      x,
+      items,
+      output);
+}
+
+// Returns the gradient of every tensor input, in this shape (at::Tensor() or
+// c10::nullopt means "no gradient"):
+//   return {/*x=*/at::Tensor(), /*items=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}};
+// structop::needs_input_grad(ctx, layers_grad_slot::NAME[, item]) tells which are wanted.
+layers_grads kernels::layers_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  structop::not_implemented(
+      "golden::kernels::layers_backward (records.ops.stubs.cpp)",
+      ctx,
+      grad_output);
+}
+
 // stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
 at::Tensor kernels::stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
   structop::not_implemented("golden::kernels::stack (records.ops.stubs.cpp)", xs, st, y);

@@ -32,6 +32,7 @@ __all__ = [
     "affine",
     "split",
     "scale_",
+    "layers",
     "stack",
 ]
 
@@ -253,6 +254,47 @@ _rt.python_kernels(
 )
 
 
+_layers_params = (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner))))
+_layers_op = None  # torch.ops.golden.layers.default, bound by _bind()
+
+
+def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
+    """A list of records (one list per leaf; one grad record per item).\n\nCalls torch.ops.golden.layers (lowered schema: layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _layers_op(x, [r.w for r in items], [r.b for r in items])
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _layers_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::layers", _layers_params, (x, items), error, _layers_op is not None)
+            raise
+
+
+layers.slot_map = {
+    "x": "x",
+    "items.w": "items__w",
+    "items.b": "items__b",
+}
+layers.schema = "golden::layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"
+layers.annotations = ()
+
+
+def _layers_records(x, items__w, items__b):
+    """golden::layers's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, [Inner(w=l0, b=l1) for l0, l1 in _rt.zip_leaves("golden::layers", "items", (("w", items__w), ("b", items__b)))]), {}
+
+
+_rt.python_kernels(
+    layers,
+    _layers_records,
+    _IDL_STEM,
+    params=(("x", None), ("items", _rt.ListOf(Inner))),
+    grads=(("x", "x"), ("items.w", "items__w"), ("items.b", "items__b")),
+    meta=("x",),
+    backward=True,
+)
+
+
 _stack_params = (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR))
 _stack_op = None  # torch.ops.golden.stack.default, bound by _bind()
 
@@ -303,7 +345,7 @@ def _bind():
     or defined from Python) to its torch.ops OpOverload (itself, so that
     torch.compile and torch.export see one op call); returns whether it bound
     one that was not bound."""
-    global _affine_op, _split_op, _scale__op, _stack_op
+    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op
     ops = torch.ops.golden
     bound = False
     if _affine_op is None:
@@ -315,6 +357,9 @@ def _bind():
     if _scale__op is None:
         _scale__op = _rt.find_op(ops, "scale_", "default")
         bound = bound or _scale__op is not None
+    if _layers_op is None:
+        _layers_op = _rt.find_op(ops, "layers", "default")
+        bound = bound or _layers_op is not None
     if _stack_op is None:
         _stack_op = _rt.find_op(ops, "stack", "default")
         bound = bound or _stack_op is not None
