@@ -103,6 +103,15 @@ std::string unflatten_list_name(const Record& r) {
   return "unflatten_" + r.name + "_list";
 }
 
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1)
+    parts.emplace_back(path.substr(start, dot - start));
+  parts.emplace_back(path.substr(start));
+  return parts;
+}
+
 std::string first_free(const std::string& base, const std::vector<std::string>& taken) {
   std::string name = base;
   for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)

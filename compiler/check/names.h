@@ -81,6 +81,9 @@ std::string unflatten_name(const Record& r);
 /// `unflatten_R_list`: the generated function building a `std::vector<R>`.
 std::string unflatten_list_name(const Record& r);
 
+/// The parts of a dotted path (`cfg.layers.w` -> `cfg`, `layers`, `w`).
+std::vector<std::string> split_path(std::string_view path);
+
 /// `base`, or `base2`, `base3`... : the first not in `taken`.
 std::string first_free(const std::string& base, const std::vector<std::string>& taken);
 

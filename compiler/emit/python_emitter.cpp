@@ -688,11 +688,7 @@ class PythonEmitter {
   /// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
   /// list (Slot::list_depth), its api_path split where the list ends.
   static std::string list_leaf(const lower::Slot& s) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t dot; (dot = s.api_path.find('.', start)) != std::string::npos; start = dot + 1)
-      parts.push_back(s.api_path.substr(start, dot - start));
-    parts.push_back(s.api_path.substr(start));
+    const std::vector<std::string> parts = model::split_path(s.api_path);
     const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
     return fmt::format(
         "[r.{} for r in {}]",
@@ -732,9 +728,13 @@ class PythonEmitter {
   /// The original path of the list of records that slot `s` is a leaf of
   /// (`cfg.layers` for `cfg.layers.w`).
   static std::string list_path(const lower::Slot& s) {
-    size_t end = 0;
-    for (size_t k = 0; k <= *s.list_depth; ++k) end = s.path.find('.', end + (k ? 1 : 0));
-    return s.path.substr(0, end);
+    const std::vector<std::string> parts = model::split_path(s.path);
+    return fmt::format(
+        "{}",
+        fmt::join(
+            parts.begin(),
+            parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth),
+            "."));
   }
 
   /// One item of a list of records from the loop variables `l<k>` (k from

@@ -200,7 +200,7 @@ class SourceEmitter {
       model::Type list = leaf.type;
       list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
       std::string path = "path";
-      for (const std::string& part : split_path(leaf.path))
+      for (const std::string& part : model::split_path(leaf.path))
         path = fmt::format("structop::ArgPath({}, {})", path, cpp_string_literal(part));
       lists.push_back(fmt::format(
           "auto l{} = {};",
@@ -252,7 +252,7 @@ class SourceEmitter {
   /// or with `grads` the backward's `structop::take_grads(grads.cfg.layers,
   /// &LayerGrad::inner, &InnerGrad::w)`.
   std::string list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const {
-    const Strings parts = split_path(s.api_path);
+    const Strings parts = model::split_path(s.api_path);
     const size_t depth = *s.list_depth;
     Strings list(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(depth + 1));
     // The record of the list's items, then one member pointer per field below.
@@ -265,15 +265,6 @@ class SourceEmitter {
       decl = record(decl).fields[s.fields[k]].type.decl;
     }
     return (grads ? "structop::take_grads" : "structop::gather") + args(call_args);
-  }
-
-  static Strings split_path(const std::string& path) {
-    Strings parts;
-    size_t start = 0;
-    for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
-      parts.push_back(path.substr(start, dot - start));
-    parts.push_back(path.substr(start));
-    return parts;
   }
 
   // ---- per op --------------------------------------------------------------
