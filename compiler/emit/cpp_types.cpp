@@ -219,6 +219,24 @@ std::string CppTypes::flat_to_value(
   return fmt::format("structop::to_value<{}>({})", value_type(t), CodePrinter::list({expr}));
 }
 
+std::string CppTypes::stack_arg(const model::Type& t, const std::string& ivalue) const {
+  return fmt::format("structop::arg<{}>({})", flat_type(t), ivalue);
+}
+
+std::string CppTypes::leaf_list(
+    const model::Type& leaf,
+    const std::string& ivalue,
+    const std::string& path) const {
+  const bool stack_list = leaf.is_builtin(Builtin::Tensor) ||
+                          (leaf.suffixes.empty() &&
+                           (leaf.is_builtin(Builtin::Float) || leaf.is_builtin(Builtin::Int) ||
+                            leaf.is_builtin(Builtin::Bool)));
+  if (stack_list) return fmt::format("structop::leaf_list<{}>({})", value_type(leaf), ivalue);
+  model::Type list = leaf;
+  list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+  return flat_to_value(list, stack_arg(list, ivalue), path);
+}
+
 std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
   // The argument as a list, so that the printer breaks before it when the
   // call does not fit on one line.

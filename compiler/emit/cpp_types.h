@@ -55,6 +55,17 @@ class CppTypes {
   /// leaf, used in enum errors.
   std::string flat_to_value(const model::Type& t, const std::string& expr, const std::string& path)
       const;
+  /// A flat argument on the dispatcher's stack (the `c10::IValue` expression
+  /// `ivalue`) as flat_type(t): `structop::arg<at::IntArrayRef>(args[2])`.
+  std::string stack_arg(const model::Type& t, const std::string& ivalue) const;
+  /// The list of one leaf of a list of records, of item type `leaf`, from
+  /// its stack entry `ivalue`: the stack's own c10::List where it holds one
+  /// of the item's C++ type (`structop::leaf_list<at::Tensor>(leaves[0])`,
+  /// for Tensor, Tensor?, float, int and bool), else a std::vector of the
+  /// item's value type (flat_to_value of `leaf[]`). Items are taken out with
+  /// `structop::item(list, i)`.
+  std::string leaf_list(const model::Type& leaf, const std::string& ivalue, const std::string& path)
+      const;
   /// An expression converting the value `expr` (of value_type(t), or of
   /// param_type(t) for a plain parameter) to an argument of flat_type(t).
   std::string value_to_flat(const model::Type& t, const std::string& expr) const;

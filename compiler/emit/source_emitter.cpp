@@ -110,7 +110,7 @@ class SourceEmitter {
 
   /// A flat argument on the stack as the dispatcher's C++ type for `type`.
   std::string stack_arg(const model::Type& type, const std::string& ivalue) const {
-    return fmt::format("structop::arg<{}>({})", types_.flat_type(type), ivalue);
+    return types_.stack_arg(type, ivalue);
   }
 
   void unflatten_functions() {
@@ -197,15 +197,13 @@ class SourceEmitter {
     Strings lists, lengths;
     for (size_t k = 0; k < lay.leaves.size(); ++k) {
       const lower::RecordLeaf& leaf = lay.leaves[k];
-      model::Type list = leaf.type;
-      list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
       std::string path = "path";
       for (const std::string& part : model::split_path(leaf.path))
         path = fmt::format("structop::ArgPath({}, {})", path, cpp_string_literal(part));
       lists.push_back(fmt::format(
           "auto l{} = {};",
           k,
-          adapter_types_.flat_to_value(list, stack_arg(list, fmt::format("leaves[{}]", k)), path)));
+          adapter_types_.leaf_list(leaf.type, fmt::format("leaves[{}]", k), path)));
       lengths.push_back(fmt::format("{{{}, l{}.size()}}", cpp_string_literal(leaf.path), k));
     }
     size_t next = 0;
@@ -233,7 +231,7 @@ class SourceEmitter {
         )cc");
   }
 
-  /// `::ns::R{std::move(l0[i]), ::ns::Inner{...}, ...}`: item `i` of a list
+  /// `::ns::R{structop::item(l0, i), ::ns::Inner{...}, ...}`: item `i` of a list
   /// of records from the leaves' lists `l<next>`, `l<next + 1>`, ...
   std::string item_init(int decl, size_t& next) const {
     Strings fields;
@@ -241,7 +239,7 @@ class SourceEmitter {
       if (f.type.is_record()) {
         fields.push_back(item_init(f.type.decl, next));
       } else {
-        fields.push_back(fmt::format("std::move(l{}[i])", next++));
+        fields.push_back(fmt::format("structop::item(l{}, i)", next++));
       }
     }
     return adapter_types_.record_name(decl) + braces(fields);

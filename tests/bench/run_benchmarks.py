@@ -30,6 +30,8 @@ RATIOS = [
      "fwd_bwd/generated_bridge", "fwd_bwd/autograd_function", 1.00),
     ("no grad needed, backward op vs op without autograd",
      "no_grad/generated_bridge", "no_grad/without_autograd", 1.10),
+    ("C++ call, list of 8 records of 4 leaves vs hand-written flat op on the lists",
+     "items/generated_record_list", "items/handwritten_flat_lists", 1.10),
     ("(info) forward building the graph, generated bridge vs autograd::Function",
      "fwd_graph/generated_bridge", "fwd_graph/autograd_function", None),
     ("(info) no grad needed, autograd::Function vs op without autograd",

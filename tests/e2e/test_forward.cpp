@@ -17,6 +17,7 @@
 #include "weights.ops.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 
 #include <cmath>
 #include <limits>
@@ -398,6 +399,34 @@ CATCH_TEST_CASE("row 7: Tensor[], float[], bool[], Tensor?[] fields and empty li
   CATCH_CHECK_THAT(
       error_of([&] { multi::mix(x, cfg); }),
       Catch::Matchers::ContainsSubstring("cfg.weights has 2 entries for 1 tensors"));
+}
+
+CATCH_TEST_CASE(
+    "a list of records: a leaf list the caller still holds is read, not emptied",
+    "[row7][lists]") {
+  // The generated unflatten moves the items out of a leaf list it owns alone
+  // (the call API's), and copies them from a list shared with the caller (a
+  // boxed caller, a TorchScript constant), which must keep its tensors.
+  const at::Tensor x = at::randn({3}, f64());
+  const at::Tensor w0 = at::randn({3}, f64());
+  const at::Tensor w1 = at::randn({3}, f64());
+  c10::List<at::Tensor> ws({w0, w1});
+  c10::List<c10::optional<at::Tensor>> bs({c10::nullopt, c10::nullopt});
+  c10::List<double> scales({2.0, 0.5});
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("multi::blend", "");
+  for (int call = 0; call < 2; ++call) {
+    torch::jit::Stack stack = {x, ws, bs, scales};
+    op.callBoxed(stack);
+    CATCH_REQUIRE(stack.size() == 1);
+    CATCH_CHECK(close(stack[0].toTensor(), x + 2.0 * w0 + 0.5 * w1));
+    CATCH_REQUIRE(ws.size() == 2);
+    CATCH_CHECK(ws.get(0).is_same(w0));
+    CATCH_CHECK(ws.get(1).is_same(w1));
+  }
+  // The record-form call API (its lists are its own) gives the same.
+  CATCH_CHECK(close(
+      multi::blend(x, {{w0, c10::nullopt, 2.0}, {w1, c10::nullopt, 0.5}}),
+      x + 2.0 * w0 + 0.5 * w1));
 }
 
 // ---------------------------------------------------------------------------

@@ -116,6 +116,13 @@ c10::List<E> flat_of(tag<c10::List<E>>, const std::vector<V>& v, rank<1>) {
   return list;
 }
 
+// A list gather() built as the c10::List the dispatcher's stack holds: passed
+// on as it is (the boxed call pushes it without a copy).
+template <class F, class E>
+c10::List<E> flat_of(tag<F>, c10::List<E>&& list, rank<2>) {
+  return std::move(list);
+}
+
 template <class F, class V>
 c10::optional<F> flat_of(tag<c10::optional<F>>, const c10::optional<V>& value, rank<1>) {
   if (!value.has_value()) return c10::nullopt;
@@ -142,9 +149,32 @@ T to_value(const F& flat) {
 /// The flat argument of type `F` (as the dispatcher spells it, possibly
 /// `const ...&`) for a record field value.
 template <class F, class V>
-decltype(auto) to_flat(const V& value) {
+decltype(auto) to_flat(V&& value) {
   using Flat = std::remove_cv_t<std::remove_reference_t<F>>;
-  return convert::flat_of(convert::tag<Flat>{}, value, convert::rank<2>{});
+  return convert::flat_of(convert::tag<Flat>{}, std::forward<V>(value), convert::rank<2>{});
+}
+
+namespace convert {
+// The item types whose lists the dispatcher's stack holds as a c10::List of
+// the same C++ type (`Tensor[]`, `Tensor?[]`, `float[]`, `int[]`, `bool[]`).
+template <class T>
+constexpr bool is_stack_list_item = std::is_same_v<T, at::Tensor> ||
+                                    std::is_same_v<T, c10::optional<at::Tensor>> ||
+                                    std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+                                    std::is_same_v<T, bool>;
+}  // namespace convert
+
+/// One leaf across a list of records, copied: `gather(cfgs, &Cfg::inner,
+/// &Inner::w)` is `{cfgs[0].inner.w, cfgs[1].inner.w, ...}`. How the C++ call
+/// API flattens `std::vector<R>` into the leaf's list: a c10::List where the
+/// stack holds one (pushed as it is), else a std::vector.
+template <class Item, class... Members>
+auto gather(const std::vector<Item>& items, Members... members) {
+  using Leaf = std::decay_t<decltype(detail::member(std::declval<const Item&>(), members...))>;
+  std::conditional_t<convert::is_stack_list_item<Leaf>, c10::List<Leaf>, std::vector<Leaf>> out;
+  out.reserve(items.size());
+  for (const Item& item : items) out.push_back(detail::member(item, members...));
+  return out;
 }
 
 /// Optional enums: `None` or a valid spelling.

@@ -94,6 +94,27 @@ C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
       value);
 }
 
+/// A leaf's list in a list of records (unflatten_<R>_list), for the item
+/// types the stack holds as a c10::List<Item> (convert::is_stack_list_item):
+/// that list itself, taken out of `value`, not copied.
+template <class Item>
+C10_NOINLINE c10::List<Item> leaf_list(c10::IValue& value) {
+  return std::move(value).to<c10::List<Item>>();
+}
+
+/// Item `i` of a leaf's list, for the record built from it: moved out when
+/// the list has no other owner (the stack's list, taken by leaf_list), copied
+/// when it is shared (the autograd bridge's copy of the arguments, a
+/// TorchScript constant), which must stay intact.
+template <class Item>
+Item item(c10::List<Item>& list, std::size_t i) {
+  return list.use_count() == 1 ? list.extract(i) : list.get(i);
+}
+template <class Item>
+Item item(std::vector<Item>& list, std::size_t i) {
+  return std::move(list[i]);
+}
+
 /// An output of the op (on the stack after the forward ran) as the C++ type
 /// `T` (`at::Tensor`, `std::vector<at::Tensor>`), left on the stack: a copy
 /// sharing the tensors, where `arg` would move the value out.
@@ -125,6 +146,22 @@ namespace detail {
 template <class T>
 C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
   stack.emplace_back(std::forward<T>(value));
+}
+
+template <class T>
+struct is_list : std::false_type {};
+template <class E>
+struct is_list<c10::List<E>> : std::true_type {};
+
+/// Pushes an argument as the flat type `Param` would box it; a c10::List
+/// (gather) as it is, without a copy.
+template <class Param, class Arg>
+void push_arg(torch::jit::Stack& stack, Arg&& arg) {
+  if constexpr (is_list<std::decay_t<Arg>>::value) {
+    push<std::decay_t<Arg>>(stack, std::decay_t<Arg>(std::forward<Arg>(arg)));
+  } else {
+    push<Param>(stack, static_cast<Param>(std::forward<Arg>(arg)));
+  }
 }
 
 template <class T>
@@ -161,10 +198,12 @@ template <class Signature>
 struct Caller;
 template <class Ret, class... Args>
 struct Caller<Ret(Args...)> {
-  static Ret call(const c10::OperatorHandle& op, Args... args) {
+  template <class... Given>
+  static Ret call(const c10::OperatorHandle& op, Given&&... args) {
+    static_assert(sizeof...(Given) == sizeof...(Args), "one argument per flat parameter");
     torch::jit::Stack stack;
     stack.reserve(sizeof...(Args));
-    (push<Args>(stack, std::forward<Args>(args)), ...);
+    (push_arg<Args>(stack, std::forward<Given>(args)), ...);
     call_boxed(op, stack);
     return pop_outputs<Ret>(stack);
   }

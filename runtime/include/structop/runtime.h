@@ -236,18 +236,6 @@ auto& member(T& object, M C::* first, Rest... rest) {
 }
 }  // namespace detail
 
-/// One leaf across a list of records, copied: `gather(cfgs, &Cfg::inner,
-/// &Inner::w)` is `{cfgs[0].inner.w, cfgs[1].inner.w, ...}`. How the C++ call
-/// API flattens `std::vector<R>` into the leaf's list.
-template <class Item, class... Members>
-auto gather(const std::vector<Item>& items, Members... members) {
-  using Leaf = std::decay_t<decltype(detail::member(std::declval<const Item&>(), members...))>;
-  std::vector<Leaf> out;
-  out.reserve(items.size());
-  for (const Item& item : items) out.push_back(detail::member(item, members...));
-  return out;
-}
-
 /// One gradient slot across a list of grad records, moved out:
 /// `take_grads(grads.cfgs, &CfgGrad::inner, &InnerGrad::w)`. How a generated
 /// backward maps `std::vector<RGrad>` onto the list slot of one tensor leaf.

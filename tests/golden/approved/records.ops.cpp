@@ -19,15 +19,14 @@ namespace {
 std::vector<::golden::Inner> unflatten_Inner_list(
     const structop::ArgPath& path,
     c10::IValue* leaves) {
-  auto l0 = structop::to_value<std::vector<at::Tensor>>(structop::arg<at::TensorList>(leaves[0]));
-  auto l1 = structop::to_value<std::vector<c10::optional<at::Tensor>>>(
-      structop::arg<const c10::List<c10::optional<at::Tensor>>&>(leaves[1]));
+  auto l0 = structop::leaf_list<at::Tensor>(leaves[0]);
+  auto l1 = structop::leaf_list<c10::optional<at::Tensor>>(leaves[1]);
   structop::check_lengths(path, {{"w", l0.size()}, {"b", l1.size()}});
   const std::size_t n = l0.size();
   std::vector<::golden::Inner> items;
   items.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    items.push_back(::golden::Inner{std::move(l0[i]), std::move(l1[i])});
+    items.push_back(::golden::Inner{structop::item(l0, i), structop::item(l1, i)});
   }
   return items;
 }
