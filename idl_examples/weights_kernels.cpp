@@ -45,4 +45,58 @@ op_grads kernels::op_backward(
   };
 }
 
+// Optional records: each absent one skips its step. All tensors have x's shape.
+at::Tensor kernels::affine(
+    const at::Tensor& x,
+    const c10::optional<Inner>& post,
+    const c10::optional<Gate>& gate) {
+  at::Tensor y = post ? x * post->w + post->b : x.clone();
+  if (gate) {
+    y = y * gate->g;
+    if (gate->bias) y = y * gate->bias->w + gate->bias->b;
+  }
+  return y;
+}
+
+void kernels::affine_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const c10::optional<Inner>& post,
+    const c10::optional<Gate>& gate,
+    const at::Tensor& /*output*/) {
+  // Undefined tensors for absent records (saved and restored as undefined).
+  ctx->save_for_backward(
+      {x,
+       post ? post->w : at::Tensor(),
+       post ? post->b : at::Tensor(),
+       gate ? gate->g : at::Tensor(),
+       gate && gate->bias ? gate->bias->w : at::Tensor()});
+}
+
+affine_grads kernels::affine_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  const auto saved = ctx->get_saved_variables();
+  const at::Tensor &x = saved[0], &w = saved[1], &b = saved[2], &g = saved[3], &w2 = saved[4];
+  const at::Tensor y1 = w.defined() ? x * w + b : x;  // after post
+  const at::Tensor y2 = g.defined() ? y1 * g : y1;    // after the gate
+  // Each stage's gradients; an absent record's stay undefined (no gradient).
+  at::Tensor d = grad_output;  // d(out)/d(current stage), from the last stage back
+  InnerGrad bias_grad{at::Tensor(), at::Tensor()}, post_grad{at::Tensor(), at::Tensor()};
+  at::Tensor gate_grad;
+  if (w2.defined()) {
+    bias_grad = {/*w=*/d * y2, /*b=*/d};
+    d = d * w2;
+  }
+  if (g.defined()) {
+    gate_grad = d * y1;
+    d = d * g;
+  }
+  if (w.defined()) {
+    post_grad = {/*w=*/d * x, /*b=*/d};
+    d = d * w;
+  }
+  return {/*x=*/d, /*post=*/std::move(post_grad), /*gate=*/{gate_grad, std::move(bias_grad)}};
+}
+
 }  // namespace weights

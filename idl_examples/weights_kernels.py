@@ -36,3 +36,45 @@ def op_backward(ctx, grad_output):
 
 
 W.op.register_autograd(op_backward, setup_context=op_setup_context)
+
+
+@W.affine.register_kernel(None)
+def affine(x, post, gate):
+    """Optional records: each absent one skips its step. All tensors have x's shape."""
+    y = x * post.w + post.b if post is not None else x.clone()
+    if gate is not None:
+        y = y * gate.g
+        if gate.bias is not None:
+            y = y * gate.bias.w + gate.bias.b
+    return y
+
+
+def affine_setup_context(ctx, inputs, output):
+    x, post, gate = inputs
+    ctx.save_for_backward(x,
+                          post.w if post is not None else None,
+                          post.b if post is not None else None,
+                          gate.g if gate is not None else None,
+                          gate.bias.w if gate is not None and gate.bias is not None else None)
+
+
+def affine_backward(ctx, grad_output):
+    x, w, b, g, w2 = ctx.saved_tensors
+    y1 = x * w + b if w is not None else x  # after post
+    y2 = y1 * g if g is not None else y1    # after the gate
+    d = grad_output  # d(out)/d(current stage), from the last stage back
+    bias_grad = gate_g = post_grad = None
+    if w2 is not None:
+        bias_grad = W.InnerGrad(w=d * y2, b=d)
+        d = d * w2
+    if g is not None:
+        gate_g = d * y1
+        d = d * g
+    if w is not None:
+        post_grad = W.InnerGrad(w=d * x, b=d)
+        d = d * w
+    gate_grad = W.GateGrad(g=gate_g, bias=bias_grad) if g is not None else None
+    return d, post_grad, gate_grad
+
+
+W.affine.register_autograd(affine_backward, setup_context=affine_setup_context)

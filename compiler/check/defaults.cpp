@@ -24,6 +24,16 @@ class DefaultChecker {
       if (lit.kind == Literal::Kind::List && lit.items.empty()) return true;
       return fail(lit, type, "a list of records can only default to `[]`");
     }
+    if (type.is_optional_record()) {
+      // Absent is every leaf None; a present default would need a record
+      // literal per leaf's optional schema default, which torch cannot show.
+      if (lit.kind == Literal::Kind::None) return true;
+      return fail(
+          lit,
+          type,
+          "an optional record defaults only to `None`; to default to a record, make the type "
+          "the plain record and give it that default");
+    }
     if (type.is_record()) return check_record(type, lit, out);
     if (lit.kind == Literal::Kind::Record) {
       return fail(

@@ -72,8 +72,10 @@ struct Type {
         return false;
     }
   }
-  /// A record without suffixes (not `R[]`).
+  /// A record without suffixes (not `R[]`, not `R?`).
   bool is_plain_record() const { return is_record() && suffixes.empty(); }
+  /// `R?`: an optional record (each leaf optional in the schema).
+  bool is_optional_record() const { return is_record() && suffixes.size() == 1 && is_optional(); }
   /// `R[]`: a list of records.
   bool is_record_list() const { return is_record() && is_list(); }
   /// A takes_grad leaf that is a list (`Tensor[]`, `Tensor?[]`): its gradient

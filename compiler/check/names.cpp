@@ -103,6 +103,10 @@ std::string unflatten_list_name(const Record& r) {
   return "unflatten_" + r.name + "_list";
 }
 
+std::string unflatten_optional_name(const Record& r) {
+  return "unflatten_" + r.name + "_optional";
+}
+
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -198,6 +202,10 @@ class ClashChecker {
       take(
           model::unflatten_list_name(r),
           fmt::format("the C++ function that builds a list of record `{}`", r.name),
+          &r);
+      take(
+          model::unflatten_optional_name(r),
+          fmt::format("the C++ function that builds an optional record `{}`", r.name),
           &r);
       if (r.takes_grad)
         take(model::grad_record_name(r), fmt::format("the grad record of record `{}`", r.name), &r);

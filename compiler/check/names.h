@@ -80,6 +80,8 @@ std::string grad_record_name(const Record& r);
 std::string unflatten_name(const Record& r);
 /// `unflatten_R_list`: the generated function building a `std::vector<R>`.
 std::string unflatten_list_name(const Record& r);
+/// `unflatten_R_optional`: the generated function building a `c10::optional<R>`.
+std::string unflatten_optional_name(const Record& r);
 
 /// The parts of a dotted path (`cfg.layers.w` -> `cfg`, `layers`, `w`).
 std::vector<std::string> split_path(std::string_view path);

@@ -450,7 +450,8 @@ class Resolver {
           out.has_tensor_leaf |= inner.has_tensor_leaf;
           out.takes_grad |= inner.takes_grad;
           // A list of records needs a default of its own (`[]`).
-          out.all_defaulted &= (inner.all_defaulted && !field.type.is_list()) ||
+          // An optional one is required without one (`= None`).
+          out.all_defaulted &= (inner.all_defaulted && field.type.is_plain_record()) ||
                                field.default_value.has_value();
           record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
           record_leaves_[i] = std::min(
@@ -536,19 +537,53 @@ class Resolver {
       }
       const bool plain_list = out.suffixes.size() == 1 && out.is_list() &&
                               out.suffixes.front().size < 0;
-      if (!t.suffixes.empty() && !plain_list) {
+      if (!t.suffixes.empty() && !plain_list && !out.is_optional_record()) {
         diags_.error(
             t.span,
             fmt::format(
-                "{} has type `{}`, but optional records and fixed-size or optional lists of "
-                "records are not supported",
+                "{} has type `{}`, but fixed-size or optional lists of records and lists of "
+                "optional records are not supported",
                 what,
                 syntax::to_schema(t)),
             fmt::format(
-                "use a plain `{}` or a list `{}[]`, or `Tensor[]` fields for the tensors",
+                "use a plain `{}`, an optional `{}?` or a list `{}[]`",
+                t.base,
                 t.base,
                 t.base));
         return std::nullopt;
+      }
+      if (out.is_optional_record() && out.decl >= 0) {
+        // Absent is every leaf None; present needs a leaf that is never
+        // None (the witness), so that the two cannot be confused.
+        const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+        if (std::string list = record_list_inside(r, r.name + "."); !list.empty()) {
+          diags_.error(
+              t.span,
+              fmt::format(
+                  "{} has type `{}`, but {} is a list of records, which an optional record "
+                  "cannot hold",
+                  what,
+                  syntax::to_schema(t),
+                  list),
+              fmt::format("pass the list as a separate parameter, or make `{}` plain", t.base));
+          return std::nullopt;
+        }
+        if (!has_required_leaf(r)) {
+          diags_.error(
+              t.span,
+              fmt::format(
+                  "{} has type `{}`, but every leaf of record `{}` may be None, so an absent "
+                  "`{}` and one whose leaves are all None would have the same flat arguments",
+                  what,
+                  syntax::to_schema(t),
+                  t.base,
+                  t.base),
+              fmt::format(
+                  "give `{}` a field that is not optional (a `Tensor`, a `float`...): it is "
+                  "None exactly when the record is absent",
+                  t.base));
+          return std::nullopt;
+        }
       }
       if (plain_list && out.decl >= 0) {
         // Each leaf of the record becomes a list (`Tensor w` -> `Tensor[]
@@ -611,6 +646,32 @@ class Resolver {
     return out;
   }
 
+  /// The path of a list of records inside `r` (at any depth), or empty.
+  std::string record_list_inside(const model::Record& r, const std::string& prefix) const {
+    for (const auto& f : r.fields) {
+      if (!f.type.is_record()) continue;
+      if (f.type.is_record_list()) return "`" + prefix + f.name + "`";
+      const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+      if (std::string path = record_list_inside(inner, prefix + f.name + "."); !path.empty())
+        return path;
+    }
+    return {};
+  }
+
+  /// Whether `r` has a leaf that is never None when `r` is given: one of a
+  /// type that is not optional, outside any optional record inside `r`
+  /// (lowering takes the first as the presence witness of `r?`).
+  bool has_required_leaf(const model::Record& r) const {
+    for (const auto& f : r.fields) {
+      if (f.type.is_plain_record()) {
+        if (has_required_leaf(module_->records[static_cast<size_t>(f.type.decl)])) return true;
+      } else if (!f.type.is_record() && !f.type.is_optional()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /// Why record `r` cannot be the item type of a list, or empty: a leaf whose
   /// list is not a schema type (`float?`, `int[]`, `ScalarType`), or a list
   /// of records inside it. `prefix` spells the leaf's path (`Layer.`).
@@ -618,6 +679,8 @@ class Resolver {
     for (const auto& f : r.fields) {
       const std::string path = prefix + f.name;
       if (f.type.is_record()) {
+        if (f.type.is_optional_record())
+          return fmt::format("field `{}` is an optional record", path);
         if (!f.type.suffixes.empty()) return fmt::format("field `{}` is a list of records", path);
         const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
         if (std::string why = unlistable_leaf(inner, path + "."); !why.empty()) return why;

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "check/describe.h"
+#include "check/names.h"
 #include "emit/emitters.h"
 #include "emit/json.h"
 #include "lower/lowering.h"
@@ -70,6 +72,14 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   const model::Op& op = in.module.ops[lo.op];
   Json slots = Json::array();
   for (const auto& s : lo.slots) {
+    // The optional records above the leaf, by path (`cfg`, `cfg.inner`).
+    Json optional_records = Json::array();
+    const std::vector<std::string> parts = model::split_path(s.path);
+    for (size_t k : s.optional_at) {
+      optional_records.push(fmt::format(
+          "{}",
+          fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), ".")));
+    }
     slots.push(Json::object()
                    .set("path", s.path)
                    .set("name", s.name)
@@ -82,7 +92,8 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
                    .set("kwarg_only", s.kwarg_only)
                    .set("mutated", s.mutated)
                    .set("differentiable", s.takes_grad)
-                   .set("grad_list", s.grad_list));
+                   .set("grad_list", s.grad_list)
+                   .set("optional_records", std::move(optional_records)));
   }
   Json outputs = Json::array();
   for (const auto& o : lo.outputs) {

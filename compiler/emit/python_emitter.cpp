@@ -461,7 +461,7 @@ class PythonEmitter {
         // the class itself: torch.compile (2.13) cannot trace a dataclass
         // default_factory that is a class).
         value = (f.type.is_list() && default_value->kind == lower::Value::Kind::List) ||
-                        f.type.is_record()
+                        f.type.is_plain_record()
                     ? fmt::format(
                           " = dataclasses.field(default_factory=lambda: {})",
                           literal(*default_value, true))
@@ -591,7 +591,9 @@ class PythonEmitter {
     // named like a Python keyword, `from`, through `**{"from": from_}`).
     std::string args, slot_map, keyword_named;
     for (const auto& s : lo.slots) {
-      const std::string access = s.list_depth ? list_leaf(s) : s.api_path;
+      const std::string access = s.list_depth             ? list_leaf(s)
+                                 : !s.optional_at.empty() ? optional_leaf(s)
+                                                          : s.api_path;
       if (s.kwarg_only && model::is_python_keyword(s.name)) {
         keyword_named += fmt::format(
             "{}{}: {}",
@@ -685,6 +687,19 @@ class PythonEmitter {
     return fmt::format("(None if {} is None else {})", flat_name(s), convert);
   }
 
+  /// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
+  /// below optional records (Slot::optional_at), None when one is absent.
+  static std::string optional_leaf(const lower::Slot& s) {
+    const std::vector<std::string> parts = model::split_path(s.api_path);
+    std::vector<std::string> absent;
+    for (size_t k : s.optional_at) {
+      absent.push_back(fmt::format(
+          "{} is None",
+          fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), ".")));
+    }
+    return fmt::format("(None if {} else {})", fmt::join(absent, " or "), s.api_path);
+  }
+
   /// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
   /// list (Slot::list_depth), its api_path split where the list ends.
   static std::string list_leaf(const lower::Slot& s) {
@@ -769,21 +784,43 @@ class PythonEmitter {
     return fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
   }
 
-  /// A record built from its leaves, the slots from `*next` on (depth first).
-  std::string record_value(const lower::LoweredOp& lo, const model::Type& type, size_t* next)
-      const {
+  /// A record built from its leaves, the slots from `*next` on (depth
+  /// first); `path` is its original path (`cfg`, `cfg.inner`). An optional
+  /// record (`R?`) is None when its leaves say so (_rt.absent checks that
+  /// they agree, as the C++ runtime's structop::check_optional_record).
+  std::string record_value(
+      const lower::LoweredOp& lo,
+      const model::Type& type,
+      const std::string& path,
+      size_t* next) const {
     const model::Record& r = record(type);
     const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(type.decl)];
+    const size_t first = *next;
     std::vector<std::string> fields;
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
+      const std::string field_path = path + "." + r.fields[fi].name;
       std::string value = f.type.is_record_list()
                               ? record_list_value(lo, f.type, list_path(lo.slots[*next]), next)
-                          : f.type.is_record() ? record_value(lo, f.type, next)
+                          : f.type.is_record() ? record_value(lo, f.type, field_path, next)
                                                : leaf_value(lo, lo.slots[(*next)++]);
       fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
     }
-    return fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
+    std::string value = fmt::format("{}({})", api_name(r.name), fmt::join(fields, ", "));
+    if (!type.is_optional_record()) return value;
+    std::vector<std::string> leaves, required;
+    for (size_t k = 0; k < layout.leaves.size(); ++k) {
+      leaves.push_back(
+          py_tuple({python_string_literal(layout.leaves[k].path), flat_name(lo.slots[first + k])}));
+    }
+    for (size_t k : layout.required_leaves) required.push_back(std::to_string(k));
+    return fmt::format(
+        "(None if _rt.absent({}, {}, {}, {}) else {})",
+        python_string_literal(m_.namespace_ + "::" + lo.qualified_name),
+        python_string_literal(path),
+        py_tuple(leaves),
+        py_tuple(required),
+        value);
   }
 
   /// For Python kernels: `<op>.annotations`, `_<op>_records` (the flat
@@ -820,7 +857,7 @@ class PythonEmitter {
     for (size_t pi = 0; pi < op.params.size(); ++pi) {
       const model::Param& p = op.params[pi];
       std::string value = p.type.is_record_list() ? record_list_value(lo, p.type, p.name, &next)
-                          : p.type.is_record()    ? record_value(lo, p.type, &next)
+                          : p.type.is_record()    ? record_value(lo, p.type, p.name, &next)
                                                   : leaf_value(lo, lo.slots[next++]);
       if (p.kwarg_only) {
         kwargs.push_back(

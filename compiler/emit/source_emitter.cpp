@@ -88,24 +88,29 @@ class SourceEmitter {
     return in_.lowered.records[static_cast<size_t>(decl)];
   }
 
-  /// `unflatten_R(path, leaves)`: record `decl` from its flat leaves, which
-  /// start at the stack entry `leaves_expr` (a `c10::IValue*` expression).
+  /// `unflatten_R(path, leaves)`: a record of type `t` (`R`, `R[]` or `R?`)
+  /// from its flat leaves, which start at the stack entry `leaves_expr` (a
+  /// `c10::IValue*` expression).
   std::string unflatten_call(
-      int decl,
+      const model::Type& t,
       const std::string& path_expr,
-      const std::string& leaves_expr,
-      bool list = false) const {
+      const std::string& leaves_expr) const {
+    const model::Record& r = record(t.decl);
     Strings call_args;
-    if (list || takes_path(decl)) call_args.push_back(path_expr);
+    if (!t.is_plain_record() || takes_path(t.decl)) call_args.push_back(path_expr);
     call_args.push_back(leaves_expr);
-    return (list ? model::unflatten_list_name(record(decl)) : model::unflatten_name(record(decl))) +
-           args(call_args);
+    const std::string name = t.is_record_list()       ? model::unflatten_list_name(r)
+                             : t.is_optional_record() ? model::unflatten_optional_name(r)
+                                                      : model::unflatten_name(r);
+    return name + args(call_args);
   }
 
   /// unflatten_<R> takes the record's path: for its enum leaves' errors,
-  /// or for a list of records inside it, whose length check names it.
+  /// or for a list of records or an optional record inside it, whose checks
+  /// name it.
   bool takes_path(int decl) const {
-    return layout(decl).has_enum_leaf || layout(decl).has_record_list;
+    const lower::RecordLayout& lay = layout(decl);
+    return lay.has_enum_leaf || lay.has_record_list || lay.has_optional_record;
   }
 
   /// A flat argument on the stack as the dispatcher's C++ type for `type`.
@@ -117,9 +122,12 @@ class SourceEmitter {
     // Records reachable from this file's ops, in dependency order.
     // `listed`: those used as a list of records (`R[]`), built by
     // unflatten_<R>_list from one list per leaf.
-    std::set<int> used, listed;
+    // `optional`: those used as an optional record (`R?`), built by
+    // unflatten_<R>_optional, which calls unflatten_<R>.
+    std::set<int> used, listed, optional;
     std::function<void(const model::Type&)> use = [&](const model::Type& t) {
       if (!t.is_record()) return;
+      if (t.is_optional_record()) optional.insert(t.decl);
       if (t.is_record_list()) {
         if (!listed.insert(t.decl).second) return;
       } else if (!used.insert(t.decl).second) {
@@ -142,7 +150,40 @@ class SourceEmitter {
     for (int decl : all) {  // dependency order
       if (listed.count(decl)) unflatten_list_function(decl);
       if (used.count(decl)) unflatten_function(decl);
+      if (optional.count(decl)) unflatten_optional_function(decl);
     }
+  }
+
+  /// `c10::optional<R> unflatten_R_optional(path, leaves)`: an optional
+  /// record from its leaves (each optional in the schema): absent when its
+  /// presence witness (RecordLayout::required_leaves) is None, then every
+  /// leaf must be None; present, every required leaf must be given.
+  void unflatten_optional_function(int decl) {
+    const lower::RecordLayout& lay = layout(decl);
+    const std::string type = adapter_types_.record_name(decl);
+    Strings paths, required;
+    for (const auto& leaf : lay.leaves) paths.push_back(cpp_string_literal(leaf.path));
+    for (size_t k : lay.required_leaves) required.push_back(std::to_string(k));
+    model::Type plain;
+    plain.kind = model::Type::Kind::Record;
+    plain.decl = decl;
+    p_.line();
+    p_.emit(
+        {{"type", type},
+         {"name", model::unflatten_optional_name(record(decl))},
+         {"params", args({"const structop::ArgPath& path", "c10::IValue* leaves"})},
+         {"check",
+          "structop::check_optional_record" +
+              args({"path", "leaves", braces(paths), braces(required)}) + ";"},
+         {"witness", std::to_string(lay.required_leaves.front())},
+         {"build", unflatten_call(plain, "path", "leaves")}},
+        R"cc(
+          c10::optional<$type$> $name$$params$ {
+            $check$
+            if (leaves[$witness$].isNone()) return c10::nullopt;
+            return $build$;
+          }
+        )cc");
   }
 
   /// `R unflatten_R([path,] leaves)`: a record from its leaves.
@@ -166,7 +207,7 @@ class SourceEmitter {
         if (f.type.is_record()) {
           const std::string at = rf.first_leaf == 0 ? "leaves"
                                                     : fmt::format("leaves + {}", rf.first_leaf);
-          fields.push_back(unflatten_call(f.type.decl, leaf_path, at, f.type.is_record_list()));
+          fields.push_back(unflatten_call(f.type, leaf_path, at));
         } else {
           const std::string leaf = fmt::format("leaves[{}]", rf.first_leaf);
           fields.push_back(adapter_types_.flat_to_value(
@@ -265,6 +306,30 @@ class SourceEmitter {
     return (grads ? "structop::take_grads" : "structop::gather") + args(call_args);
   }
 
+  /// A leaf below optional records (Slot::optional_at) in the call API:
+  /// `cfg && cfg->inner ? c10::IValue(cfg->inner->w) : c10::IValue()`, the
+  /// leaf's flat value when every one of them is present, else None.
+  std::string optional_leaf(const model::Op& o, const lower::Slot& s) const {
+    const Strings parts = model::split_path(s.api_path);
+    Strings present;
+    std::string access = parts[0];
+    for (size_t k = 0; k < s.fields.size(); ++k) {
+      const bool optional = std::find(s.optional_at.begin(), s.optional_at.end(), k) !=
+                            s.optional_at.end();
+      if (optional) present.push_back(access);
+      access += (optional ? "->" : ".") + parts[k + 1];
+    }
+    // The leaf's type in its record: `s.type` is made optional.
+    int decl = o.params[s.param].type.decl;
+    for (size_t k = 0; k + 1 < s.fields.size(); ++k)
+      decl = record(decl).fields[s.fields[k]].type.decl;
+    const model::Type& leaf = record(decl).fields[s.fields.back()].type;
+    return fmt::format(
+        "{} ? c10::IValue({}) : c10::IValue()",
+        join(present, " && "),
+        types_.value_to_flat(leaf, access));
+  }
+
   // ---- per op --------------------------------------------------------------
 
   /// The kernels' arguments (record form) from the flat ones at `args`.
@@ -282,11 +347,8 @@ class SourceEmitter {
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
-        out.push_back(unflatten_call(
-            p.type.decl,
-            path,
-            slot == 0 ? "args" : fmt::format("args + {}", slot),
-            p.type.is_record_list()));
+        out.push_back(
+            unflatten_call(p.type, path, slot == 0 ? "args" : fmt::format("args + {}", slot)));
       } else {
         const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
         out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
@@ -562,6 +624,10 @@ class SourceEmitter {
         const model::Param& p = o.params[s.param];
         if (s.list_depth) {  // one leaf across a list of records
           call_args.push_back(types_.value_to_flat(s.type, list_leaf(o, s, false)));
+          continue;
+        }
+        if (!s.optional_at.empty()) {  // a leaf below optional records
+          call_args.push_back(optional_leaf(o, s));
           continue;
         }
         const std::string& access = s.api_path;

@@ -76,8 +76,17 @@ struct RecordLayout {
   /// Some field (at any depth) is a list of records: unflattening checks
   /// that its leaves' lists have one length, and names them if not.
   bool has_record_list = false;
+  /// Some field (at any depth) is an optional record: unflattening checks
+  /// that its leaves agree, and names them if not.
+  bool has_optional_record = false;
   /// Some leaf takes a gradient (model::Type::takes_grad): the record has a grad record.
   bool takes_grad = false;
+  /// The leaves that are never None when the record is given (a type that is
+  /// not optional, outside optional records inside it), in leaf order. When
+  /// the record is optional (`R?`), the first is its presence witness: the
+  /// record is absent exactly when that leaf is None, and then every leaf
+  /// must be None; when it is present, every one of these must be given.
+  std::vector<size_t> required_leaves;
 };
 
 /// One flat parameter of the lowered schema.
@@ -93,6 +102,11 @@ struct Slot {
   /// field, ...). `type` is then the leaf's type as a list (`Tensor` ->
   /// `Tensor[]`), one item per record of the list.
   std::optional<size_t> list_depth;
+  /// Below optional records (`R?`), where they are: k means the value
+  /// reached after k of `fields` (0: the parameter `R? cfg` itself; 1: the
+  /// field `fields[0]`, `cfg.inner: Inner?`). Then `type` is optional (`w:
+  /// Tensor` gives `Tensor?`), None when any of them is absent.
+  std::vector<size_t> optional_at;
   model::Type type;         // the leaf's type (enums stay enums; see schema_type)
   std::string schema_type;  // as in the schema: `Tensor(a!)`, `str`, `float?`
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.

@@ -105,6 +105,15 @@ class OpLowering {
       list_default_ = nullptr;
       return;
     }
+    if (p.type.is_optional_record()) {
+      // `R? cfg`: every leaf optional, all None when cfg is absent.
+      optional_at_ = {0};
+      optional_default_ = p.default_value.get();
+      flatten_record(index, p.type.decl, p.name, p.name, nullptr, &fields);
+      optional_at_.clear();
+      optional_default_ = nullptr;
+      return;
+    }
     flatten_record(index, p.type.decl, p.name, p.name, p.default_value.get(), &fields);
   }
 
@@ -136,6 +145,14 @@ class OpLowering {
         flatten_record(param, f.type.decl, leaf_name, leaf_path, nullptr, fields);
         list_depth_.reset();
         list_default_ = nullptr;
+      } else if (f.type.is_optional_record()) {
+        // Its default (`None`, the only one) or the enclosing optional's.
+        const model::Default* outer_default = optional_default_;
+        optional_at_.push_back(fields->size());
+        optional_default_ = value ? value : optional_default_;
+        flatten_record(param, f.type.decl, leaf_name, leaf_path, nullptr, fields);
+        optional_at_.pop_back();
+        optional_default_ = outer_default;
       } else if (f.type.is_record()) {
         flatten_record(param, f.type.decl, leaf_name, leaf_path, value, fields);
       } else {
@@ -150,6 +167,15 @@ class OpLowering {
           s.list_depth = list_depth_;
         }
         s.default_value = value;
+        if (!optional_at_.empty()) {
+          // Under an optional record: None when it is absent, and its
+          // default is the leaf's (the record's own field defaults are the
+          // APIs' business).
+          if (!s.type.is_optional())
+            s.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
+          s.optional_at = optional_at_;
+          s.default_value = optional_default_;
+        }
         s.kwarg_only = op_.params[param].kwarg_only;
         s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
         for (const auto& part : cpp_parts_)
@@ -619,6 +645,10 @@ class OpLowering {
   /// the list's default (`[]`) or null.
   std::optional<size_t> list_depth_;
   const model::Default* list_default_ = nullptr;
+  // Inside optional records (`R?`): where they are on the path (Slot::optional_at),
+  // and the default every leaf below takes (their `None`, or none).
+  std::vector<size_t> optional_at_;
+  const model::Default* optional_default_ = nullptr;
   bool check_schema_ = true;
 };
 
@@ -650,11 +680,19 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
             l.list_depth = 1;
             l.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
           }
+          if (f.type.is_optional_record() && !l.type.is_optional())
+            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
           layout.leaves.push_back(std::move(l));
         }
+        if (f.type.is_plain_record()) {
+          for (size_t leaf : inner.required_leaves)
+            layout.required_leaves.push_back(field.first_leaf + leaf);
+        }
         layout.has_record_list |= f.type.is_record_list() || inner.has_record_list;
+        layout.has_optional_record |= f.type.is_optional_record() || inner.has_optional_record;
         layout.has_enum_leaf |= inner.has_enum_leaf;
       } else {
+        if (!f.type.is_optional()) layout.required_leaves.push_back(layout.leaves.size());
         layout.leaves.push_back({{i}, f.name, f.name, std::nullopt, f.type});
         layout.has_enum_leaf |= f.type.is_enum();
       }
@@ -681,6 +719,7 @@ Value typed_default(const model::Module& module, const model::Type& type, const 
     v.kind = Value::Kind::List;
     return v;
   }
+  if (type.is_optional_record()) return v;  // `None`, checked
   if (type.is_record()) {
     v.kind = Value::Kind::Record;
     v.decl = type.decl;

@@ -76,4 +76,53 @@ void check_lengths(
       "); each holds one entry per record");
 }
 
+void check_optional_record(
+    const ArgPath& where,
+    const c10::IValue* leaves,
+    std::initializer_list<const char*> leaf_paths,
+    std::initializer_list<std::size_t> required) {
+  const char* const* paths = leaf_paths.begin();
+  const std::size_t witness = *required.begin();
+  const std::string record = where.str();
+  if (leaves[witness].isNone()) {
+    for (std::size_t i = 0; i < leaf_paths.size(); ++i) {
+      TORCH_CHECK_VALUE(
+          leaves[i].isNone(),
+          where.op(),
+          ": ",
+          record,
+          ".",
+          paths[i],
+          " is given but ",
+          record,
+          ".",
+          paths[witness],
+          " is None, which means ",
+          record,
+          " is None; give all of ",
+          record,
+          "'s leaves or none");
+    }
+    return;
+  }
+  for (std::size_t i : required) {
+    TORCH_CHECK_VALUE(
+        !leaves[i].isNone(),
+        where.op(),
+        ": ",
+        record,
+        ".",
+        paths[i],
+        " is None but ",
+        record,
+        " is given (",
+        record,
+        ".",
+        paths[witness],
+        " is not None); a given ",
+        record,
+        " needs every field that is not optional");
+  }
+}
+
 }  // namespace structop

@@ -170,12 +170,14 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
                       "kwarg_only",
                       "mutated",
                       "differentiable",
-                      "grad_list"});
+                      "grad_list",
+                      "optional_records"});
   CHECK(w["path"].string == "cfg.inner.w");
   CHECK(w["name"].string == "cfg__inner__w");
   CHECK(w["param"].string == "cfg");
   CHECK(w["differentiable"].boolean);
   CHECK_FALSE(w["grad_list"].boolean);
+  CHECK(w["optional_records"].items.empty());
   const JsonValue& mode = op["slots"][4];
   CHECK(mode["type"].string == "MaskType");
   CHECK(mode["schema_type"].string == "str");

@@ -99,6 +99,34 @@ TEST_CASE("records lower to their leaves, depth first, at the parameter's positi
       "Tensor y) -> Tensor");
 }
 
+TEST_CASE("optional records lower to optional leaves, None when absent", "[lowering]") {
+  const FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  I: {fields: {w: Tensor, k: int = 2}}\n"
+      "  R: {fields: {b: 'Tensor?', s: float = 1.0, i: 'I? = None'}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, I? j, R? r=None) -> Tensor\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const lower::LoweredOp& op = fe.lowered.ops.at(0);
+  CHECK(
+      op.schema ==
+      "op(Tensor x, Tensor? j__w, int? j__k, Tensor? r__b=None, float? r__s=None, Tensor? "
+      "r__i__w=None, int? r__i__k=None) -> Tensor");
+  // Where the optional records are on each leaf's path.
+  CHECK(op.slots[0].optional_at.empty());
+  CHECK(op.slots[1].optional_at == std::vector<size_t>{0});
+  CHECK(op.slots[3].optional_at == std::vector<size_t>{0});
+  CHECK(op.slots[5].optional_at == std::vector<size_t>{0, 1});
+  // Gradients for the tensors, now `Tensor?`.
+  CHECK(op.grad_slots == std::vector<size_t>{0, 1, 3, 5});
+  // The records' required leaves: the first is the presence witness.
+  const auto& records = fe.lowered.records;
+  CHECK(records.at(0).required_leaves == std::vector<size_t>{0, 1});  // I: w, k
+  CHECK(records.at(1).required_leaves == std::vector<size_t>{1});     // R: s (b, i.* may be None)
+}
+
 TEST_CASE("leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
   CHECK(
       schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==

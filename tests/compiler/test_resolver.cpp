@@ -286,25 +286,43 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
   CHECK(contains(
       errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[2]'}}}\n"),
       "error: field `R.e`: enum lists have no fixed size\n"));
-  // Lists of records (`L[]`) are supported; optional records, optional and
-  // fixed-size lists of them are not, nor items with leaves whose list is
-  // not a schema type, nor a list of records inside one.
+  // Lists of records (`L[]`) and optional records (`L?`) are supported;
+  // optional and fixed-size lists of records are not, nor lists of optional
+  // records, nor items with leaves whose list is not a schema type, nor a
+  // list of records inside one.
   CHECK(errors_of("records:\n  L: {fields: {w: Tensor, b: 'Tensor?', n: int, e: str}}\n  N: "
                   "{fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N n) -> Tensor\n")
             .empty());
   std::string lists = errors_of(
       "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]?'}}\nops:\n  - func: "
-      "op(Tensor x, L? o, L[3] f) -> Tensor\n");
+      "op(Tensor x, L?[] o, L[3] f) -> Tensor\n");
   CHECK(contains(
       lists,
-      "error: field `N.ls` has type `L[]?`, but optional records and fixed-size or optional "
-      "lists of records are not supported\n"));
-  CHECK(contains(lists, "hint: use a plain `L` or a list `L[]`, or `Tensor[]` fields for the "));
+      "error: field `N.ls` has type `L[]?`, but fixed-size or optional lists of records and "
+      "lists of optional records are not supported\n"));
+  CHECK(contains(lists, "hint: use a plain `L`, an optional `L?` or a list `L[]`\n"));
   CHECK(contains(
       lists,
-      "error: parameter `o` of op `op` has type `L?`, but optional records and fixed-size or "
-      "optional lists of records are not supported\n"));
-  CHECK(contains(lists, "error: parameter `f` of op `op` has type `L[3]`, but optional records"));
+      "error: parameter `o` of op `op` has type `L?[]`, but fixed-size or optional lists of "
+      "records and lists of optional records are not supported\n"));
+  CHECK(contains(lists, "error: parameter `f` of op `op` has type `L[3]`, but fixed-size"));
+  // Optional records: they need a leaf that is never None (the presence
+  // witness), hold no list of records, and default only to None.
+  CHECK(errors_of("records:\n  I: {fields: {w: Tensor, k: 'int?'}}\n  R: {fields: {i: 'I?', "
+                  "s: float}}\nops:\n  - func: op(Tensor x, R? r=None, I? i=None) -> Tensor\n")
+            .empty());
+  CHECK(contains(
+      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: 'I?', k: 'int?'}}\n"
+                "ops:\n  - func: op(Tensor x, R? r=None) -> Tensor\n"),
+      "error: parameter `r` of op `op` has type `R?`, but every leaf of record `R` may be None"));
+  CHECK(contains(
+      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {is: 'I[]'}}\nops:\n  - "
+                "func: op(Tensor x, R? r) -> Tensor\n"),
+      "but `R.is` is a list of records, which an optional record cannot hold\n"));
+  CHECK(contains(
+      errors_of("records:\n  I: {fields: {w: Tensor, s: float = 1.0}}\nops:\n  - func: \"op(Tensor "
+                "x, I? i={s: 2.0}) -> Tensor\"\n"),
+      "hint: an optional record defaults only to `None`"));
   std::string leaves = errors_of(
       "records:\n  L: {fields: {w: Tensor, o: 'float?'}}\n  M: {fields: {x: Tensor}}\n  N: "
       "{fields: {ms: 'M[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N[] ns, M[] d=[]) -> Tensor\n");

@@ -347,6 +347,34 @@ CATCH_TEST_CASE("a list of records: one gradient record per item", "[row14][list
 }
 
 CATCH_TEST_CASE(
+    "optional records: gradients for the tensors of present ones",
+    "[row14][optional]") {
+  const at::Tensor x = leaf({2, 3}), w = leaf({2, 3}), b = leaf({2, 3});
+  const at::Tensor g = leaf({2, 3}), w2 = leaf({2, 3}), b2 = leaf({2, 3});
+  const at::Tensor go = at::randn({2, 3}, f64());
+  // Everything present.
+  const variable_list all = {x, w, b, g, w2, b2};
+  const variable_list got = grads(
+      (weights::affine(x, weights::Inner{w, b}, weights::Gate{g, weights::Inner{w2, b2}}) * go)
+          .sum(),
+      all);
+  const variable_list want = reference_grads(all, [&](const variable_list& in) {
+    return ((((in[0] * in[1] + in[2]) * in[3]) * in[4] + in[5]) * go).sum();
+  });
+  CATCH_CHECK(all_close(got, want));
+  // post absent, gate without bias: only x and g get gradients.
+  const variable_list some = grads(
+      (weights::affine(x, c10::nullopt, weights::Gate{g}) * go).sum(),
+      all);
+  CATCH_CHECK(close(some[0], go * g.detach()));
+  CATCH_CHECK(close(some[3], go * x.detach()));
+  CATCH_CHECK_FALSE(some[1].defined());
+  CATCH_CHECK_FALSE(some[4].defined());
+  // Nothing present: the output is a copy of x.
+  CATCH_CHECK(close(grads((weights::affine(x) * go).sum(), {x})[0], go));
+}
+
+CATCH_TEST_CASE(
     "Tensor[]: only the tensors that require grad get one; an empty list has no edge",
     "[row14][lists]") {
   const at::Tensor x = at::randn({3}, f64());

@@ -429,6 +429,43 @@ CATCH_TEST_CASE(
       x + 2.0 * w0 + 0.5 * w1));
 }
 
+CATCH_TEST_CASE(
+    "optional records: absent, present, nested, and leaves that disagree",
+    "[optional]") {
+  const at::Tensor x = at::randn({2, 3}, f64());
+  const at::Tensor w = at::randn({2, 3}, f64()), b = at::randn({2, 3}, f64());
+  const at::Tensor g = at::randn({2, 3}, f64());
+  CATCH_CHECK(close(weights::affine(x), x));
+  CATCH_CHECK(close(weights::affine(x, weights::Inner{w, b}), x * w + b));
+  CATCH_CHECK(close(weights::affine(x, c10::nullopt, weights::Gate{g}), x * g));
+  CATCH_CHECK(close(
+      weights::affine(x, weights::Inner{w, b}, weights::Gate{g, weights::Inner{w, b}}),
+      ((x * w + b) * g) * w + b));
+  // The flat schema: every leaf optional, None by default.
+  CATCH_CHECK(
+      c10::toString(schema_of("weights::affine")) ==
+      "weights::affine(Tensor x, Tensor? post__w=None, Tensor? post__b=None, Tensor? gate__g=None, "
+      "Tensor? gate__bias__w=None, Tensor? gate__bias__b=None) -> Tensor");
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+      "weights::affine",
+      "");
+  const auto call = [&](torch::jit::Stack stack) { return error_of([&] { op.callBoxed(stack); }); };
+  CATCH_CHECK_THAT(
+      call({x, c10::IValue(), b, c10::IValue(), c10::IValue(), c10::IValue()}),
+      Catch::Matchers::ContainsSubstring(
+          "weights::affine: post.b is given but post.w is None, which means post is None; give "
+          "all of post's leaves or none"));
+  CATCH_CHECK_THAT(
+      call({x, w, c10::IValue(), c10::IValue(), c10::IValue(), c10::IValue()}),
+      Catch::Matchers::ContainsSubstring(
+          "weights::affine: post.b is None but post is given (post.w is not None); a given post "
+          "needs every field that is not optional"));
+  CATCH_CHECK_THAT(
+      call({x, c10::IValue(), c10::IValue(), g, w, c10::IValue()}),
+      Catch::Matchers::ContainsSubstring(
+          "weights::affine: gate.bias.b is None but gate.bias is given"));
+}
+
 // ---------------------------------------------------------------------------
 // Row 9: ScalarType and Device
 // ---------------------------------------------------------------------------

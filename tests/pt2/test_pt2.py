@@ -111,6 +111,8 @@ def flat_call(fn, *args, **kwargs):
         first, *rest = path.split(".")
         value = bound.arguments[python_name(first)]
         for part in rest:
+            if value is None:  # an absent optional record: every leaf None
+                break
             if isinstance(value, (list, tuple)):  # a list of records: the leaf of each
                 value = [getattr(v, python_name(part)) for v in value]
             else:
@@ -174,6 +176,11 @@ def _mask(*shape):
 CASES = [
     Case("weights", "op", "", True, lambda rg: (
         (t(3, 4, rg=rg), W.WeightCfg(W.Inner(t(3, 4, rg=rg), t(3, 4, rg=rg)), scale=2.0, mode=W.MaskType.full)), {})),
+    Case("weights", "affine", "", True, lambda rg: (
+        (t(3, 4, rg=rg), W.Inner(t(3, 4, rg=rg), t(3, 4, rg=rg)),
+         W.Gate(t(3, 4, rg=rg), bias=W.Inner(t(3, 4, rg=rg), t(3, 4, rg=rg)))), {})),
+    Case("weights", "affine", "absent", True, lambda rg: (
+        (t(3, 4, rg=rg), None, W.Gate(t(3, 4, rg=rg))), {})),
     Case("attention", "attention", "", True, _attention_full),
     Case("attention", "attention", "defaults", True, lambda rg: (
         (t(1, 2, 4, 8, rg=rg), t(1, 2, 4, 8, rg=rg), t(1, 2, 4, 8, rg=rg)), {})),
@@ -933,7 +940,7 @@ class Coverage(Timed):
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 26)
+        self.assertEqual(len(ops), 27)
 
 
 class KeywordParameter(Timed):

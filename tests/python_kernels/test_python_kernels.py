@@ -147,7 +147,7 @@ class Declaring(unittest.TestCase):
         library = LIBRARY or "/nonexistent/libstructop_examples.so"  # refused before it is read
         status, out = run_child("""
             import sys, weights_ops as W
-            import weights_kernels  # weights::op in Python
+            import weights_kernels  # weights::op and weights::affine in Python
             try:
                 W.load_library(sys.argv[1])
             except RuntimeError as e:
@@ -156,7 +156,7 @@ class Declaring(unittest.TestCase):
         """, library)
         self.assertEqual(status, 0, out)
         self.assertIn(
-            f"structop: cannot load {library}: weights::op is already defined from Python (Python "
+            f"structop: cannot load {library}: weights::affine, weights::op are already defined from Python (Python "
             "kernels), and a compiled extension for torch namespace `weights` would register them a "
             "second time, which aborts the process; an op is implemented either by the compiled "
             "extension or in Python: load the extension in a process that registers no Python kernels "

@@ -301,6 +301,42 @@ class Autograd(unittest.TestCase):
         self.assertIn("multi::blend: terms: its leaves' lists have different lengths (w: 2, b: 1, "
                       "scale: 2); each holds one entry per record", str(cm.exception))
 
+    def test_optional_records_absent_present_and_gradcheck(self):
+        # affine(x, post: Inner? = None, gate: Gate? = None), Gate.bias: Inner? = None.
+        x, w, b, g, w2, b2 = (t64(2, 3, requires_grad=True) for _ in range(6))
+        xd = x.detach()
+        torch.testing.assert_close(weights.affine(xd), xd)
+        torch.testing.assert_close(weights.affine(xd, weights.Inner(w, b)).detach(),
+                                   xd * w.detach() + b.detach())
+        torch.testing.assert_close(weights.affine(xd, gate=weights.Gate(g)).detach(), xd * g.detach())
+
+        def affine(x, w, b, g, w2, b2):
+            return weights.affine(x, weights.Inner(w, b), weights.Gate(g, bias=weights.Inner(w2, b2)))
+        self.assertTrue(torch.autograd.gradcheck(affine, (x, w, b, g, w2, b2)))
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda x, g: weights.affine(x, None, weights.Gate(g)), (x, g)))
+        # Only the present records' tensors get gradients.
+        weights.affine(x, None, weights.Gate(g)).sum().backward()
+        torch.testing.assert_close(g.grad, xd)
+        self.assertIsNone(w.grad)
+
+    def test_optional_record_leaves_that_disagree_in_a_flat_call(self):
+        x, w = t64(3), t64(3)
+        with self.assertRaises(ValueError) as cm:
+            torch.ops.weights.affine(x, None, w)  # post__w None but post__b given
+        self.assertIn("weights::affine: post.b is given but post.w is None, which means post is "
+                      "None; give all of post's leaves or none", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            torch.ops.weights.affine(x, w, None)  # post__w given, post__b (required) None
+        self.assertIn("weights::affine: post.b is None but post is given (post.w is not None); "
+                      "a given post needs every field that is not optional", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:  # the nested gate.bias alone
+            torch.ops.weights.affine(x, gate__g=w, gate__bias__b=w)
+        self.assertIn("gate.bias.b is given but gate.bias.w is None", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            weights.affine(x, weights.Gate(w))
+        self.assertEqual(str(cm.exception), "weights::affine: `post` must be Inner, got Gate")
+
     def test_gradients_land_on_record_fields(self):
         x, w, b = (t64(3, requires_grad=True) for _ in range(3))
         weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=2.0)).sum().backward()

@@ -94,6 +94,18 @@ C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
       value);
 }
 
+/// Checks that the leaves of an optional record (`R?`), which start at
+/// `leaves`, agree. `leaf_paths` names every leaf (`w`, `inner.v`);
+/// `required` lists those never None in a given record, the first being the
+/// presence witness. Absent (the witness is None): every leaf must be None.
+/// Present: every required leaf must be given. Otherwise a ValueError names
+/// the leaves that disagree.
+void check_optional_record(
+    const ArgPath& where,
+    const c10::IValue* leaves,
+    std::initializer_list<const char*> leaf_paths,
+    std::initializer_list<std::size_t> required);
+
 /// A leaf's list in a list of records (unflatten_<R>_list), for the item
 /// types the stack holds as a c10::List<Item> (convert::is_stack_list_item):
 /// that list itself, taken out of `value`, not copied.
@@ -154,10 +166,11 @@ template <class E>
 struct is_list<c10::List<E>> : std::true_type {};
 
 /// Pushes an argument as the flat type `Param` would box it; a c10::List
-/// (gather) as it is, without a copy.
+/// (gather) or an IValue (a leaf of an optional record, or None) as it is.
 template <class Param, class Arg>
 void push_arg(torch::jit::Stack& stack, Arg&& arg) {
-  if constexpr (is_list<std::decay_t<Arg>>::value) {
+  if constexpr (
+      is_list<std::decay_t<Arg>>::value || std::is_same_v<std::decay_t<Arg>, c10::IValue>) {
     push<std::decay_t<Arg>>(stack, std::decay_t<Arg>(std::forward<Arg>(arg)));
   } else {
     push<Param>(stack, static_cast<Param>(std::forward<Arg>(arg)));

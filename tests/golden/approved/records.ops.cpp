@@ -37,6 +37,14 @@ std::vector<::golden::Inner> unflatten_Inner_list(
       structop::arg<const c10::optional<at::Tensor>&>(leaves[1])};
 }
 
+c10::optional<::golden::Inner> unflatten_Inner_optional(
+    const structop::ArgPath& path,
+    c10::IValue* leaves) {
+  structop::check_optional_record(path, leaves, {"w", "b"}, {0});
+  if (leaves[0].isNone()) return c10::nullopt;
+  return unflatten_Inner(leaves);
+}
+
 ::golden::Cfg unflatten_Cfg(const structop::ArgPath& path, c10::IValue* leaves) {
   return ::golden::Cfg{
       unflatten_Inner(leaves),
@@ -44,6 +52,28 @@ std::vector<::golden::Inner> unflatten_Inner_list(
       structop::parse_enum<::golden::Mode>(
           structop::arg<c10::string_view>(leaves[3]),
           structop::ArgPath(path, "mode"))};
+}
+
+c10::optional<::golden::Cfg> unflatten_Cfg_optional(
+    const structop::ArgPath& path,
+    c10::IValue* leaves) {
+  structop::check_optional_record(path, leaves, {"inner.w", "inner.b", "scale", "mode"}, {0, 2, 3});
+  if (leaves[0].isNone()) return c10::nullopt;
+  return unflatten_Cfg(path, leaves);
+}
+
+::golden::Gate unflatten_Gate(const structop::ArgPath& path, c10::IValue* leaves) {
+  return ::golden::Gate{
+      structop::arg<const at::Tensor&>(leaves[0]),
+      unflatten_Inner_optional(structop::ArgPath(path, "inner"), leaves + 1)};
+}
+
+c10::optional<::golden::Gate> unflatten_Gate_optional(
+    const structop::ArgPath& path,
+    c10::IValue* leaves) {
+  structop::check_optional_record(path, leaves, {"g", "inner.w", "inner.b"}, {0});
+  if (leaves[0].isNone()) return c10::nullopt;
+  return unflatten_Gate(path, leaves);
 }
 
 ::golden::Stack unflatten_Stack(c10::IValue* leaves) {
@@ -401,6 +431,90 @@ struct op_stack {
   }
 };
 
+// ===========================================================================
+// gate(Tensor x, Gate? gate=None, Cfg? cfg=None) -> Tensor
+//   slot  original path  lowered name    type     default
+//   0     x              x               Tensor
+//   1     gate.g         gate__g         Tensor?  None
+//   2     gate.inner.w   gate__inner__w  Tensor?  None
+//   3     gate.inner.b   gate__inner__b  Tensor?  None
+//   4     cfg.inner.w    cfg__inner__w   Tensor?  None
+//   5     cfg.inner.b    cfg__inner__b   Tensor?  None
+//   6     cfg.scale      cfg__scale      float?   None
+//   7     cfg.mode       cfg__mode       str?     None     (Mode?)
+// ===========================================================================
+
+struct op_gate {
+  static constexpr const char* op_name = "golden::gate";
+  static constexpr std::size_t num_args = 8;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = at::Tensor(
+      const at::Tensor&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      c10::optional<double>,
+      c10::optional<c10::string_view>);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<const at::Tensor&>(args[0]),
+        unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1),
+        unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4));
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        with_args(structop::arguments(stack, num_args), kernels::gate));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    with_args(args, [&](const auto&... inputs) {
+      kernels::gate_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+    });
+  }
+
+  static structop::variable_list backward(
+      torch::autograd::AutogradContext* ctx,
+      const structop::variable_list& grad_outputs) {
+    gate_grads grads = kernels::gate_backward(ctx, grad_outputs[0]);
+    return structop::grad_list(
+        std::move(grads.x),
+        std::move(grads.gate.g),
+        std::move(grads.gate.inner.w),
+        std::move(grads.gate.inner.b),
+        std::move(grads.cfg.inner.w),
+        std::move(grads.cfg.inner.b));
+  }
+
+  // Original path and flat argument of each grad slot (= the node's edges).
+  static constexpr const char* grad_paths[] =
+      {"x", "gate.g", "gate.inner.w", "gate.inner.b", "cfg.inner.w", "cfg.inner.b"};
+  static constexpr std::size_t grad_slots[] = {0, 1, 2, 3, 4, 5};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, nullptr, 6, &setup_context, &backward};
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden::gate");
+    return handle;
+  }
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -455,6 +569,22 @@ at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
       y);
 }
 
+at::Tensor gate(
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate,
+    const c10::optional<Cfg>& cfg) {
+  return structop::call<op_gate::signature>(
+      op_gate::handle(),
+      x,
+      gate ? c10::IValue(gate->g) : c10::IValue(),
+      gate && gate->inner ? c10::IValue(gate->inner->w) : c10::IValue(),
+      gate && gate->inner ? c10::IValue(gate->inner->b) : c10::IValue(),
+      cfg ? c10::IValue(cfg->inner.w) : c10::IValue(),
+      cfg ? c10::IValue(cfg->inner.b) : c10::IValue(),
+      cfg ? c10::IValue(cfg->scale) : c10::IValue(),
+      cfg ? c10::IValue(structop::enum_name(cfg->mode)) : c10::IValue());
+}
+
 }  // namespace golden
 
 // ===========================================================================
@@ -475,6 +605,9 @@ TORCH_LIBRARY_FRAGMENT(golden, m) {
   structop::define(
       m,
       R"(stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)");
+  structop::define(
+      m,
+      R"(gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
@@ -483,6 +616,7 @@ TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
   structop::impl(m, "scale_", &golden::op_scale_::forward);
   structop::impl(m, "layers", &golden::op_layers::forward);
   structop::impl(m, "stack", &golden::op_stack::forward);
+  structop::impl(m, "gate", &golden::op_gate::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden, Meta, m) {
@@ -491,6 +625,7 @@ TORCH_LIBRARY_IMPL(golden, Meta, m) {
   structop::impl(m, "scale_", &golden::op_scale_::meta);
   structop::impl(m, "layers", &golden::op_layers::meta);
   structop::impl(m, "stack", &golden::op_stack::meta);
+  structop::impl(m, "gate", &golden::op_gate::meta);
 }
 
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
@@ -499,6 +634,7 @@ TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   structop::impl_no_backward(m, "scale_");
   structop::impl_autograd(m, "layers", golden::op_layers::backward_def);
   structop::impl_autograd(m, "stack", golden::op_stack::backward_def);
+  structop::impl_autograd(m, "gate", golden::op_gate::backward_def);
 }
 
 TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {

@@ -17,7 +17,7 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(4);
 
 // Fingerprint of the records and enums of records.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_records 0x8d7ce85ee0176a7dULL
+#define STRUCTOP_FINGERPRINT_records 0x3acc03518dbc0027ULL
 
 namespace golden {
 
@@ -53,6 +53,12 @@ struct Cfg {
   Mode mode = Mode::exact;
 };
 
+/// A gate with an optional record inside.
+struct Gate {
+  at::Tensor g;
+  c10::optional<Inner> inner = c10::nullopt;
+};
+
 /// Tensors summed with optional biases.
 struct Stack {
   std::vector<at::Tensor> parts;
@@ -69,6 +75,13 @@ struct InnerGrad {
 /// Gradients for the tensor fields of Cfg: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct CfgGrad {
+  InnerGrad inner;
+};
+
+/// Gradients for the tensor fields of Gate: every slot must be given
+/// (at::Tensor() or c10::nullopt for "no gradient").
+struct GateGrad {
+  structop::Grad g;
   InnerGrad inner;
 };
 
@@ -134,6 +147,23 @@ struct stack_grad_slot {
   static constexpr std::size_t y = 3;
 };
 
+/// What kernels::gate_backward returns: one member per parameter with a tensor.
+struct gate_grads {
+  structop::Grad x;
+  GateGrad gate;
+  CfgGrad cfg;
+};
+
+/// Index of each tensor slot of gate, for ctx->needs_input_grad(index).
+struct gate_grad_slot {
+  static constexpr std::size_t x = 0;
+  static constexpr std::size_t gate_g = 1;
+  static constexpr std::size_t gate_inner_w = 2;
+  static constexpr std::size_t gate_inner_b = 3;
+  static constexpr std::size_t cfg_inner_w = 4;
+  static constexpr std::size_t cfg_inner_b = 5;
+};
+
 // Call API: flattens the records and calls the op through the dispatcher
 // (Autograd, Meta and device dispatch apply).
 
@@ -158,6 +188,14 @@ at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items);
 /// stack(Tensor[] xs, Stack st, Tensor y) -> Tensor
 /// lowered: golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor
 at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y);
+
+/// gate(Tensor x, Gate? gate=None, Cfg? cfg=None) -> Tensor
+/// Optional records (every leaf optional; absent when the first required leaf is None).
+/// lowered: golden::gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor
+at::Tensor gate(
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate = c10::nullopt,
+    const c10::optional<Cfg>& cfg = c10::nullopt);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -213,6 +251,21 @@ void stack_setup_context(
     const at::Tensor& output);
 /// Gradients for the inputs, given those of the outputs.
 stack_grads stack_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
+
+/// golden::gate forward on every device.
+at::Tensor gate(
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate,
+    const c10::optional<Cfg>& cfg);
+/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+void gate_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate,
+    const c10::optional<Cfg>& cfg,
+    const at::Tensor& output);
+/// Gradients for the inputs, given those of the outputs.
+gate_grads gate_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
 }  // namespace kernels
 

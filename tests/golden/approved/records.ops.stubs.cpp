@@ -155,4 +155,45 @@ stack_grads kernels::stack_backward(
       grad_output);
 }
 
+// gate(Tensor x, Gate? gate=None, Cfg? cfg=None) -> Tensor
+at::Tensor kernels::gate(
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate,
+    const c10::optional<Cfg>& cfg) {
+  structop::not_implemented("golden::kernels::gate (records.ops.stubs.cpp)", x, gate, cfg);
+}
+
+// Runs after the forward, with grad mode off: save what backward needs,
+// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+void kernels::gate_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const c10::optional<Gate>& gate,
+    const c10::optional<Cfg>& cfg,
+    const at::Tensor& output) {
+  structop::not_implemented(
+      "golden::kernels::gate_setup_context (records.ops.stubs.cpp)",
+      ctx,
+      x,
+      gate,
+      cfg,
+      output);
+}
+
+// Returns the gradient of every tensor input, in this shape (at::Tensor() or
+// c10::nullopt means "no gradient"):
+//   return {
+//       /*x=*/at::Tensor(),
+//       /*gate=*/{/*g=*/at::Tensor(), /*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}},
+//       /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), /*b=*/at::Tensor()}}};
+// ctx->needs_input_grad(gate_grad_slot::NAME) tells which are wanted.
+gate_grads kernels::gate_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  structop::not_implemented(
+      "golden::kernels::gate_backward (records.ops.stubs.cpp)",
+      ctx,
+      grad_output);
+}
+
 }  // namespace golden

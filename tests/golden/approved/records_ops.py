@@ -27,6 +27,8 @@ __all__ = [
     "InnerGrad",
     "Cfg",
     "CfgGrad",
+    "Gate",
+    "GateGrad",
     "Stack",
     "StackGrad",
     "affine",
@@ -34,6 +36,7 @@ __all__ = [
     "scale_",
     "layers",
     "stack",
+    "gate",
 ]
 
 NAMESPACE = "golden"
@@ -102,6 +105,29 @@ class CfgGrad:
 
 
 Cfg._structop_grad = CfgGrad
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """A gate with an optional record inside."""
+
+    g: torch.Tensor
+    inner: typing.Optional[Inner] = None
+
+
+Gate._structop_fields = (("g", _rt.TENSOR), ("inner", _rt.optional(_rt.record(Inner))))
+_rt.register_pytree(Gate, ("g", "inner"), (), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class GateGrad:
+    """Gradients for the tensor fields of `Gate` (None: no gradient), as a Python backward returns them."""
+
+    g: typing.Optional[torch.Tensor] = None
+    inner: typing.Optional[InnerGrad] = None
+
+
+Gate._structop_grad = GateGrad
 
 
 @dataclasses.dataclass(frozen=True)
@@ -337,7 +363,53 @@ _rt.python_kernels(
 )
 
 
-torch.serialization.add_safe_globals([Mode, Inner, Cfg, Stack])
+_gate_params = (("x", _rt.TENSOR), ("gate", _rt.optional(_rt.record(Gate))), ("cfg", _rt.optional(_rt.record(Cfg))))
+_gate_op = None  # torch.ops.golden.gate.default, bound by _bind()
+
+
+def gate(x: torch.Tensor, gate: typing.Optional[Gate] = None, cfg: typing.Optional[Cfg] = None) -> torch.Tensor:
+    """Optional records (every leaf optional; absent when the first required leaf is None).\n\nCalls torch.ops.golden.gate (lowered schema: gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _gate_op(x, (None if gate is None else gate.g), (None if gate is None or gate.inner is None else gate.inner.w), (None if gate is None or gate.inner is None else gate.inner.b), (None if cfg is None else cfg.inner.w), (None if cfg is None else cfg.inner.b), (None if cfg is None else cfg.scale), (None if cfg is None else cfg.mode))
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _gate_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::gate", _gate_params, (x, gate, cfg), error, _gate_op is not None)
+            raise
+
+
+gate.slot_map = {
+    "x": "x",
+    "gate.g": "gate__g",
+    "gate.inner.w": "gate__inner__w",
+    "gate.inner.b": "gate__inner__b",
+    "cfg.inner.w": "cfg__inner__w",
+    "cfg.inner.b": "cfg__inner__b",
+    "cfg.scale": "cfg__scale",
+    "cfg.mode": "cfg__mode",
+}
+gate.schema = "golden::gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor"
+gate.annotations = ()
+
+
+def _gate_records(x, gate__g=None, gate__inner__w=None, gate__inner__b=None, cfg__inner__w=None, cfg__inner__b=None, cfg__scale=None, cfg__mode=None):
+    """golden::gate's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x, (None if _rt.absent("golden::gate", "gate", (("g", gate__g), ("inner.w", gate__inner__w), ("inner.b", gate__inner__b)), (0,)) else Gate(g=gate__g, inner=(None if _rt.absent("golden::gate", "gate.inner", (("w", gate__inner__w), ("b", gate__inner__b)), (0,)) else Inner(w=gate__inner__w, b=gate__inner__b)))), (None if _rt.absent("golden::gate", "cfg", (("inner.w", cfg__inner__w), ("inner.b", cfg__inner__b), ("scale", cfg__scale), ("mode", cfg__mode)), (0, 2, 3)) else Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=(None if cfg__mode is None else _rt.enum_value(Mode, cfg__mode, "golden::gate", "cfg.mode"))))), {}
+
+
+_rt.python_kernels(
+    gate,
+    _gate_records,
+    _IDL_STEM,
+    params=(("x", None), ("gate", Gate), ("cfg", Cfg)),
+    grads=(("x", "x"), ("gate.g", "gate__g"), ("gate.inner.w", "gate__inner__w"), ("gate.inner.b", "gate__inner__b"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
+    meta=("x",),
+    backward=True,
+)
+
+
+torch.serialization.add_safe_globals([Mode, Inner, Cfg, Gate, Stack])
 
 
 def _bind():
@@ -345,7 +417,7 @@ def _bind():
     or defined from Python) to its torch.ops OpOverload (itself, so that
     torch.compile and torch.export see one op call); returns whether it bound
     one that was not bound."""
-    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op
+    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op, _gate_op
     ops = torch.ops.golden
     bound = False
     if _affine_op is None:
@@ -363,4 +435,7 @@ def _bind():
     if _stack_op is None:
         _stack_op = _rt.find_op(ops, "stack", "default")
         bound = bound or _stack_op is not None
+    if _gate_op is None:
+        _gate_op = _rt.find_op(ops, "gate", "default")
+        bound = bound or _gate_op is not None
     return bound
