@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -188,6 +190,43 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
       for (size_t c = 0; c < 6; ++c) rule += std::string(width[c], '-') + (c + 1 < 6 ? "  " : "");
       out += rule + "\n";
     }
+  }
+  // Optional records: what makes each absent (Slot::optional_at; the
+  // witness is its first leaf that is not optional in its record and not
+  // below an optional record inside it).
+  std::vector<std::pair<std::string, std::string>> witnesses;  // record path, witness
+  for (const auto& s : lo.slots) {
+    if (s.optional_at.empty()) continue;
+    const std::vector<std::string> parts = model::split_path(s.path);
+    for (size_t k : s.optional_at) {
+      std::string path = fmt::format(
+          "{}",
+          fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), "."));
+      if (std::none_of(witnesses.begin(), witnesses.end(), [&](const auto& w) {
+            return w.first == path;
+          })) {
+        witnesses.emplace_back(path, "");
+      }
+    }
+    int decl = op.params[s.param].type.decl;
+    for (size_t j = 0; j + 1 < s.fields.size(); ++j)
+      decl = in.module.records[static_cast<size_t>(decl)].fields[s.fields[j]].type.decl;
+    const model::Type& leaf =
+        in.module.records[static_cast<size_t>(decl)].fields.at(s.fields.back()).type;
+    auto& innermost = *std::find_if(witnesses.begin(), witnesses.end(), [&](const auto& w) {
+      return w.first ==
+             fmt::format(
+                 "{}",
+                 fmt::join(
+                     parts.begin(),
+                     parts.begin() + static_cast<std::ptrdiff_t>(s.optional_at.back() + 1),
+                     "."));
+    });
+    if (innermost.second.empty() && !leaf.is_optional()) innermost.second = s.path;
+  }
+  if (!witnesses.empty()) {
+    out += "\noptional records (absent: every leaf None, exactly when this leaf is None):\n";
+    for (const auto& [path, witness] : witnesses) out += fmt::format("  {}: {}\n", path, witness);
   }
   if (!lo.meta_sources.empty()) {
     std::string sources;

@@ -494,6 +494,26 @@ TEST_CASE("--explain finds ops by qualified or C++ name; unknown names list the 
   CHECK(*unknown.unknown_explain_op == "ops in this file: `f.two` and `g`");
 }
 
+TEST_CASE("--explain names what makes each optional record absent", "[driver]") {
+  MemoryReader reader{
+      {"o.ops.yaml",
+       "namespace: d\nrecords:\n  I: {fields: {b: 'Tensor?', w: Tensor}}\n  G: {fields: {i: "
+       "'I? = None', p: I, g: Tensor}}\nops:\n  - func: f(Tensor x, G? g=None) -> Tensor\n"}};
+  CompileOptions options;
+  options.input = "o.ops.yaml";
+  options.emit = {};
+  options.explain_op = "f";
+  const CompileResult r = compile(options, reader);
+  INFO(r.diagnostics);
+  REQUIRE(r.ok);
+  // g.i.b may be None in a given g.i; g's witness is in its plain field p.
+  CHECK(contains(
+      r.explanation,
+      "\noptional records (absent: every leaf None, exactly when this leaf is None):\n"
+      "  g: g.p.w\n"
+      "  g.i: g.i.w\n"));
+}
+
 TEST_CASE("output names and --emit kinds", "[driver]") {
   CHECK(output_name(OutputKind::Header, "demo") == "demo.ops.h");
   CHECK(output_name(OutputKind::Source, "demo") == "demo.ops.cpp");
