@@ -75,4 +75,9 @@ bool CppOp::list_output() const {
   return lo_.outputs.size() == 1 && lo_.outputs[0].type.is_list();
 }
 
+std::string CppOp::needs_input_grad(const std::string& slot) const {
+  return lo_.has_grad_list ? "structop::needs_input_grad(ctx, " + slot + "[, item])"
+                           : "ctx->needs_input_grad(" + slot + ")";
+}
+
 }  // namespace structop

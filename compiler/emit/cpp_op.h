@@ -50,6 +50,11 @@ class CppOp {
   const std::vector<size_t>& grad_slots() const { return lo_.grad_slots; }
   const std::vector<size_t>& grad_params() const { return lo_.grad_params; }
 
+  /// How a backward asks whether grad slot `slot` (a C++ expression) needs a
+  /// gradient: `ctx->needs_input_grad(slot)`, or with a list grad slot
+  /// `structop::needs_input_grad(ctx, slot[, item])` (its per-item form).
+  std::string needs_input_grad(const std::string& slot) const;
+
   /// A backward with a single `Tensor[]` output takes all output grads as one vector.
   bool list_output() const;
 

@@ -333,9 +333,7 @@ class HeaderEmitter {
            {"backward", op.names().backward},
            {"fields", fields},
            {"slots", slots},
-           {"needs",
-            lo.has_grad_list ? "structop::needs_input_grad(ctx, index[, item])"
-                             : "ctx->needs_input_grad(index)"}},
+           {"needs", op.needs_input_grad("index")}},
           R"cc(
             /// What kernels::$backward$ returns: one member per parameter with a tensor.
             struct $grads$ {

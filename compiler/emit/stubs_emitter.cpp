@@ -141,10 +141,7 @@ class StubsEmitter {
            {"setup_body", not_implemented(op.names().setup_context, setup)},
            {"backward_body", not_implemented(op.names().backward, backward)},
            {"grads", grads},
-           {"needs",
-            op.lowered().has_grad_list
-                ? "structop::needs_input_grad(ctx, " + op.names().grad_slot + "::NAME[, item])"
-                : "ctx->needs_input_grad(" + op.names().grad_slot + "::NAME)"}},
+           {"needs", op.needs_input_grad(op.names().grad_slot + "::NAME")}},
           R"cc(
             // Runs after the forward, with grad mode off: save what backward needs,
             // e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;

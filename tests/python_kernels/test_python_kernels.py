@@ -358,6 +358,41 @@ def affine_setup_context(ctx, inputs, output):
     ctx.factor = cfg.scale * p.k * n
 
 
+class RecordListGradients(unittest.TestCase):
+    """register_autograd with a list of records: one grad record per item,
+    and an error inside an item names the item."""
+
+    def setUp(self):
+        def kernel(x, items):
+            out = x.clone()
+            for item in items:
+                out = out + item.w + (item.b if item.b is not None else 0)
+            return out
+        pk.layers.register_kernel(None, kernel)
+
+    def run_backward(self, grads):
+        pk.layers.register_autograd(lambda ctx, grad: grads(grad), setup_context=lambda *a: None)
+        items = [pk.Inner(t(3, rg=True)), pk.Inner(t(3, rg=True), t(3, rg=True))]
+        pk.layers(t(3, rg=True), items).sum().backward()
+        return items
+
+    def test_one_grad_record_per_item(self):
+        items = self.run_backward(lambda grad: (grad, [pk.InnerGrad(w=grad), pk.InnerGrad(w=2 * grad, b=grad)]))
+        torch.testing.assert_close(items[1].w.grad, torch.full((3,), 2.0, dtype=torch.float64))
+        torch.testing.assert_close(items[1].b.grad, torch.ones(3, dtype=torch.float64))
+        self.assertIsNone(items[0].b)
+
+    def test_an_error_inside_an_item_names_it(self):
+        with self.assertRaises(TypeError) as cm:
+            self.run_backward(lambda grad: (grad, [pk.InnerGrad(w=grad), pk.InnerGrad(w=1.0)]))
+        self.assertEqual(str(cm.exception),
+                         "pk::layers: the gradient for `items[1].w` must be a Tensor or None, got float")
+        with self.assertRaises(TypeError) as cm:
+            self.run_backward(lambda grad: (grad, [None, {"ww": grad}]))
+        self.assertIn("pk::layers: backward returned a gradient for `items[1].ww`, but Inner has no "
+                      "field `ww`", str(cm.exception))
+
+
 class TensorListGradients(unittest.TestCase):
     """register_autograd with Tensor[] and Tensor?[] parameters: their
     gradient (and ctx.needs_input_grad entry) is a list with one entry per
