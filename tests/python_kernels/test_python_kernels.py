@@ -371,7 +371,8 @@ class RecordListGradients(unittest.TestCase):
         pk.layers.register_kernel(None, kernel)
 
     def run_backward(self, grads):
-        pk.layers.register_autograd(lambda ctx, grad: grads(grad), setup_context=lambda *a: None)
+        pk.layers.register_autograd(lambda ctx, grad: grads(grad),
+                                   setup_context=lambda ctx, inputs, output: None)
         items = [pk.Inner(t(3, rg=True)), pk.Inner(t(3, rg=True), t(3, rg=True))]
         pk.layers(t(3, rg=True), items).sum().backward()
         return items
