@@ -568,6 +568,20 @@ class Resolver {
               fmt::format("pass the list as a separate parameter, or make `{}` plain", t.base));
           return std::nullopt;
         }
+        if (std::string list = tensor_list_inside(r, r.name + "."); !list.empty()) {
+          diags_.error(
+              t.span,
+              fmt::format(
+                  "{} has type `{}`, but {}: in an optional record every leaf is optional, and "
+                  "an optional list of tensors (`Tensor[]?`) takes no gradient",
+                  what,
+                  syntax::to_schema(t),
+                  list),
+              fmt::format(
+                  "pass the tensors as a separate `Tensor[]` parameter, or make `{}` plain",
+                  t.base));
+          return std::nullopt;
+        }
         if (!has_required_leaf(r)) {
           diags_.error(
               t.span,
@@ -654,6 +668,21 @@ class Resolver {
       const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
       if (std::string path = record_list_inside(inner, prefix + f.name + "."); !path.empty())
         return path;
+    }
+    return {};
+  }
+
+  /// The path and type of a `Tensor[]` or `Tensor?[]` leaf inside `r` (at
+  /// any depth), or empty.
+  std::string tensor_list_inside(const model::Record& r, const std::string& prefix) const {
+    for (const auto& f : r.fields) {
+      if (f.type.is_record()) {
+        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+        if (std::string path = tensor_list_inside(inner, prefix + f.name + "."); !path.empty())
+          return path;
+      } else if (f.type.takes_grad_list()) {
+        return fmt::format("`{}{}` is a `{}`", prefix, f.name, describe_type(f.type, *module_));
+      }
     }
     return {};
   }
