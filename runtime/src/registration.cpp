@@ -83,24 +83,25 @@ void check_optional_record(
     std::initializer_list<std::size_t> required) {
   const char* const* paths = leaf_paths.begin();
   const std::size_t witness = *required.begin();
-  const std::string record = where.str();
+  // The messages (where.str()) are built only when a check fails: this runs
+  // on every call of an op with an optional record.
   if (leaves[witness].isNone()) {
     for (std::size_t i = 0; i < leaf_paths.size(); ++i) {
       TORCH_CHECK_VALUE(
           leaves[i].isNone(),
           where.op(),
           ": ",
-          record,
+          where.str(),
           ".",
           paths[i],
           " is given but ",
-          record,
+          where.str(),
           ".",
           paths[witness],
           " is None, which means ",
-          record,
+          where.str(),
           " is None; give all of ",
-          record,
+          where.str(),
           "'s leaves or none");
     }
     return;
@@ -110,17 +111,17 @@ void check_optional_record(
         !leaves[i].isNone(),
         where.op(),
         ": ",
-        record,
+        where.str(),
         ".",
         paths[i],
         " is None but ",
-        record,
+        where.str(),
         " is given (",
-        record,
+        where.str(),
         ".",
         paths[witness],
         " is not None); a given ",
-        record,
+        where.str(),
         " needs every field that is not optional");
   }
 }
