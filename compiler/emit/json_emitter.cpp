@@ -208,11 +208,6 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
         witnesses.emplace_back(path, "");
       }
     }
-    int decl = op.params[s.param].type.decl;
-    for (size_t j = 0; j + 1 < s.fields.size(); ++j)
-      decl = in.module.records[static_cast<size_t>(decl)].fields[s.fields[j]].type.decl;
-    const model::Type& leaf =
-        in.module.records[static_cast<size_t>(decl)].fields.at(s.fields.back()).type;
     auto& innermost = *std::find_if(witnesses.begin(), witnesses.end(), [&](const auto& w) {
       return w.first ==
              fmt::format(
@@ -222,7 +217,7 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
                      parts.begin() + static_cast<std::ptrdiff_t>(s.optional_at.back() + 1),
                      "."));
     });
-    if (innermost.second.empty() && !leaf.is_optional()) innermost.second = s.path;
+    if (innermost.second.empty() && !s.declared_type.is_optional()) innermost.second = s.path;
   }
   if (!witnesses.empty()) {
     out += "\noptional records (absent: every leaf None, exactly when this leaf is None):\n";

@@ -309,7 +309,7 @@ class SourceEmitter {
   /// A leaf below optional records (Slot::optional_at) in the call API:
   /// `cfg && cfg->inner ? c10::IValue(cfg->inner->w) : c10::IValue()`, the
   /// leaf's flat value when every one of them is present, else None.
-  std::string optional_leaf(const model::Op& o, const lower::Slot& s) const {
+  std::string optional_leaf(const lower::Slot& s) const {
     const Strings parts = model::split_path(s.api_path);
     Strings present;
     std::string access = parts[0];
@@ -319,15 +319,10 @@ class SourceEmitter {
       if (optional) present.push_back(access);
       access += (optional ? "->" : ".") + parts[k + 1];
     }
-    // The leaf's type in its record: `s.type` is made optional.
-    int decl = o.params[s.param].type.decl;
-    for (size_t k = 0; k + 1 < s.fields.size(); ++k)
-      decl = record(decl).fields[s.fields[k]].type.decl;
-    const model::Type& leaf = record(decl).fields[s.fields.back()].type;
     return fmt::format(
         "{} ? c10::IValue({}) : c10::IValue()",
         join(present, " && "),
-        types_.value_to_flat(leaf, access));
+        types_.value_to_flat(s.declared_type, access));
   }
 
   // ---- per op --------------------------------------------------------------
@@ -627,7 +622,7 @@ class SourceEmitter {
           continue;
         }
         if (!s.optional_at.empty()) {  // a leaf below optional records
-          call_args.push_back(optional_leaf(o, s));
+          call_args.push_back(optional_leaf(s));
           continue;
         }
         const std::string& access = s.api_path;

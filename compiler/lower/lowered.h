@@ -107,7 +107,10 @@ struct Slot {
   /// field `fields[0]`, `cfg.inner: Inner?`). Then `type` is optional (`w:
   /// Tensor` gives `Tensor?`), None when any of them is absent.
   std::vector<size_t> optional_at;
-  model::Type type;         // the leaf's type (enums stay enums; see schema_type)
+  model::Type type;  // the leaf's type (enums stay enums; see schema_type)
+  /// The type its record field declares: `type` before a list of records or
+  /// an optional record above it made it a list or optional.
+  model::Type declared_type;
   std::string schema_type;  // as in the schema: `Tensor(a!)`, `str`, `float?`
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.
   const model::Default* default_value = nullptr;

@@ -162,6 +162,7 @@ class OpLowering {
         s.param = param;
         s.fields = *fields;
         s.type = f.type;
+        s.declared_type = f.type;
         if (list_depth_) {
           s.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
           s.list_depth = list_depth_;
