@@ -99,4 +99,52 @@ affine_grads kernels::affine_backward(
   return {/*x=*/d, /*post=*/std::move(post_grad), /*gate=*/{gate_grad, std::move(bias_grad)}};
 }
 
+// A record return: the kernel returns Moments; the generated adapter hands
+// torch its leaves as the outputs stats__mean and stats__var.
+std::tuple<at::Tensor, Moments> kernels::moments(const at::Tensor& x) {
+  at::Tensor mean = x.mean(-1, /*keepdim=*/true);
+  at::Tensor centered = x - mean;
+  at::Tensor var = (centered * centered).mean(-1, /*keepdim=*/true);
+  return {centered, Moments{mean, var}};
+}
+
+std::tuple<at::Tensor, Moments> kernels::moments_meta(const at::Tensor& x) {
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();  // symbolic: torch.compile(dynamic=True)
+  sizes.back() = 1;
+  return {
+      at::empty_like(x),
+      Moments{at::empty_symint(sizes, x.options()), at::empty_symint(sizes, x.options())}};
+}
+
+void kernels::moments_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& /*x*/,
+    const at::Tensor& centered,
+    const Moments& /*stats*/) {
+  ctx->save_for_backward({centered});
+}
+
+// The output gradients come in record form: grad_stats.mean, grad_stats.var.
+moments_grads kernels::moments_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_centered,
+    const MomentsGrad& grad_stats) {
+  const at::Tensor centered = ctx->get_saved_variables()[0];
+  const double n = static_cast<double>(centered.size(-1));
+  // centered = x - mean: its gradient loses its mean; mean spreads 1/n to
+  // each element; var = mean(centered^2) gives 2 * centered / n.
+  at::Tensor grad_x = grad_centered - grad_centered.mean(-1, /*keepdim=*/true);
+  if (grad_stats.mean.defined()) grad_x = grad_x + grad_stats.mean.tensor() / n;
+  if (grad_stats.var.defined()) grad_x = grad_x + grad_stats.var.tensor() * 2.0 * centered / n;
+  return {/*x=*/grad_x};
+}
+
+Extent kernels::extent(const at::Tensor& x) {
+  return {x.abs().max(), x.numel()};
+}
+
+Extent kernels::extent_meta(const at::Tensor& x) {
+  return {at::empty({}, x.options()), x.numel()};
+}
+
 }  // namespace weights

@@ -78,3 +78,44 @@ def affine_backward(ctx, grad_output):
 
 
 W.affine.register_autograd(affine_backward, setup_context=affine_setup_context)
+
+
+@W.moments.register_kernel(None)
+def moments(x):
+    """A record return: the kernel returns a Moments; torch sees its leaves as
+    the outputs stats__mean and stats__var."""
+    mean = x.mean(-1, keepdim=True)
+    centered = x - mean
+    return centered, W.Moments(mean=mean, var=(centered * centered).mean(-1, keepdim=True))
+
+
+@W.moments.register_fake
+def moments_fake(x):
+    stat = x.new_empty((*x.shape[:-1], 1))
+    return x.new_empty(x.shape), W.Moments(mean=stat, var=stat.clone())
+
+
+def moments_setup_context(ctx, inputs, output):
+    centered, stats = output  # record form, as the kernel returned it
+    ctx.save_for_backward(centered)
+
+
+def moments_backward(ctx, grad_centered, grad_stats):
+    """grad_stats is a MomentsGrad: the output gradients in record form."""
+    (centered,) = ctx.saved_tensors
+    n = centered.shape[-1]
+    grad_x = grad_centered - grad_centered.mean(-1, keepdim=True)
+    return grad_x + grad_stats.mean / n + grad_stats.var * 2.0 * centered / n
+
+
+W.moments.register_autograd(moments_backward, setup_context=moments_setup_context)
+
+
+@W.extent.register_kernel(None)
+def extent(x):
+    return W.Extent(peak=x.abs().max(), count=x.numel())
+
+
+@W.extent.register_fake
+def extent_fake(x):
+    return W.Extent(peak=x.new_empty(()), count=x.numel())

@@ -529,11 +529,30 @@ class Resolver {
     if (!check_suffixes(t, out, use, what)) return std::nullopt;
     if (out.is_record()) {
       if (use == Use::Return) {
-        diags_.error(
-            base_span,
-            fmt::format("record `{}` cannot be a return type", t.base),
-            "return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in the caller");
-        return std::nullopt;
+        // A returned record lowers to one output per leaf: only leaves that
+        // are schema return types and need no conversion back.
+        if (!t.suffixes.empty()) {
+          diags_.error(
+              t.span,
+              fmt::format(
+                  "{} has type `{}`; a record can be returned only as itself",
+                  what,
+                  syntax::to_schema(t)),
+              fmt::format("return a plain `{}`", t.base));
+          return std::nullopt;
+        }
+        if (out.decl >= 0) {
+          const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+          if (std::string why = unreturnable_leaf(r, r.name + "."); !why.empty()) {
+            diags_.error(
+                base_span,
+                fmt::format("record `{}` cannot be a return type: {}", t.base, why),
+                "a returned record may hold only fields of type Tensor, int, float and bool, "
+                "and records of those; return the others as separate outputs");
+            return std::nullopt;
+          }
+        }
+        return out;
       }
       const bool plain_list = out.suffixes.size() == 1 && out.is_list() &&
                               out.suffixes.front().size < 0;
@@ -699,6 +718,41 @@ class Resolver {
       }
     }
     return false;
+  }
+
+  /// The path of the first leaf of `r` (a returnable record) that is not a
+  /// `Tensor`, or empty.
+  std::string non_tensor_leaf(const model::Record& r, const std::string& prefix) const {
+    for (const auto& f : r.fields) {
+      if (f.type.is_plain_record()) {
+        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+        if (std::string path = non_tensor_leaf(inner, prefix + f.name + "."); !path.empty())
+          return path;
+      } else if (!f.type.is_plain_tensor()) {
+        return prefix + f.name;
+      }
+    }
+    return {};
+  }
+
+  /// Why record `r` cannot be returned, or empty: a leaf whose type is not
+  /// `Tensor`, `int`, `float` or `bool`, an optional record or a list of
+  /// records inside it. `prefix` spells the leaf's path (`Stats.`).
+  std::string unreturnable_leaf(const model::Record& r, const std::string& prefix) const {
+    for (const auto& f : r.fields) {
+      const std::string path = prefix + f.name;
+      if (f.type.is_plain_record()) {
+        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+        if (std::string why = unreturnable_leaf(inner, path + "."); !why.empty()) return why;
+        continue;
+      }
+      if (!f.type.is_record() && f.type.suffixes.empty() &&
+          (f.type.is_builtin(Builtin::Tensor) || f.type.is_builtin(Builtin::Int) ||
+           f.type.is_builtin(Builtin::Float) || f.type.is_builtin(Builtin::Bool)))
+        continue;
+      return fmt::format("field `{}` has type `{}`", path, describe_type(f.type, *module_));
+    }
+    return {};
   }
 
   /// Why record `r` cannot be the item type of a list, or empty: a leaf whose
@@ -1084,11 +1138,25 @@ class Resolver {
       if (r.type.is_builtin(Builtin::Tensor) &&
           (r.type.suffixes.empty() || (r.type.suffixes.size() == 1 && r.type.is_list()))) {
         has_tensor_output = true;
+      } else if (r.type.is_plain_record()) {
+        const model::Record& rec = module_->records[static_cast<size_t>(r.type.decl)];
+        if (std::string leaf = non_tensor_leaf(rec, rec.name + "."); !leaf.empty()) {
+          diags_.error(
+              r.span,
+              fmt::format(
+                  "op `{}` has `backward: true`, so a record it returns may hold only tensors, "
+                  "but `{}` is not a `Tensor`",
+                  op.qualified_name(),
+                  leaf),
+              "return non-differentiable values from a separate op");
+        }
+        has_tensor_output = true;
       } else {
         diags_.error(
             r.span,
             fmt::format(
-                "op `{}` has `backward: true`, so it may return only `Tensor` or `Tensor[]`",
+                "op `{}` has `backward: true`, so it may return only `Tensor`, `Tensor[]` or "
+                "records of tensors",
                 op.qualified_name()),
             "return non-differentiable values from a separate op");
       }

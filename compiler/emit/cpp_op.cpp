@@ -15,8 +15,11 @@ std::string spell(const CppParam& p, bool with_default) {
 CppOp::CppOp(const model::Module& module, const lower::LoweredOp& lowered, const CppTypes& types)
     : m_(module), op_(module.ops[lowered.op]), lo_(lowered), types_(types) {
   std::vector<model::Type> outs;
-  for (const auto& o : lo_.outputs) outs.push_back(o.type);
+  for (const auto& r : lo_.api_returns) outs.push_back(r.type);
   return_type_ = types_.return_type(outs);
+  std::vector<model::Type> flat;
+  for (const auto& o : lo_.outputs) flat.push_back(o.type);
+  flat_return_type_ = types_.return_type(flat);
 }
 
 std::string CppOp::qualified() const {
@@ -36,9 +39,9 @@ std::vector<CppParam> CppOp::params(bool with_defaults) const {
 
 std::vector<CppParam> CppOp::output_params(const std::string& prefix) const {
   std::vector<CppParam> out;
-  for (const auto& o : lo_.outputs) {
+  for (const auto& r : lo_.api_returns) {
     out.push_back(
-        {fmt::format("const {}&", types_.output_type(o.type)), prefix + o.api_name, std::nullopt});
+        {fmt::format("const {}&", types_.output_type(r.type)), prefix + r.name, std::nullopt});
   }
   return out;
 }
@@ -57,10 +60,19 @@ std::vector<CppParam> backward_params(const CppOp& op) {
   if (op.list_output()) {
     out.push_back(
         {"const std::vector<at::Tensor>&",
-         "grad_" + op.lowered().outputs[0].api_name,
+         "grad_" + op.lowered().api_returns[0].name,
          std::nullopt});
-  } else {
-    for (auto& g : op.output_params("grad_")) out.push_back(std::move(g));
+    return out;
+  }
+  // A returned record's gradients come as its grad record (every leaf of a
+  // record a differentiable op returns is a Tensor).
+  for (const auto& r : op.lowered().api_returns) {
+    out.push_back(
+        {fmt::format(
+             "const {}&",
+             r.type.is_record() ? op.types().grad_type(r.type) : op.types().output_type(r.type)),
+         "grad_" + r.name,
+         std::nullopt});
   }
   return out;
 }
@@ -72,7 +84,7 @@ std::string signature(const std::string& head, const std::vector<CppParam>& para
 }
 
 bool CppOp::list_output() const {
-  return lo_.outputs.size() == 1 && lo_.outputs[0].type.is_list();
+  return lo_.api_returns.size() == 1 && lo_.api_returns[0].type.is_list();
 }
 
 std::string CppOp::needs_input_grad(const std::string& slot) const {

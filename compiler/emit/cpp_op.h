@@ -40,9 +40,13 @@ class CppOp {
   /// The record-form parameters: `const at::Tensor& x`, `const WeightCfg& cfg`;
   /// with `with_defaults`, the C++ default arguments lowering allows.
   std::vector<CppParam> params(bool with_defaults) const;
-  /// The return type: `at::Tensor`, `void`, `std::tuple<...>`.
+  /// The return type: `at::Tensor`, `void`, `std::tuple<...>`, a record.
   const std::string& return_type() const { return return_type_; }
-  /// `const at::Tensor& sum`, `const at::Tensor& prod` (names prefixed).
+  /// The dispatcher's return type for the flat outputs (a returned record's
+  /// leaves each an element of the tuple).
+  const std::string& flat_return_type() const { return flat_return_type_; }
+  const CppTypes& types() const { return types_; }
+  /// `const at::Tensor& sum`, `const Stats& stats` (names prefixed).
   std::vector<CppParam> output_params(const std::string& prefix) const;
 
   /// The forward kernels the user writes.
@@ -64,6 +68,7 @@ class CppOp {
   const lower::LoweredOp& lo_;
   const CppTypes& types_;
   std::string return_type_;
+  std::string flat_return_type_;
 };
 
 /// setup_context's parameters: ctx, the inputs in record form, the outputs.

@@ -101,7 +101,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   for (const auto& o : lo.outputs) {
     outputs.push(Json::object()
                      .set("name", o.name)
-                     .set("api_name", o.api_name)
+                     .set("api_path", o.api_path)
                      .set("schema_type", o.schema_type));
   }
   Json kernels = Json::array();

@@ -559,11 +559,93 @@ class PythonEmitter {
   }
 
   std::string return_hint(const lower::LoweredOp& lo) const {
-    if (lo.outputs.empty()) return "None";
-    if (lo.outputs.size() == 1) return hint(lo.outputs[0].type, false);
+    if (lo.api_returns.empty()) return "None";
+    if (lo.api_returns.size() == 1) return hint(lo.api_returns[0].type, false);
     std::vector<std::string> parts;
-    for (const auto& o : lo.outputs) parts.push_back(hint(o.type, false));
+    for (const auto& r : lo.api_returns) parts.push_back(hint(r.type, false));
     return fmt::format("typing.Tuple[{}]", fmt::join(parts, ", "));
+  }
+
+  /// `Stats(mean=flat[1], var=flat[2])`: the returned record `type` from the
+  /// flat outputs `*next` on (`flat` itself when the op has one output);
+  /// with `grad_toggle`, `(StatsGrad if grad else Stats)(...)`.
+  std::string record_result(
+      const lower::LoweredOp& lo,
+      const model::Type& type,
+      size_t* next,
+      bool grad_toggle) const {
+    const model::Record& r = record(type);
+    const lower::RecordLayout& layout = in_.lowered.records[static_cast<size_t>(type.decl)];
+    std::vector<std::string> fields;
+    for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+      const model::Field& f = r.fields[fi];
+      std::string value = f.type.is_record()       ? record_result(lo, f.type, next, grad_toggle)
+                          : lo.outputs.size() == 1 ? std::string("flat")
+                                                   : fmt::format("flat[{}]", (*next)++);
+      fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
+    }
+    std::string cls = api_name(r.name);
+    if (grad_toggle)
+      cls = fmt::format("({} if grad else {})", api_name(model::grad_record_name(r)), cls);
+    return fmt::format("{}({})", cls, fmt::join(fields, ", "));
+  }
+
+  /// With records among the returns: `_<op>_results`, the flat outputs in
+  /// record form, and `_<op>_outputs`, a Python kernel's result as the flat
+  /// outputs.
+  void record_results(const lower::LoweredOp& lo) {
+    const model::Op& op = m_.ops[lo.op];
+    const std::string name = api_name(lo.cpp_name);
+    std::vector<std::string> results, checks, locals, outputs;
+    for (size_t i = 0; i < lo.api_returns.size(); ++i) {
+      const lower::ApiReturn& r = lo.api_returns[i];
+      size_t next = r.first_output;
+      results.push_back(
+          r.type.is_record()       ? record_result(lo, r.type, &next, op.backward)
+          : lo.outputs.size() == 1 ? std::string("flat")
+                                   : fmt::format("flat[{}]", r.first_output));
+      checks.push_back(py_tuple(
+          {python_string_literal(r.name),
+           r.type.is_record() ? api_name(record(r.type).name) : "None"}));
+      locals.push_back(fmt::format("r{}", i));
+    }
+    for (const auto& o : lo.outputs)
+      outputs.push_back(
+          fmt::format("r{}{}", o.ret, o.api_path.substr(lo.api_returns[o.ret].name.size())));
+    p_.line();
+    p_.line();
+    p_.emit(
+        {{"name", name},
+         {"grad", op.backward ? ", grad=False" : ""},
+         {"results_doc",
+          python_docstring(fmt::format(
+              "{}'s flat outputs in record form{}.",
+              m_.namespace_ + "::" + lo.qualified_name,
+              op.backward ? "; with grad, its output gradients, records as their grad records"
+                          : ""))},
+         {"results",
+          results.size() == 1 ? results[0] : fmt::format("{}", fmt::join(results, ", "))},
+         {"outputs_doc",
+          python_docstring("A Python kernel's result (record form) as torch's flat outputs.")},
+         {"locals",
+          locals.size() == 1 ? "(" + locals[0] + ",)" : fmt::format("{}", fmt::join(locals, ", "))},
+         {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
+         {"checks", py_tuple(checks)},
+         {"outputs",
+          outputs.size() == 1 ? outputs[0] : fmt::format("{}", fmt::join(outputs, ", "))}},
+        R"py(
+      def _$name$_results(flat$grad$):
+          $results_doc$
+          return $results$
+
+
+      def _$name$_outputs(result):
+          $outputs_doc$
+          $locals$ = _rt.returned($qualified$, result, $checks$)
+          return $outputs$
+    )py");
+    p_.line();
+    p_.line();
   }
 
   void op_function(const lower::LoweredOp& lo) {
@@ -633,7 +715,9 @@ class PythonEmitter {
           python_keeps_docstring(doc)
               ? ""
               : fmt::format("{}.__doc__ = {}", name, python_string_literal(doc))},
-         {"call", fmt::format("_{}_op({})", name, args)},
+         {"call",
+          lo.has_record_return ? fmt::format("_{}_results(_{}_op({}))", name, name, args)
+                               : fmt::format("_{}_op({})", name, args)},
          {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
          {"error", lo.locals.error},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
@@ -835,6 +919,8 @@ class PythonEmitter {
     std::vector<std::string> annotations;
     for (const auto& a : op.annotations) annotations.push_back(python_string_literal(a));
 
+    if (lo.has_record_return) record_results(lo);
+
     // def _op_records(x, cfg__w, cfg__scale=1.0, *, k=2):
     std::string flat;
     bool star = false;
@@ -893,6 +979,8 @@ class PythonEmitter {
       options.push_back("meta=" + py_tuple(sources));
     }
     if (op.backward) options.push_back("backward=True");
+    if (lo.has_record_return)
+      options.push_back(fmt::format("results=(_{}_outputs, _{}_results)", name, name));
     if (!op.tags.empty()) {
       std::vector<std::string> tags;
       for (const auto& t : op.tags) tags.push_back(python_string_literal(t));

@@ -375,7 +375,91 @@ class SourceEmitter {
     const std::string call = "with_args" +
                              args({"structop::arguments(stack, num_args)", kernel_fn});
     if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
-    return "structop::return_outputs" + args({"stack", "num_args", call}) + ";";
+    const std::string result = op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call;
+    return "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
+  }
+
+  /// A record returned by the op, built from its leaves' flat outputs:
+  /// `Stats{leaf(1), leaf(2)}` (`StatsGrad{...}` with `grad`); `next` is the
+  /// first leaf's output and moves past the record.
+  std::string record_from_outputs(
+      const model::Type& type,
+      size_t& next,
+      const std::function<std::string(size_t)>& leaf,
+      bool grad) const {
+    const model::Record& r = m_.records[static_cast<size_t>(type.decl)];
+    Strings fields;
+    for (const auto& f : r.fields) {
+      fields.push_back(
+          f.type.is_record() ? record_from_outputs(f.type, next, leaf, grad) : leaf(next++));
+    }
+    return (grad ? types_.grad_record_name(type.decl) : types_.record_name(type.decl)) +
+           braces(fields);
+  }
+
+  /// The op's results in record form from its flat outputs, `leaf(k)` the
+  /// k-th: one value, or a tuple of them.
+  std::string results_from_outputs(
+      const CppOp& op,
+      const std::function<std::string(size_t)>& leaf,
+      bool grad) const {
+    Strings values;
+    for (const auto& r : op.lowered().api_returns) {
+      size_t next = r.first_output;
+      values.push_back(
+          r.type.is_plain_record() ? record_from_outputs(r.type, next, leaf, grad)
+                                   : leaf(r.first_output));
+    }
+    return values.size() == 1 ? values[0] : "std::make_tuple" + args(values);
+  }
+
+  /// With records among the returns: the adapter's conversions between the
+  /// kernels' results and the flat outputs.
+  std::string record_return_members(const CppOp& op) const {
+    const lower::LoweredOp& lo = op.lowered();
+    if (!lo.has_record_return) return "";
+    const bool one_return = lo.api_returns.size() == 1;
+    const bool one_output = lo.outputs.size() == 1;
+    Strings leaves;
+    for (const auto& o : lo.outputs) {
+      const lower::ApiReturn& r = lo.api_returns[o.ret];
+      const std::string base = one_return ? "result" : fmt::format("std::get<{}>(result)", o.ret);
+      leaves.push_back("std::move(" + base + o.api_path.substr(r.name.size()) + ")");
+    }
+    const std::string flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
+    const std::string records = results_from_outputs(
+        op,
+        [&](size_t k) {
+          return one_output ? std::string("std::move(flat)")
+                            : fmt::format("std::move(std::get<{}>(flat))", k);
+        },
+        false);
+    CodePrinter p(2, false);
+    p.emit(
+        {{"flat_outputs",
+          signature(
+              "static " + op.flat_return_type() + " flat_outputs",
+              {{op.return_type() + "&&", "result", std::nullopt}})},
+         {"record_outputs",
+          signature(
+              "static " + op.return_type() + " record_outputs",
+              {{op.flat_return_type() + "&&", "flat", std::nullopt}})},
+         {"flat", flat},
+         {"records", records}},
+        R"cc(
+
+          /// The kernels' results with each returned record as its leaves, in
+          /// the flat outputs' order.
+          $flat_outputs$ {
+            return $flat$;
+          }
+
+          /// The flat outputs back in record form (the C++ call API).
+          $record_outputs$ {
+            return $records$;
+          }
+        )cc");
+    return trimmed(p.str());
   }
 
   /// The boxed Meta kernel's body.
@@ -424,10 +508,11 @@ class SourceEmitter {
         {{"adapter", op.names().adapter},
          {"op", cpp_string_literal(op.qualified())},
          {"num_args", std::to_string(lo.slots.size())},
-         {"signature", op.return_type() + args(flat_types)},
+         {"signature", op.flat_return_type() + args(flat_types)},
          {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
          {"kernel_args", args(kernel_args(op))},
          {"kernels", trimmed(kernels)},
+         {"records", record_return_members(op)},
          {"params", kBoxedParams},
          {"meta", meta_body(op)},
          {"backward", op.op().backward ? backward_members(op) : ""},
@@ -446,6 +531,7 @@ class SourceEmitter {
             static decltype(auto) with_args($args_param$, Fn&& fn) {
               return fn$kernel_args$;
             }
+            $records$
             $kernels$
 
             static void meta$params$ {
@@ -532,18 +618,34 @@ class SourceEmitter {
     // With a list slot the gradients are laid out per edge (one per tensor of
     // a list), which only the call knows: structop::grad_edges.
     if (lo.has_grad_list) moves.insert(moves.begin(), {"ctx", "backward_def"});
+    grads.push_back("ctx");
     if (op.list_output()) {
       grads.push_back("grad_outputs");
     } else {
-      for (size_t i = 0; i < lo.outputs.size(); ++i)
-        grads.push_back(fmt::format("grad_outputs[{}]", i));
+      for (const auto& r : lo.api_returns) {
+        size_t next = r.first_output;
+        grads.push_back(
+            r.type.is_plain_record()
+                ? record_from_outputs(
+                      r.type,
+                      next,
+                      [](size_t k) { return fmt::format("grad_outputs[{}]", k); },
+                      true)
+                : fmt::format("grad_outputs[{}]", r.first_output));
+      }
     }
     Strings setup_args = {"ctx", "inputs..."};
-    for (size_t i = 0; i < lo.outputs.size(); ++i) {
-      setup_args.push_back(fmt::format(
-          "structop::output<{}>(outputs[{}])",
-          types_.output_type(lo.outputs[i].type),
-          i));
+    for (const auto& r : lo.api_returns) {
+      size_t next = r.first_output;
+      auto output = [&](size_t k) {
+        return fmt::format(
+            "structop::output<{}>(outputs[{}])",
+            types_.output_type(lo.outputs[k].type),
+            k);
+      };
+      setup_args.push_back(
+          r.type.is_plain_record() ? record_from_outputs(r.type, next, output, false)
+                                   : output(r.first_output));
     }
     CodePrinter p(2, false);
     p.emit(
@@ -566,8 +668,7 @@ class SourceEmitter {
                "&setup_context",
                "&backward"})},
          {"grads_type", op.names().grads},
-         {"backward", op.names().backward},
-         {"grads", join(grads, ", ")},
+         {"call", "kernels::" + op.names().backward + args(grads)},
          {"moves", args(moves)}},
         R"cc(
 
@@ -583,7 +684,7 @@ class SourceEmitter {
           static structop::variable_list backward(
               torch::autograd::AutogradContext* ctx,
               const structop::variable_list& grad_outputs) {
-            $grads_type$ grads = kernels::$backward$(ctx, $grads$);
+            $grads_type$ grads = $call$;
             return structop::$collect$$moves$;
           }
 
@@ -633,10 +734,16 @@ class SourceEmitter {
       p_.emit(
           {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
            {"body",
-            call_statement(
-                op.return_type(),
-                "structop::call<" + op.names().adapter + "::signature>",
-                call_args)}},
+            op.lowered().has_record_return
+                ? "return " + op.names().adapter + "::record_outputs" +
+                      args(
+                          {"structop::call<" + op.names().adapter + "::signature>" +
+                           args(call_args)}) +
+                      ";"
+                : call_statement(
+                      op.return_type(),
+                      "structop::call<" + op.names().adapter + "::signature>",
+                      call_args)}},
           R"cc(
             $decl$ {
               $body$

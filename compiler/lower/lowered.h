@@ -130,14 +130,26 @@ struct Slot {
   bool from_record() const { return !fields.empty(); }
 };
 
-/// One output of the lowered schema.
+/// One output of the lowered schema: a return of the IDL, or one leaf of a
+/// returned record (`-> Stats stats` gives `Tensor stats__mean, Tensor
+/// stats__var`; unnamed, `Tensor mean, Tensor var`).
 struct Output {
   std::string name;  // may be empty
   model::Type type;
   std::string schema_type;
+  size_t ret = 0;              // index of the IDL's return (model::Op::returns, ApiReturn)
+  std::vector<size_t> fields;  // a record leaf: field indices from the record down to it
+  std::string api_path;        // `stats.mean` in the APIs (ApiReturn::name for a plain return)
+};
+
+/// A return of the record-form APIs (kernels, C++ call API, Python).
+struct ApiReturn {
   /// Its name in the C++ and Python APIs: the IDL name, else `output` /
   /// `output0`, `output1`..., never one of the op's parameter names.
-  std::string api_name;
+  std::string name;
+  model::Type type;         // a plain record, or the output's type
+  size_t first_output = 0;  // into LoweredOp::outputs
+  size_t output_count = 1;  // the record's leaves
 };
 
 /// A parameter of the record-form APIs (C++ call API, kernels, Python).
@@ -187,6 +199,9 @@ struct LoweredOp {
   LocalNames locals;
   std::vector<Slot> slots;
   std::vector<Output> outputs;
+  std::vector<ApiReturn> api_returns;  // parallel to model::Op::returns
+  /// Some return is a record: the adapter flattens the kernels' results.
+  bool has_record_return = false;
   std::vector<ApiParam> api_params;  // parallel to model::Op::params
   std::vector<Kernel> kernels;
   /// The slots that take a gradient, in slot order (the graph node's edges:

@@ -65,9 +65,7 @@ class OpLowering {
         out_.slots.begin(),
         out_.slots.end(),
         [](const lower::Slot& s) { return s.mutated || (s.type.alias && s.type.alias->is_write); });
-    out_.outputs.reserve(op_.returns.size());
-    for (const auto& r : op_.returns)
-      out_.outputs.push_back({r.name, r.type, schema_type(r.type), {}});
+    lower_returns();
     resolve_meta();
     apply_schema_defaults();
     print_schema();
@@ -188,6 +186,63 @@ class OpLowering {
     }
   }
 
+  // ---- returns (rule 5: a returned record is one output per leaf) ----------
+
+  void lower_returns() {
+    out_.outputs.reserve(op_.returns.size());
+    for (size_t i = 0; i < op_.returns.size(); ++i) {
+      const model::Return& r = op_.returns[i];
+      lower::ApiReturn a;
+      a.type = r.type;
+      a.first_output = out_.outputs.size();
+      if (r.type.is_plain_record()) {
+        // Leaves are `<name>__<field>`, the name `output` / `output<i>`
+        // when the return has none (a bare field name could be a word the
+        // schema parser reserves).
+        out_.has_record_return = true;
+        const std::string name = !r.name.empty()           ? r.name
+                                 : op_.returns.size() == 1 ? "output"
+                                                           : fmt::format("output{}", i);
+        std::vector<size_t> fields;
+        return_leaves(i, r.type.decl, name, fields);
+      } else {
+        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}, {}});
+      }
+      a.output_count = out_.outputs.size() - a.first_output;
+      out_.api_returns.push_back(std::move(a));
+    }
+    std::vector<std::string_view> names;
+    std::vector<size_t> named;
+    for (size_t i = 0; i < out_.outputs.size(); ++i) {
+      if (out_.outputs[i].name.empty()) continue;
+      names.emplace_back(out_.outputs[i].name);
+      named.push_back(i);
+    }
+    for (auto [first, later] : find_duplicates(names)) {
+      (void)first;
+      diags_.error(
+          op_.returns[out_.outputs[named[later]].ret].span,
+          fmt::format("op `{}`: two outputs are named `{}`", op_.qualified_name(), names[later]),
+          "a returned record's leaves are named `return__field`; rename the return or the field");
+      check_schema_ = false;
+    }
+  }
+
+  void return_leaves(size_t ret, int decl, const std::string& name, std::vector<size_t>& fields) {
+    const model::Record& rec = module_.records[static_cast<size_t>(decl)];
+    for (size_t f = 0; f < rec.fields.size(); ++f) {
+      const model::Field& field = rec.fields[f];
+      const std::string leaf = name + "__" + field.name;
+      fields.push_back(f);
+      if (field.type.is_record()) {
+        return_leaves(ret, field.type.decl, leaf, fields);
+      } else {
+        out_.outputs.push_back({leaf, field.type, schema_type(field.type), ret, fields, {}});
+      }
+      fields.pop_back();
+    }
+  }
+
   void add_slot(lower::Slot s) {
     s.takes_grad = s.type.takes_grad();
     s.grad_list = s.type.takes_grad_list();
@@ -225,15 +280,25 @@ class OpLowering {
       taken.push_back(a.name);
       out_.api_params.push_back(std::move(a));
     }
-    // Output names: never a parameter's.
-    for (size_t i = 0; i < out_.outputs.size(); ++i) {
-      lower::Output& o = out_.outputs[i];
-      std::string n = !o.name.empty()            ? model::api_spelling(o.name)
-                      : out_.outputs.size() == 1 ? "output"
-                                                 : fmt::format("output{}", i);
+    // Return names: never a parameter's.
+    for (size_t i = 0; i < out_.api_returns.size(); ++i) {
+      lower::ApiReturn& a = out_.api_returns[i];
+      const std::string& name = op_.returns[i].name;
+      std::string n = !name.empty()                  ? model::api_spelling(name)
+                      : out_.api_returns.size() == 1 ? "output"
+                                                     : fmt::format("output{}", i);
       while (std::find(taken.begin(), taken.end(), n) != taken.end()) n = "out_" + n;
       taken.push_back(n);
-      o.api_name = n;
+      a.name = n;
+    }
+    for (auto& o : out_.outputs) {
+      o.api_path = out_.api_returns[o.ret].name;
+      const model::Type* t = &op_.returns[o.ret].type;
+      for (size_t f : o.fields) {
+        const model::Field& field = module_.records[static_cast<size_t>(t->decl)].fields[f];
+        o.api_path += "." + model::api_spelling(field.name);
+        t = &field.type;
+      }
     }
     // C++ names of the slots (`<op>_grad_slot`): unique among themselves and
     // the record-form parameters and outputs.

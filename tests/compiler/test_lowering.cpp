@@ -521,6 +521,46 @@ TEST_CASE("outputs and their schema types", "[lowering]") {
       "op(Tensor x) -> Tensor[]");
 }
 
+TEST_CASE("a returned record is one output per leaf, named return__field", "[lowering]") {
+  FrontEnd fe = lower_ops(
+      "  - func: op(Tensor x) -> (Tensor y, Inner cfg, Opt opt)\n    meta: custom\n"
+      "  - func: bare(Tensor x) -> Inner\n    meta: [x, x]\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  CHECK(
+      lo.schema ==
+      "op(Tensor x) -> (Tensor y, Tensor cfg__w, Tensor cfg__b, float opt__eps, bool "
+      "opt__causal)");
+  CHECK(lo.has_record_return);
+  REQUIRE(lo.api_returns.size() == 3);
+  CHECK(lo.api_returns[1].name == "cfg");
+  CHECK(lo.api_returns[1].first_output == 1);
+  CHECK(lo.api_returns[1].output_count == 2);
+  CHECK(lo.api_returns[2].first_output == 3);
+  REQUIRE(lo.outputs.size() == 5);
+  CHECK(lo.outputs[2].api_path == "cfg.b");
+  CHECK(lo.outputs[2].fields == std::vector<size_t>{1});
+  CHECK(lo.outputs[2].ret == 1);
+  CHECK(lo.outputs[4].api_path == "opt.causal");
+  CHECK(lo.outputs[0].api_path == "y");
+  CHECK(lo.outputs[0].fields.empty());
+  // Unnamed: `output`; the identity meta shapes each tensor leaf.
+  const auto& bare = fe.op("bare");
+  CHECK(bare.schema == "bare(Tensor x) -> (Tensor output__w, Tensor output__b)");
+  CHECK(bare.meta_sources == std::vector<size_t>{0, 0});
+  CHECK(bare.api_returns[0].name == "output");
+}
+
+TEST_CASE("returned records: two outputs with one name are an error", "[lowering]") {
+  FrontEnd fe = lower_ops("  - func: op(Tensor x) -> (Inner a, Tensor a__w)\n    meta: custom\n");
+  CHECK(contains(fe.errors, "error: op `op`: two outputs are named `a__w`\n"));
+  CHECK(contains(
+      fe.errors,
+      "hint: a returned record's leaves are named `return__field`; rename the return or the "
+      "field\n"));
+}
+
 TEST_CASE("a record-only op and a record with optional and list tensors", "[lowering]") {
   FrontEnd fe = run_front_end(
       "namespace: d\n"
@@ -626,7 +666,8 @@ TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lo
   REQUIRE(op.api_params[2].default_value);
   CHECK(op.api_params[2].default_value->kind == lower::Value::Kind::Record);
   CHECK(op.api_params[3].default_value->kind == lower::Value::Kind::Int);
-  CHECK(op.outputs[0].api_name == "output");
+  CHECK(op.api_returns[0].name == "output");
+  CHECK(op.outputs[0].api_path == "output");
 
   const lower::LoweredOp& dev = fe.lowered.ops[1];
   REQUIRE(dev.kernels.size() == 2);

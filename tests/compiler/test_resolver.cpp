@@ -265,13 +265,27 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
   CHECK(contains(
       errors_of("records: {R: {fields: {t: 'int[][]'}}}\n"),
       "error: field `R.t`: nested lists like `int[][]` are not schema types\n"));
+  // Returned records: leaves of type Tensor, int, float, bool, nested.
+  CHECK(errors_of("records: {S: {fields: {m: Tensor, n: int, f: float, b: bool}}, T: {fields: "
+                  "{s: S}}}\nops:\n  - func: stats(Tensor x) -> (S a, T b)\n    meta: custom\n")
+            .empty());
   std::string ret = errors_of(
-      "records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S\n");
-  CHECK(contains(ret, "main.ops.yaml:4:30: error: record `S` cannot be a return type\n"));
+      "records: {S: {fields: {m: 'Tensor?'}}}\nops:\n  - func: stats(Tensor x) -> S\n");
   CHECK(contains(
       ret,
-      "hint: return tensors (e.g. `-> (Tensor a, Tensor b)`) and build the record in "
-      "the caller\n"));
+      "main.ops.yaml:4:30: error: record `S` cannot be a return type: field `S.m` has type "
+      "`Tensor?`\n"));
+  CHECK(contains(
+      ret,
+      "hint: a returned record may hold only fields of type Tensor, int, float and bool, and "
+      "records of those; return the others as separate outputs\n"));
+  CHECK(contains(
+      errors_of("records: {I: {fields: {w: Tensor}}, S: {fields: {i: 'I[]'}}}\nops:\n  - func: "
+                "stats(Tensor x) -> S\n"),
+      "error: record `S` cannot be a return type: field `S.i` has type `I[]`\n"));
+  CHECK(contains(
+      errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S[]\n"),
+      "error: a return of op `stats` has type `S[]`; a record can be returned only as itself\n"));
   CHECK(contains(
       errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
       "error: enum `E` cannot be a return type\n"));
@@ -663,7 +677,15 @@ TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation
   CHECK(contains(
       rets,
       "main.ops.yaml:3:38: error: op `op` has `backward: true`, so it may return only "
-      "`Tensor` or `Tensor[]`\n"));
+      "`Tensor`, `Tensor[]` or records of tensors\n"));
+  CHECK(contains(
+      errors_of("records: {S: {fields: {m: Tensor, n: int}}}\nops:\n  - func: op(Tensor x) -> S "
+                "s\n    backward: true\n    meta: custom\n"),
+      "error: op `op` has `backward: true`, so a record it returns may hold only tensors, but "
+      "`S.n` is not a `Tensor`\n"));
+  CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(Tensor x) -> S s\n"
+                  "    backward: true\n")
+            .empty());
   CHECK(contains(
       errors_of("ops:\n  - func: op(Tensor x) -> ()\n    backward: true\n"),
       "error: op `op` has `backward: true` but returns nothing\n"));

@@ -375,6 +375,34 @@ CATCH_TEST_CASE(
 }
 
 CATCH_TEST_CASE(
+    "record returns: the backward takes the output gradients as a grad record",
+    "[returns]") {
+  const at::Tensor x = leaf({3, 4});
+  const at::Tensor gc = at::randn({3, 4}, f64());
+  const at::Tensor gm = at::randn({3, 1}, f64()), gv = at::randn({3, 1}, f64());
+  auto [centered, stats] = weights::moments(x);
+  CATCH_CHECK(stats.var.grad_fn() == centered.grad_fn());  // one node, three outputs
+  const variable_list got = grads(
+      (centered * gc).sum() + (stats.mean * gm).sum() + (stats.var * gv).sum(),
+      {x});
+  const variable_list want = reference_grads({x}, [&](const variable_list& in) {
+    const at::Tensor mean = in[0].mean(-1, true);
+    const at::Tensor c = in[0] - mean;
+    return (c * gc).sum() + (mean * gm).sum() + ((c * c).mean(-1, true) * gv).sum();
+  });
+  CATCH_CHECK(all_close(got, want));
+  // Only one leaf used: the others' gradients arrive as zeros.
+  auto [c2, s2] = weights::moments(x);
+  (void)c2;
+  const variable_list var_only = grads((s2.var * gv).sum(), {x});
+  const variable_list var_want = reference_grads({x}, [&](const variable_list& in) {
+    const at::Tensor c = in[0] - in[0].mean(-1, true);
+    return ((c * c).mean(-1, true) * gv).sum();
+  });
+  CATCH_CHECK(all_close(var_only, var_want));
+}
+
+CATCH_TEST_CASE(
     "Tensor[]: only the tensors that require grad get one; an empty list has no edge",
     "[row14][lists]") {
   const at::Tensor x = at::randn({3}, f64());

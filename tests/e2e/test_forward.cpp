@@ -466,6 +466,38 @@ CATCH_TEST_CASE(
           "weights::affine: gate.bias.b is None but gate.bias is given"));
 }
 
+CATCH_TEST_CASE(
+    "record returns: one output per leaf, the record again in the call API",
+    "[returns]") {
+  const at::Tensor x = at::randn({2, 5}, f64());
+  const at::Tensor mean = x.mean(-1, true);
+  auto [centered, stats] = weights::moments(x);
+  CATCH_CHECK(close(centered, x - mean));
+  CATCH_CHECK(close(stats.mean, mean));
+  CATCH_CHECK(close(stats.var, x.var(-1, /*unbiased=*/false, /*keepdim=*/true)));
+  CATCH_CHECK(
+      c10::toString(schema_of("weights::moments")) ==
+      "weights::moments(Tensor x) -> (Tensor centered, Tensor stats__mean, Tensor stats__var)");
+  CATCH_CHECK(
+      c10::toString(schema_of("weights::extent")) ==
+      "weights::extent(Tensor x) -> (Tensor output__peak, int output__count)");
+  // The flat op, boxed: the leaves in field order.
+  torch::jit::Stack stack{x};
+  c10::Dispatcher::singleton().findSchemaOrThrow("weights::moments", "").callBoxed(&stack);
+  CATCH_REQUIRE(stack.size() == 3);
+  CATCH_CHECK(close(stack[1].toTensor(), mean));
+  CATCH_CHECK(close(stack[2].toTensor(), stats.var));
+  // A non-tensor leaf.
+  const weights::Extent extent = weights::extent(-3.0 * at::ones({2, 4}, f64()));
+  CATCH_CHECK(extent.count == 8);
+  CATCH_CHECK(extent.peak.item<double>() == 3.0);
+  // The custom meta kernels return records too.
+  auto [m_centered, m_stats] = weights::moments(x.to(at::kMeta));
+  CATCH_CHECK(m_centered.is_meta());
+  CATCH_CHECK(m_stats.var.sizes() == at::IntArrayRef{2, 1});
+  CATCH_CHECK(weights::extent(x.to(at::kMeta)).count == 10);
+}
+
 // ---------------------------------------------------------------------------
 // Row 9: ScalarType and Device
 // ---------------------------------------------------------------------------

@@ -515,6 +515,153 @@ struct op_gate {
   }
 };
 
+// ===========================================================================
+// moments(Tensor x) -> (Tensor centered, Moments m)
+//   slot  original path  lowered name  type    default
+//   0     x              x             Tensor
+// ===========================================================================
+
+struct op_moments {
+  static constexpr const char* op_name = "golden::moments";
+  static constexpr std::size_t num_args = 1;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(structop::arg<const at::Tensor&>(args[0]));
+  }
+
+  /// The kernels' results with each returned record as its leaves, in
+  /// the flat outputs' order.
+  static std::tuple<at::Tensor, at::Tensor, at::Tensor> flat_outputs(
+      std::tuple<at::Tensor, Moments>&& result) {
+    return std::make_tuple(
+        std::move(std::get<0>(result)),
+        std::move(std::get<1>(result).mean),
+        std::move(std::get<1>(result).var));
+  }
+
+  /// The flat outputs back in record form (the C++ call API).
+  static std::tuple<at::Tensor, Moments> record_outputs(
+      std::tuple<at::Tensor, at::Tensor, at::Tensor>&& flat) {
+    return std::make_tuple(
+        std::move(std::get<0>(flat)),
+        Moments{std::move(std::get<1>(flat)), std::move(std::get<2>(flat))});
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::moments)));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(
+        stack,
+        num_args,
+        std::make_tuple(
+            structop::meta_like(args[0].toTensor()),
+            structop::meta_like(args[0].toTensor()),
+            structop::meta_like(args[0].toTensor())));
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    with_args(args, [&](const auto&... inputs) {
+      kernels::moments_setup_context(
+          ctx,
+          inputs...,
+          structop::output<at::Tensor>(outputs[0]),
+          Moments{
+              structop::output<at::Tensor>(outputs[1]),
+              structop::output<at::Tensor>(outputs[2])});
+    });
+  }
+
+  static structop::variable_list backward(
+      torch::autograd::AutogradContext* ctx,
+      const structop::variable_list& grad_outputs) {
+    moments_grads grads = kernels::moments_backward(
+        ctx,
+        grad_outputs[0],
+        MomentsGrad{grad_outputs[1], grad_outputs[2]});
+    return structop::grad_list(std::move(grads.x));
+  }
+
+  // Original path and flat argument of each grad slot (= the node's edges).
+  static constexpr const char* grad_paths[] = {"x"};
+  static constexpr std::size_t grad_slots[] = {0};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, nullptr, 1, &setup_context, &backward};
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden::moments");
+    return handle;
+  }
+};
+
+// ===========================================================================
+// summary(Tensor x) -> Summary
+//   slot  original path  lowered name  type    default
+//   0     x              x             Tensor
+// ===========================================================================
+
+struct op_summary {
+  static constexpr const char* op_name = "golden::summary";
+  static constexpr std::size_t num_args = 1;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = std::tuple<at::Tensor, at::Tensor, int64_t>(const at::Tensor&);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(structop::arg<const at::Tensor&>(args[0]));
+  }
+
+  /// The kernels' results with each returned record as its leaves, in
+  /// the flat outputs' order.
+  static std::tuple<at::Tensor, at::Tensor, int64_t> flat_outputs(Summary&& result) {
+    return std::make_tuple(
+        std::move(result.m.mean),
+        std::move(result.m.var),
+        std::move(result.count));
+  }
+
+  /// The flat outputs back in record form (the C++ call API).
+  static Summary record_outputs(std::tuple<at::Tensor, at::Tensor, int64_t>&& flat) {
+    return Summary{
+        Moments{std::move(std::get<0>(flat)), std::move(std::get<1>(flat))},
+        std::move(std::get<2>(flat))};
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary)));
+  }
+
+  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary_meta)));
+  }
+
+  static const c10::OperatorHandle& handle() {
+    static const c10::OperatorHandle handle = structop::find_op("golden::summary");
+    return handle;
+  }
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -585,6 +732,14 @@ at::Tensor gate(
       cfg ? c10::IValue(structop::enum_name(cfg->mode)) : c10::IValue());
 }
 
+std::tuple<at::Tensor, Moments> moments(const at::Tensor& x) {
+  return op_moments::record_outputs(structop::call<op_moments::signature>(op_moments::handle(), x));
+}
+
+Summary summary(const at::Tensor& x) {
+  return op_summary::record_outputs(structop::call<op_summary::signature>(op_summary::handle(), x));
+}
+
 }  // namespace golden
 
 // ===========================================================================
@@ -608,6 +763,10 @@ TORCH_LIBRARY_FRAGMENT(golden, m) {
   structop::define(
       m,
       R"(gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)");
+  structop::define(m, R"(moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))");
+  structop::define(
+      m,
+      R"(summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))");
 }
 
 TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
@@ -617,6 +776,8 @@ TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
   structop::impl(m, "layers", &golden::op_layers::forward);
   structop::impl(m, "stack", &golden::op_stack::forward);
   structop::impl(m, "gate", &golden::op_gate::forward);
+  structop::impl(m, "moments", &golden::op_moments::forward);
+  structop::impl(m, "summary", &golden::op_summary::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden, Meta, m) {
@@ -626,6 +787,8 @@ TORCH_LIBRARY_IMPL(golden, Meta, m) {
   structop::impl(m, "layers", &golden::op_layers::meta);
   structop::impl(m, "stack", &golden::op_stack::meta);
   structop::impl(m, "gate", &golden::op_gate::meta);
+  structop::impl(m, "moments", &golden::op_moments::meta);
+  structop::impl(m, "summary", &golden::op_summary::meta);
 }
 
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
@@ -635,6 +798,8 @@ TORCH_LIBRARY_IMPL(golden, Autograd, m) {
   structop::impl_autograd(m, "layers", golden::op_layers::backward_def);
   structop::impl_autograd(m, "stack", golden::op_stack::backward_def);
   structop::impl_autograd(m, "gate", golden::op_gate::backward_def);
+  structop::impl_autograd(m, "moments", golden::op_moments::backward_def);
+  structop::impl_no_backward(m, "summary");
 }
 
 TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {

@@ -17,7 +17,7 @@ STRUCTOP_REQUIRE_RUNTIME_VERSION(4);
 
 // Fingerprint of the records and enums of records.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_records 0x3acc03518dbc0027ULL
+#define STRUCTOP_FINGERPRINT_records 0x22b6c3428031541dULL
 
 namespace golden {
 
@@ -59,6 +59,18 @@ struct Gate {
   c10::optional<Inner> inner = c10::nullopt;
 };
 
+/// Two moments of a tensor (returned).
+struct Moments {
+  at::Tensor mean;
+  at::Tensor var;
+};
+
+/// Moments and a count (returned, with a non-tensor leaf).
+struct Summary {
+  Moments m;
+  int64_t count;
+};
+
 /// Tensors summed with optional biases.
 struct Stack {
   std::vector<at::Tensor> parts;
@@ -83,6 +95,19 @@ struct CfgGrad {
 struct GateGrad {
   structop::Grad g;
   InnerGrad inner;
+};
+
+/// Gradients for the tensor fields of Moments: every slot must be given
+/// (at::Tensor() or c10::nullopt for "no gradient").
+struct MomentsGrad {
+  structop::Grad mean;
+  structop::Grad var;
+};
+
+/// Gradients for the tensor fields of Summary: every slot must be given
+/// (at::Tensor() or c10::nullopt for "no gradient").
+struct SummaryGrad {
+  MomentsGrad m;
 };
 
 /// Gradients for the tensor fields of Stack: every slot must be given
@@ -164,6 +189,16 @@ struct gate_grad_slot {
   static constexpr std::size_t cfg_inner_b = 5;
 };
 
+/// What kernels::moments_backward returns: one member per parameter with a tensor.
+struct moments_grads {
+  structop::Grad x;
+};
+
+/// Index of each tensor slot of moments, for ctx->needs_input_grad(index).
+struct moments_grad_slot {
+  static constexpr std::size_t x = 0;
+};
+
 // Call API: flattens the records and calls the op through the dispatcher
 // (Autograd, Meta and device dispatch apply).
 
@@ -196,6 +231,15 @@ at::Tensor gate(
     const at::Tensor& x,
     const c10::optional<Gate>& gate = c10::nullopt,
     const c10::optional<Cfg>& cfg = c10::nullopt);
+
+/// moments(Tensor x) -> (Tensor centered, Moments m)
+/// A returned record (one output per leaf; the backward takes a MomentsGrad).
+/// lowered: golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)
+std::tuple<at::Tensor, Moments> moments(const at::Tensor& x);
+
+/// summary(Tensor x) -> Summary
+/// lowered: golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)
+Summary summary(const at::Tensor& x);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -266,6 +310,25 @@ void gate_setup_context(
     const at::Tensor& output);
 /// Gradients for the inputs, given those of the outputs.
 gate_grads gate_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
+
+/// golden::moments forward on every device.
+std::tuple<at::Tensor, Moments> moments(const at::Tensor& x);
+/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+void moments_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const at::Tensor& centered,
+    const Moments& m);
+/// Gradients for the inputs, given those of the outputs.
+moments_grads moments_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_centered,
+    const MomentsGrad& grad_m);
+
+/// golden::summary forward on every device.
+Summary summary(const at::Tensor& x);
+/// Meta kernel: outputs with the right shape, dtype and device, no data.
+Summary summary_meta(const at::Tensor& x);
 
 }  // namespace kernels
 

@@ -196,4 +196,50 @@ gate_grads kernels::gate_backward(
       grad_output);
 }
 
+// moments(Tensor x) -> (Tensor centered, Moments m)
+std::tuple<at::Tensor, Moments> kernels::moments(const at::Tensor& x) {
+  structop::not_implemented("golden::kernels::moments (records.ops.stubs.cpp)", x);
+}
+
+// Runs after the forward, with grad mode off: save what backward needs,
+// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+void kernels::moments_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const at::Tensor& centered,
+    const Moments& m) {
+  structop::not_implemented(
+      "golden::kernels::moments_setup_context (records.ops.stubs.cpp)",
+      ctx,
+      x,
+      centered,
+      m);
+}
+
+// Returns the gradient of every tensor input, in this shape (at::Tensor() or
+// c10::nullopt means "no gradient"):
+//   return {/*x=*/at::Tensor()};
+// ctx->needs_input_grad(moments_grad_slot::NAME) tells which are wanted.
+moments_grads kernels::moments_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_centered,
+    const MomentsGrad& grad_m) {
+  structop::not_implemented(
+      "golden::kernels::moments_backward (records.ops.stubs.cpp)",
+      ctx,
+      grad_centered,
+      grad_m);
+}
+
+// summary(Tensor x) -> Summary
+Summary kernels::summary(const at::Tensor& x) {
+  structop::not_implemented("golden::kernels::summary (records.ops.stubs.cpp)", x);
+}
+
+// Meta kernel: return outputs with the right sizes, dtype and device (no data),
+// e.g. at::empty(sizes, x.options()).
+Summary kernels::summary_meta(const at::Tensor& x) {
+  structop::not_implemented("golden::kernels::summary_meta (records.ops.stubs.cpp)", x);
+}
+
 }  // namespace golden

@@ -29,6 +29,10 @@ __all__ = [
     "CfgGrad",
     "Gate",
     "GateGrad",
+    "Moments",
+    "MomentsGrad",
+    "Summary",
+    "SummaryGrad",
     "Stack",
     "StackGrad",
     "affine",
@@ -37,6 +41,8 @@ __all__ = [
     "layers",
     "stack",
     "gate",
+    "moments",
+    "summary",
 ]
 
 NAMESPACE = "golden"
@@ -128,6 +134,51 @@ class GateGrad:
 
 
 Gate._structop_grad = GateGrad
+
+
+@dataclasses.dataclass(frozen=True)
+class Moments:
+    """Two moments of a tensor (returned)."""
+
+    mean: torch.Tensor
+    var: torch.Tensor
+
+
+Moments._structop_fields = (("mean", _rt.TENSOR), ("var", _rt.TENSOR))
+_rt.register_pytree(Moments, ("mean", "var"), (), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class MomentsGrad:
+    """Gradients for the tensor fields of `Moments` (None: no gradient), as a Python backward returns them."""
+
+    mean: typing.Optional[torch.Tensor] = None
+    var: typing.Optional[torch.Tensor] = None
+
+
+Moments._structop_grad = MomentsGrad
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """Moments and a count (returned, with a non-tensor leaf)."""
+
+    m: Moments
+    count: int
+
+
+Summary._structop_fields = (("m", _rt.record(Moments)), ("count", _rt.INT))
+_rt.register_pytree(Summary, ("m",), ("count",), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class SummaryGrad:
+    """Gradients for the tensor fields of `Summary` (None: no gradient), as a Python backward returns them."""
+
+    m: typing.Optional[MomentsGrad] = None
+
+
+Summary._structop_grad = SummaryGrad
 
 
 @dataclasses.dataclass(frozen=True)
@@ -409,7 +460,110 @@ _rt.python_kernels(
 )
 
 
-torch.serialization.add_safe_globals([Mode, Inner, Cfg, Gate, Stack])
+_moments_params = (("x", _rt.TENSOR),)
+_moments_op = None  # torch.ops.golden.moments.default, bound by _bind()
+
+
+def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
+    """A returned record (one output per leaf; the backward takes a MomentsGrad).\n\nCalls torch.ops.golden.moments (lowered schema: moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _moments_results(_moments_op(x))
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _moments_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::moments", _moments_params, (x,), error, _moments_op is not None)
+            raise
+
+
+moments.slot_map = {
+    "x": "x",
+}
+moments.schema = "golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"
+
+
+def _moments_results(flat, grad=False):
+    """golden::moments's flat outputs in record form; with grad, its output gradients, records as their grad records."""
+    return flat[0], (MomentsGrad if grad else Moments)(mean=flat[1], var=flat[2])
+
+
+def _moments_outputs(result):
+    """A Python kernel's result (record form) as torch's flat outputs."""
+    r0, r1 = _rt.returned("golden::moments", result, (("centered", None), ("m", Moments)))
+    return r0, r1.mean, r1.var
+
+
+moments.annotations = ()
+
+
+def _moments_records(x):
+    """golden::moments's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x,), {}
+
+
+_rt.python_kernels(
+    moments,
+    _moments_records,
+    _IDL_STEM,
+    params=(("x", None),),
+    grads=(("x", "x"),),
+    meta=("x", "x", "x"),
+    backward=True,
+    results=(_moments_outputs, _moments_results),
+)
+
+
+_summary_params = (("x", _rt.TENSOR),)
+_summary_op = None  # torch.ops.golden.summary.default, bound by _bind()
+
+
+def summary(x: torch.Tensor) -> Summary:
+    """Calls torch.ops.golden.summary (lowered schema: summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))."""
+    while True:  # a second time once _bind() has bound the op
+        try:
+            return _summary_results(_summary_op(x))
+        except (AttributeError, TypeError, RuntimeError) as error:
+            if _summary_op is None and _bind():
+                continue
+            _rt.explain_failure("golden::summary", _summary_params, (x,), error, _summary_op is not None)
+            raise
+
+
+summary.slot_map = {
+    "x": "x",
+}
+summary.schema = "golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"
+
+
+def _summary_results(flat):
+    """golden::summary's flat outputs in record form."""
+    return Summary(m=Moments(mean=flat[0], var=flat[1]), count=flat[2])
+
+
+def _summary_outputs(result):
+    """A Python kernel's result (record form) as torch's flat outputs."""
+    (r0,) = _rt.returned("golden::summary", result, (("output", Summary),))
+    return r0.m.mean, r0.m.var, r0.count
+
+
+summary.annotations = ()
+
+
+def _summary_records(x):
+    """golden::summary's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
+    return (x,), {}
+
+
+_rt.python_kernels(
+    summary,
+    _summary_records,
+    _IDL_STEM,
+    params=(("x", None),),
+    results=(_summary_outputs, _summary_results),
+)
+
+
+torch.serialization.add_safe_globals([Mode, Inner, Cfg, Gate, Moments, Summary, Stack])
 
 
 def _bind():
@@ -417,7 +571,7 @@ def _bind():
     or defined from Python) to its torch.ops OpOverload (itself, so that
     torch.compile and torch.export see one op call); returns whether it bound
     one that was not bound."""
-    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op, _gate_op
+    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op, _gate_op, _moments_op, _summary_op
     ops = torch.ops.golden
     bound = False
     if _affine_op is None:
@@ -438,4 +592,10 @@ def _bind():
     if _gate_op is None:
         _gate_op = _rt.find_op(ops, "gate", "default")
         bound = bound or _gate_op is not None
+    if _moments_op is None:
+        _moments_op = _rt.find_op(ops, "moments", "default")
+        bound = bound or _moments_op is not None
+    if _summary_op is None:
+        _summary_op = _rt.find_op(ops, "summary", "default")
+        bound = bound or _summary_op is not None
     return bound
