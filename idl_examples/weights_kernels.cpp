@@ -130,7 +130,8 @@ moments_grads kernels::moments_backward(
     const at::Tensor& grad_centered,
     const MomentsGrad& grad_stats) {
   const at::Tensor centered = ctx->get_saved_variables()[0];
-  const double n = static_cast<double>(centered.size(-1));
+  // Symbolic, so that torch.compile(dynamic=True) does not specialize on it.
+  const c10::Scalar n = centered.sym_size(-1);
   // centered = x - mean: its gradient loses its mean; mean spreads 1/n to
   // each element; var = mean(centered^2) gives 2 * centered / n.
   at::Tensor grad_x = grad_centered - grad_centered.mean(-1, /*keepdim=*/true);
@@ -140,11 +141,11 @@ moments_grads kernels::moments_backward(
 }
 
 Extent kernels::extent(const at::Tensor& x) {
-  return {x.abs().max(), x.numel()};
+  return {x.abs().max(), x.dim()};
 }
 
 Extent kernels::extent_meta(const at::Tensor& x) {
-  return {at::empty({}, x.options()), x.numel()};
+  return {at::empty({}, x.options()), x.dim()};  // static under torch.compile(dynamic=True)
 }
 
 }  // namespace weights

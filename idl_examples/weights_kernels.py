@@ -113,9 +113,9 @@ W.moments.register_autograd(moments_backward, setup_context=moments_setup_contex
 
 @W.extent.register_kernel(None)
 def extent(x):
-    return W.Extent(peak=x.abs().max(), count=x.numel())
+    return W.Extent(peak=x.abs().max(), dims=x.dim())
 
 
 @W.extent.register_fake
 def extent_fake(x):
-    return W.Extent(peak=x.new_empty(()), count=x.numel())
+    return W.Extent(peak=x.new_empty(()), dims=x.dim())

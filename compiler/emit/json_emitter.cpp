@@ -191,6 +191,13 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
       out += rule + "\n";
     }
   }
+  // Returned records: which output each leaf is.
+  if (lo.has_record_return) {
+    out += "\nreturned records (one output per leaf):\n";
+    for (const auto& o : lo.outputs) {
+      if (!o.fields.empty()) out += fmt::format("  {} -> {}\n", o.api_path, o.name);
+    }
+  }
   // Optional records: what makes each absent (Slot::optional_at; the
   // witness is its first leaf that is not optional in its record and not
   // below an optional record inside it).

@@ -514,6 +514,29 @@ TEST_CASE("--explain names what makes each optional record absent", "[driver]") 
       "  g.i: g.i.w\n"));
 }
 
+TEST_CASE("--explain lists the outputs of returned records", "[driver]") {
+  MemoryReader reader{
+      {"r.ops.yaml",
+       "namespace: d\nrecords:\n  M: {fields: {mean: Tensor, n: int}}\n  S: {fields: {m: M, v: "
+       "Tensor}}\nops:\n  - func: f(Tensor x) -> (Tensor y, S s)\n    meta: custom\n"}};
+  CompileOptions options;
+  options.input = "r.ops.yaml";
+  options.emit = {};
+  options.explain_op = "f";
+  const CompileResult r = compile(options, reader);
+  INFO(r.diagnostics);
+  REQUIRE(r.ok);
+  CHECK(contains(
+      r.explanation,
+      "lowered: f(Tensor x) -> (Tensor y, Tensor s__m__mean, int s__m__n, Tensor s__v)\n"));
+  CHECK(contains(
+      r.explanation,
+      "\nreturned records (one output per leaf):\n"
+      "  s.m.mean -> s__m__mean\n"
+      "  s.m.n -> s__m__n\n"
+      "  s.v -> s__v\n"));
+}
+
 TEST_CASE("output names and --emit kinds", "[driver]") {
   CHECK(output_name(OutputKind::Header, "demo") == "demo.ops.h");
   CHECK(output_name(OutputKind::Source, "demo") == "demo.ops.cpp");

@@ -480,7 +480,7 @@ CATCH_TEST_CASE(
       "weights::moments(Tensor x) -> (Tensor centered, Tensor stats__mean, Tensor stats__var)");
   CATCH_CHECK(
       c10::toString(schema_of("weights::extent")) ==
-      "weights::extent(Tensor x) -> (Tensor output__peak, int output__count)");
+      "weights::extent(Tensor x) -> (Tensor output__peak, int output__dims)");
   // The flat op, boxed: the leaves in field order.
   torch::jit::Stack stack{x};
   c10::Dispatcher::singleton().findSchemaOrThrow("weights::moments", "").callBoxed(&stack);
@@ -489,13 +489,13 @@ CATCH_TEST_CASE(
   CATCH_CHECK(close(stack[2].toTensor(), stats.var));
   // A non-tensor leaf.
   const weights::Extent extent = weights::extent(-3.0 * at::ones({2, 4}, f64()));
-  CATCH_CHECK(extent.count == 8);
+  CATCH_CHECK(extent.dims == 2);
   CATCH_CHECK(extent.peak.item<double>() == 3.0);
   // The custom meta kernels return records too.
   auto [m_centered, m_stats] = weights::moments(x.to(at::kMeta));
   CATCH_CHECK(m_centered.is_meta());
   CATCH_CHECK(m_stats.var.sizes() == at::IntArrayRef{2, 1});
-  CATCH_CHECK(weights::extent(x.to(at::kMeta)).count == 10);
+  CATCH_CHECK(weights::extent(x.to(at::kMeta)).dims == 2);
 }
 
 // ---------------------------------------------------------------------------

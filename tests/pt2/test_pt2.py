@@ -141,6 +141,19 @@ def assert_same_values(test, got, want, msg=""):
             test.assertEqual(a, b, f"{msg} leaf {i}")
 
 
+def returned_leaves(result):
+    """The outputs of a call that returned records, each record replaced by
+    its fields depth first (the flat op's outputs); None if none is a record."""
+    def leaves(value):
+        if dataclasses.is_dataclass(value):
+            return [x for f in dataclasses.fields(value) for x in leaves(getattr(value, f.name))]
+        return [value]
+    values = result if isinstance(result, tuple) else (result,)
+    if not any(dataclasses.is_dataclass(v) for v in values):
+        return None
+    return tuple(x for v in values for x in leaves(v))
+
+
 def grads_of(outputs, inputs):
     """d(sum of every output that requires grad)/d(each input that requires grad)."""
     outs = [o for o in tensors_of(outputs) if o.requires_grad]
@@ -181,6 +194,8 @@ CASES = [
          W.Gate(t(3, 4, rg=rg), bias=W.Inner(t(3, 4, rg=rg), t(3, 4, rg=rg)))), {})),
     Case("weights", "affine", "absent", True, lambda rg: (
         (t(3, 4, rg=rg), None, W.Gate(t(3, 4, rg=rg))), {})),
+    Case("weights", "moments", "", True, lambda rg: ((t(3, 4, rg=rg),), {})),
+    Case("weights", "extent", "", False, lambda rg: ((t(3, 4, rg=rg),), {})),
     Case("attention", "attention", "", True, _attention_full),
     Case("attention", "attention", "defaults", True, lambda rg: (
         (t(1, 2, 4, 8, rg=rg), t(1, 2, 4, 8, rg=rg), t(1, 2, 4, 8, rg=rg)), {})),
@@ -287,6 +302,9 @@ class OpCheck(Timed):
         with torch.no_grad():
             got_record = fn(*args, **kwargs)
             got_flat = op(*flat_args2, **flat_kwargs2)
+        record_leaves = returned_leaves(got_record)
+        if record_leaves is not None:  # a returned record: one output per leaf
+            got_record, got_flat = record_leaves, got_flat if isinstance(got_flat, tuple) else (got_flat,)
         assert_same_values(self, got_record, got_flat, "record call vs flat call")
         assert_same_values(self, (args, kwargs), (args2, kwargs2), "inputs after record call vs flat call")
 
@@ -332,7 +350,8 @@ def _weights():
 
     def inside(ts):
         return [W.op(ts["x"], W.WeightCfg(W.Inner(w=ts["w"], b=ts["b"]), scale=0.5)),
-                W.op(ts["x"], W.WeightCfg(W.Inner(ts["w"], ts["b"]), mode="sliding_window"))]
+                W.op(ts["x"], W.WeightCfg(W.Inner(ts["w"], ts["b"]), mode="sliding_window")),
+                W.moments(ts["x"] * ts["w"])]  # a record return
 
     def passed(ts, recs):
         return [W.op(ts["x"], recs["cfg"])]
@@ -940,7 +959,7 @@ class Coverage(Timed):
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 27)
+        self.assertEqual(len(ops), 29)
 
 
 class KeywordParameter(Timed):

@@ -394,6 +394,50 @@ class RecordListGradients(unittest.TestCase):
                       "field `ww`", str(cm.exception))
 
 
+class RecordReturns(unittest.TestCase):
+    """A returned record (nested): the kernel returns it, setup_context gets
+    it, the backward gets its gradients as the grad record; a kernel that
+    returns something else is told which return is wrong."""
+
+    def setUp(self):
+        pk.parts.register_kernel(None, lambda x: (x.clone(), pk.Parts(x * 1, pk.Pair(x * 2, x * 3))))
+        self.seen = {}
+
+        def setup_context(ctx, inputs, output):
+            self.seen["output"] = output
+
+        def backward(ctx, grad_whole, grad_parts):
+            self.seen["grad"] = grad_parts
+            return grad_whole + grad_parts.lo + 2 * grad_parts.pair.a + 3 * grad_parts.pair.b
+
+        pk.parts.register_autograd(backward, setup_context=setup_context)
+
+    def test_record_form_everywhere(self):
+        x = t(3, rg=True)
+        whole, parts = pk.parts(x)
+        self.assertIsInstance(parts.pair, pk.Pair)
+        torch.testing.assert_close(parts.pair.b, 3 * x.detach())
+        self.assertEqual(len(torch.ops.pk.parts(x.detach())), 4)
+        output = self.seen["output"]
+        self.assertIsInstance(output[1], pk.Parts)
+        (whole + parts.lo + parts.pair.a + parts.pair.b).sum().backward()
+        self.assertIsInstance(self.seen["grad"], pk.PartsGrad)
+        self.assertIsInstance(self.seen["grad"].pair, pk.PairGrad)
+        torch.testing.assert_close(x.grad, torch.full((3,), 7.0, dtype=torch.float64))
+        self.assertTrue(torch.autograd.gradcheck(lambda x: pk.parts(x)[1].pair.b, (t(3, rg=True),)))
+
+    def test_a_kernel_returning_the_wrong_thing(self):
+        pk.parts.register_kernel(None, lambda x: (x, (x, (x, x))))
+        with self.assertRaises(TypeError) as cm:
+            pk.parts(t(3))
+        self.assertEqual(str(cm.exception), "pk::parts: a kernel must return a Parts as `parts`, got tuple")
+        pk.parts.register_kernel(None, lambda x: pk.Parts(x, pk.Pair(x, x)))
+        with self.assertRaises(TypeError) as cm:
+            pk.parts(t(3))
+        self.assertEqual(str(cm.exception),
+                         "pk::parts: a kernel must return a tuple of 2 values (whole, parts), got Parts")
+
+
 class TensorListGradients(unittest.TestCase):
     """register_autograd with Tensor[] and Tensor?[] parameters: their
     gradient (and ctx.needs_input_grad entry) is a list with one entry per

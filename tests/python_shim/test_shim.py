@@ -337,6 +337,30 @@ class Autograd(unittest.TestCase):
             weights.affine(x, weights.Gate(w))
         self.assertEqual(str(cm.exception), "weights::affine: `post` must be Inner, got Gate")
 
+    def test_record_returns_values_flat_call_and_gradcheck(self):
+        # moments(x) -> (Tensor centered, Moments stats); extent(x) -> Extent (an int leaf).
+        x = t64(3, 4, requires_grad=True)
+        xd = x.detach()
+        centered, stats = weights.moments(xd)
+        self.assertIsInstance(stats, weights.Moments)
+        torch.testing.assert_close(stats.mean, xd.mean(-1, keepdim=True))
+        torch.testing.assert_close(stats.var, xd.var(-1, unbiased=False, keepdim=True))
+        torch.testing.assert_close(centered, xd - stats.mean)
+        self.assertEqual(weights.moments.schema,
+                         "weights::moments(Tensor x) -> (Tensor centered, Tensor stats__mean, Tensor stats__var)")
+        flat = torch.ops.weights.moments(xd)  # the flat op: the leaves in field order
+        self.assertEqual(len(flat), 3)
+        torch.testing.assert_close(flat[2], stats.var)
+        extent = weights.extent(-2.0 * torch.ones(2, 3, dtype=torch.float64))
+        self.assertEqual((extent.dims, extent.peak.item()), (2, 2.0))
+        # The backward receives the output gradients in record form.
+        self.assertTrue(torch.autograd.gradcheck(lambda x: weights.moments(x)[0], (x,)))
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda x: (lambda c, s: (s.mean, s.var))(*weights.moments(x)), (x,)))
+        _, s = weights.moments(x)
+        s.var.sum().backward()
+        torch.testing.assert_close(x.grad, 2.0 * (xd - xd.mean(-1, keepdim=True)) / 4)
+
     def test_gradients_land_on_record_fields(self):
         x, w, b = (t64(3, requires_grad=True) for _ in range(3))
         weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=2.0)).sum().backward()
