@@ -185,6 +185,10 @@ class ClashChecker {
     for (const char* global :
          {"NAMESPACE", "STRUCTOPC_VERSION", "_IDL_STEM", "load_library", "_bind", "__all__"})
       take(global, "a global of the generated Python module");
+    // The parameters and locals of `_<op>_results` / `_<op>_outputs`, which
+    // name record classes in their bodies.
+    for (const char* local : {"_flat", "_grad", "_result", "_r"})
+      take(local, "a parameter of the generated Python's record-return helpers");
     for (const char* builtin :
          {"str",
           "getattr",

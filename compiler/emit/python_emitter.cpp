@@ -580,13 +580,13 @@ class PythonEmitter {
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
       std::string value = f.type.is_record()       ? record_result(lo, f.type, next, grad_toggle)
-                          : lo.outputs.size() == 1 ? std::string("flat")
-                                                   : fmt::format("flat[{}]", (*next)++);
+                          : lo.outputs.size() == 1 ? std::string("_flat")
+                                                   : fmt::format("_flat[{}]", (*next)++);
       fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
     }
     std::string cls = api_name(r.name);
     if (grad_toggle)
-      cls = fmt::format("({} if grad else {})", api_name(model::grad_record_name(r)), cls);
+      cls = fmt::format("({} if _grad else {})", api_name(model::grad_record_name(r)), cls);
     return fmt::format("{}({})", cls, fmt::join(fields, ", "));
   }
 
@@ -596,52 +596,50 @@ class PythonEmitter {
   void record_results(const lower::LoweredOp& lo) {
     const model::Op& op = m_.ops[lo.op];
     const std::string name = api_name(lo.cpp_name);
-    std::vector<std::string> results, checks, locals, outputs;
+    std::vector<std::string> results, checks, outputs;
     for (size_t i = 0; i < lo.api_returns.size(); ++i) {
       const lower::ApiReturn& r = lo.api_returns[i];
       size_t next = r.first_output;
       results.push_back(
           r.type.is_record()       ? record_result(lo, r.type, &next, op.backward)
-          : lo.outputs.size() == 1 ? std::string("flat")
-                                   : fmt::format("flat[{}]", r.first_output));
+          : lo.outputs.size() == 1 ? std::string("_flat")
+                                   : fmt::format("_flat[{}]", r.first_output));
       checks.push_back(py_tuple(
           {python_string_literal(r.name),
            r.type.is_record() ? api_name(record(r.type).name) : "None"}));
-      locals.push_back(fmt::format("r{}", i));
     }
-    for (const auto& o : lo.outputs)
+    for (const auto& o : lo.outputs) {
       outputs.push_back(
-          fmt::format("r{}{}", o.ret, o.api_path.substr(lo.api_returns[o.ret].name.size())));
+          fmt::format("_r[{}]{}", o.ret, o.api_path.substr(lo.api_returns[o.ret].name.size())));
+    }
     p_.line();
     p_.line();
     p_.emit(
         {{"name", name},
-         {"grad", op.backward ? ", grad=False" : ""},
+         {"grad", op.backward ? ", _grad=False" : ""},
          {"results_doc",
           python_docstring(fmt::format(
               "{}'s flat outputs in record form{}.",
               m_.namespace_ + "::" + lo.qualified_name,
-              op.backward ? "; with grad, its output gradients, records as their grad records"
+              op.backward ? "; with _grad, its output gradients, records as their grad records"
                           : ""))},
          {"results",
           results.size() == 1 ? results[0] : fmt::format("{}", fmt::join(results, ", "))},
          {"outputs_doc",
           python_docstring("A Python kernel's result (record form) as torch's flat outputs.")},
-         {"locals",
-          locals.size() == 1 ? "(" + locals[0] + ",)" : fmt::format("{}", fmt::join(locals, ", "))},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
          {"checks", py_tuple(checks)},
          {"outputs",
           outputs.size() == 1 ? outputs[0] : fmt::format("{}", fmt::join(outputs, ", "))}},
         R"py(
-      def _$name$_results(flat$grad$):
+      def _$name$_results(_flat$grad$):
           $results_doc$
           return $results$
 
 
-      def _$name$_outputs(result):
+      def _$name$_outputs(_result):
           $outputs_doc$
-          $locals$ = _rt.returned($qualified$, result, $checks$)
+          _r = _rt.returned($qualified$, _result, $checks$)
           return $outputs$
     )py");
     p_.line();

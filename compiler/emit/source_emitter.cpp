@@ -393,7 +393,9 @@ class SourceEmitter {
       fields.push_back(
           f.type.is_record() ? record_from_outputs(f.type, next, leaf, grad) : leaf(next++));
     }
-    return (grad ? types_.grad_record_name(type.decl) : types_.record_name(type.decl)) +
+    // Spelled `::ns::R`: inside the adapter a member could hide the record.
+    return (grad ? adapter_types_.grad_record_name(type.decl)
+                 : adapter_types_.record_name(type.decl)) +
            braces(fields);
   }
 
@@ -434,15 +436,18 @@ class SourceEmitter {
                             : fmt::format("std::move(std::get<{}>(flat))", k);
         },
         false);
+    std::vector<model::Type> returns;
+    for (const auto& r : lo.api_returns) returns.push_back(r.type);
+    const std::string ret = adapter_types_.return_type(returns);
     CodePrinter p(2, false);
     p.emit(
         {{"flat_outputs",
           signature(
               "static " + op.flat_return_type() + " flat_outputs",
-              {{op.return_type() + "&&", "result", std::nullopt}})},
+              {{ret + "&&", "result", std::nullopt}})},
          {"record_outputs",
           signature(
-              "static " + op.return_type() + " record_outputs",
+              "static " + ret + " record_outputs",
               {{op.flat_return_type() + "&&", "flat", std::nullopt}})},
          {"flat", flat},
          {"records", records}},

@@ -248,7 +248,15 @@ def generate(index, rng, fixed=None):
             params.append(f"str {str_param}={schema_str(value)}")
             idl.str_defaults[("op", o, len(params) - 1)] = value
         full = oname + (f".{overload}" if overload else "")
-        func = f"{full}({', '.join(params)}) -> Tensor"
+        # Sometimes a returned record (one output per leaf), preferring one
+        # whose fields can be returned; another is rejected with a diagnostic.
+        returns = "Tensor"
+        if records and spec.get("returns_record", rng.random() < 0.3):
+            returnable = [r for r, fields in records
+                          if all(kind in ("Tensor", "int", "float", "bool") for _, kind in fields)]
+            rname = returnable[0] if returnable else records[0][0]
+            returns = f"(Tensor, {rname} {pick_name(rng, used)})"
+        func = f"{full}({', '.join(params)}) -> {returns}"
         idl.lines += [f"  - func: {yaml_dq(func)}"]
         doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
         if doc is not None:
@@ -288,6 +296,12 @@ FIXED = [
     {"cpp_namespace": "ok::class", "records": 1, "ops": 1},
     # Records and enums named like the members of the generated adapter struct.
     {"record_names": ["backward", "handle"], "records": 2, "ops": 1},
+    # Returned records named like the adapter's conversions, with keyword fields.
+    {"record_names": ["flat_outputs", "record_outputs"], "field_kinds": ["Tensor", "int"],
+     "field_names": ["errno", "result"], "records": 2, "ops": 1, "returns_record": True},
+    # ... and like the Python helpers' own names, with a backward (grad records).
+    {"record_names": ["flat", "grad"], "field_kinds": ["Tensor"], "records": 2, "ops": 1,
+     "returns_record": True, "backward": True},
     {"enum": True, "enum_name": "Kernel", "record_names": ["signature"], "records": 1, "ops": 1},
     # A record named like the AutogradContext parameter of setup_context and
     # backward, or `op` (once the call API's local).

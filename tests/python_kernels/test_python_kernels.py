@@ -156,7 +156,8 @@ class Declaring(unittest.TestCase):
         """, library)
         self.assertEqual(status, 0, out)
         self.assertIn(
-            f"structop: cannot load {library}: weights::affine, weights::op are already defined from Python (Python "
+            f"structop: cannot load {library}: weights::affine, weights::extent, weights::moments, weights::op are "
+            "already defined from Python (Python "
             "kernels), and a compiled extension for torch namespace `weights` would register them a "
             "second time, which aborts the process; an op is implemented either by the compiled "
             "extension or in Python: load the extension in a process that registers no Python kernels "

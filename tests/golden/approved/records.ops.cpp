@@ -537,7 +537,7 @@ struct op_moments {
   /// The kernels' results with each returned record as its leaves, in
   /// the flat outputs' order.
   static std::tuple<at::Tensor, at::Tensor, at::Tensor> flat_outputs(
-      std::tuple<at::Tensor, Moments>&& result) {
+      std::tuple<at::Tensor, ::golden::Moments>&& result) {
     return std::make_tuple(
         std::move(std::get<0>(result)),
         std::move(std::get<1>(result).mean),
@@ -545,11 +545,11 @@ struct op_moments {
   }
 
   /// The flat outputs back in record form (the C++ call API).
-  static std::tuple<at::Tensor, Moments> record_outputs(
+  static std::tuple<at::Tensor, ::golden::Moments> record_outputs(
       std::tuple<at::Tensor, at::Tensor, at::Tensor>&& flat) {
     return std::make_tuple(
         std::move(std::get<0>(flat)),
-        Moments{std::move(std::get<1>(flat)), std::move(std::get<2>(flat))});
+        ::golden::Moments{std::move(std::get<1>(flat)), std::move(std::get<2>(flat))});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -579,7 +579,7 @@ struct op_moments {
           ctx,
           inputs...,
           structop::output<at::Tensor>(outputs[0]),
-          Moments{
+          ::golden::Moments{
               structop::output<at::Tensor>(outputs[1]),
               structop::output<at::Tensor>(outputs[2])});
     });
@@ -591,7 +591,7 @@ struct op_moments {
     moments_grads grads = kernels::moments_backward(
         ctx,
         grad_outputs[0],
-        MomentsGrad{grad_outputs[1], grad_outputs[2]});
+        ::golden::MomentsGrad{grad_outputs[1], grad_outputs[2]});
     return structop::grad_list(std::move(grads.x));
   }
 
@@ -628,7 +628,7 @@ struct op_summary {
 
   /// The kernels' results with each returned record as its leaves, in
   /// the flat outputs' order.
-  static std::tuple<at::Tensor, at::Tensor, int64_t> flat_outputs(Summary&& result) {
+  static std::tuple<at::Tensor, at::Tensor, int64_t> flat_outputs(::golden::Summary&& result) {
     return std::make_tuple(
         std::move(result.m.mean),
         std::move(result.m.var),
@@ -636,9 +636,9 @@ struct op_summary {
   }
 
   /// The flat outputs back in record form (the C++ call API).
-  static Summary record_outputs(std::tuple<at::Tensor, at::Tensor, int64_t>&& flat) {
-    return Summary{
-        Moments{std::move(std::get<0>(flat)), std::move(std::get<1>(flat))},
+  static ::golden::Summary record_outputs(std::tuple<at::Tensor, at::Tensor, int64_t>&& flat) {
+    return ::golden::Summary{
+        ::golden::Moments{std::move(std::get<0>(flat)), std::move(std::get<1>(flat))},
         std::move(std::get<2>(flat))};
   }
 

@@ -482,15 +482,15 @@ moments.slot_map = {
 moments.schema = "golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"
 
 
-def _moments_results(flat, grad=False):
-    """golden::moments's flat outputs in record form; with grad, its output gradients, records as their grad records."""
-    return flat[0], (MomentsGrad if grad else Moments)(mean=flat[1], var=flat[2])
+def _moments_results(_flat, _grad=False):
+    """golden::moments's flat outputs in record form; with _grad, its output gradients, records as their grad records."""
+    return _flat[0], (MomentsGrad if _grad else Moments)(mean=_flat[1], var=_flat[2])
 
 
-def _moments_outputs(result):
+def _moments_outputs(_result):
     """A Python kernel's result (record form) as torch's flat outputs."""
-    r0, r1 = _rt.returned("golden::moments", result, (("centered", None), ("m", Moments)))
-    return r0, r1.mean, r1.var
+    _r = _rt.returned("golden::moments", _result, (("centered", None), ("m", Moments)))
+    return _r[0], _r[1].mean, _r[1].var
 
 
 moments.annotations = ()
@@ -535,15 +535,15 @@ summary.slot_map = {
 summary.schema = "golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"
 
 
-def _summary_results(flat):
+def _summary_results(_flat):
     """golden::summary's flat outputs in record form."""
-    return Summary(m=Moments(mean=flat[0], var=flat[1]), count=flat[2])
+    return Summary(m=Moments(mean=_flat[0], var=_flat[1]), count=_flat[2])
 
 
-def _summary_outputs(result):
+def _summary_outputs(_result):
     """A Python kernel's result (record form) as torch's flat outputs."""
-    (r0,) = _rt.returned("golden::summary", result, (("output", Summary),))
-    return r0.m.mean, r0.m.var, r0.count
+    _r = _rt.returned("golden::summary", _result, (("output", Summary),))
+    return _r[0].m.mean, _r[0].m.var, _r[0].count
 
 
 summary.annotations = ()
