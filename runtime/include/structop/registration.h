@@ -88,10 +88,18 @@ inline c10::IValue* arguments(torch::jit::Stack* stack, std::size_t count) {
 /// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
 /// until the end of the full expression. Values other than tensors are moved
 /// out of `value`: read each argument once.
+namespace detail {
 template <class T>
-C10_NOINLINE decltype(auto) arg(c10::IValue& value) {
-  return c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>::call(
-      value);
+using ivalue_to = c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>;
+/// What `arg<T>` returns (spelled out, so that it can be instantiated once:
+/// see the end of this file).
+template <class T>
+using arg_t = decltype(ivalue_to<T>::call(std::declval<c10::IValue&>()));
+}  // namespace detail
+
+template <class T>
+C10_NOINLINE detail::arg_t<T> arg(c10::IValue& value) {
+  return detail::ivalue_to<T>::call(value);
 }
 
 /// Checks that the leaves of an optional record (`R?`), which start at
@@ -232,3 +240,46 @@ decltype(auto) call(const c10::OperatorHandle& op, Args&&... args) {
 }
 
 }  // namespace structop
+
+// ---------------------------------------------------------------------------
+// Compiled once, in the runtime library (runtime/src/instantiations.cpp):
+// the templates above for the dispatcher's common flat types and the common
+// outputs. A generated X.ops.cpp then generates no code for them (they were
+// most of the code of a file with few ops); other types are instantiated
+// where they are used, as before.
+// ---------------------------------------------------------------------------
+
+// The flat argument types (CppTypes::flat_type) of every example and golden.
+#define STRUCTOP_COMMON_FLAT_TYPES(X)            \
+  X(const at::Tensor&)                           \
+  X(const c10::optional<at::Tensor>&)            \
+  X(at::TensorList)                              \
+  X(const c10::List<c10::optional<at::Tensor>>&) \
+  X(double)                                      \
+  X(int64_t)                                     \
+  X(bool)                                        \
+  X(c10::SymInt)                                 \
+  X(c10::string_view)                            \
+  X(c10::optional<c10::string_view>)             \
+  X(c10::optional<double>)                       \
+  X(c10::optional<int64_t>)                      \
+  X(c10::optional<bool>)                         \
+  X(at::IntArrayRef)                             \
+  X(c10::SymIntArrayRef)                         \
+  X(at::ArrayRef<double>)                        \
+  X(const c10::List<bool>&)                      \
+  X(at::ScalarType)                              \
+  X(at::Device)
+
+#define STRUCTOP_EXTERN_FLAT_TYPE(T)                     \
+  extern template detail::arg_t<T> arg<T>(c10::IValue&); \
+  extern template void detail::push<T>(torch::jit::Stack&, std::add_rvalue_reference_t<T>);
+
+namespace structop {
+STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_EXTERN_FLAT_TYPE)
+extern template void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&);
+extern template at::Tensor output<at::Tensor>(const c10::IValue&);
+extern template at::Tensor detail::pop_outputs<at::Tensor>(torch::jit::Stack&);
+}  // namespace structop
+
+#undef STRUCTOP_EXTERN_FLAT_TYPE
