@@ -609,8 +609,7 @@ class PythonEmitter {
            r.type.is_record() ? api_name(record(r.type).name) : "None"}));
     }
     for (const auto& o : lo.outputs) {
-      outputs.push_back(
-          fmt::format("_r[{}]{}", o.ret, o.api_path.substr(lo.api_returns[o.ret].name.size())));
+      outputs.push_back(fmt::format("_r[{}]{}", o.ret, o.member_path));
     }
     p_.line();
     p_.line();

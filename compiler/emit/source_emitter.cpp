@@ -424,9 +424,8 @@ class SourceEmitter {
     const bool one_output = lo.outputs.size() == 1;
     Strings leaves;
     for (const auto& o : lo.outputs) {
-      const lower::ApiReturn& r = lo.api_returns[o.ret];
       const std::string base = one_return ? "result" : fmt::format("std::get<{}>(result)", o.ret);
-      leaves.push_back("std::move(" + base + o.api_path.substr(r.name.size()) + ")");
+      leaves.push_back("std::move(" + base + o.member_path + ")");
     }
     const std::string flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
     const std::string records = results_from_outputs(

@@ -140,6 +140,7 @@ struct Output {
   size_t ret = 0;              // index of the IDL's return (model::Op::returns, ApiReturn)
   std::vector<size_t> fields;  // a record leaf: field indices from the record down to it
   std::string api_path;        // `stats.mean` in the APIs (ApiReturn::name for a plain return)
+  std::string member_path;     // the same below the record, `.mean` (empty for a plain return)
 };
 
 /// A return of the record-form APIs (kernels, C++ call API, Python).

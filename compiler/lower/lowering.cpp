@@ -292,13 +292,13 @@ class OpLowering {
       a.name = n;
     }
     for (auto& o : out_.outputs) {
-      o.api_path = out_.api_returns[o.ret].name;
       const model::Type* t = &op_.returns[o.ret].type;
       for (size_t f : o.fields) {
         const model::Field& field = module_.records[static_cast<size_t>(t->decl)].fields[f];
-        o.api_path += "." + model::api_spelling(field.name);
+        o.member_path += "." + model::api_spelling(field.name);
         t = &field.type;
       }
+      o.api_path = out_.api_returns[o.ret].name + o.member_path;
     }
     // C++ names of the slots (`<op>_grad_slot`): unique among themselves and
     // the record-form parameters and outputs.

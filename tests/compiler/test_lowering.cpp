@@ -540,6 +540,7 @@ TEST_CASE("a returned record is one output per leaf, named return__field", "[low
   CHECK(lo.api_returns[2].first_output == 3);
   REQUIRE(lo.outputs.size() == 5);
   CHECK(lo.outputs[2].api_path == "cfg.b");
+  CHECK(lo.outputs[2].member_path == ".b");
   CHECK(lo.outputs[2].fields == std::vector<size_t>{1});
   CHECK(lo.outputs[2].ret == 1);
   CHECK(lo.outputs[4].api_path == "opt.causal");
