@@ -720,59 +720,64 @@ class Resolver {
     return false;
   }
 
+  /// A field at any depth below `r` (through its plain record fields) that
+  /// is not itself a plain record and whose type `bad` rejects: its path
+  /// (`prefix` + names, `Stats.m.n`) and the field; the first in field order.
+  struct FoundField {
+    std::string path;
+    const model::Field* field = nullptr;
+  };
+  std::optional<FoundField> find_field(
+      const model::Record& r,
+      const std::string& prefix,
+      const std::function<bool(const model::Type&)>& bad) const {
+    for (const auto& f : r.fields) {
+      const std::string path = prefix + f.name;
+      if (f.type.is_plain_record()) {
+        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
+        if (auto found = find_field(inner, path + ".", bad)) return found;
+      } else if (bad(f.type)) {
+        return FoundField{path, &f};
+      }
+    }
+    return std::nullopt;
+  }
+
   /// The path of the first leaf of `r` (a returnable record) that is not a
   /// `Tensor`, or empty.
   std::string non_tensor_leaf(const model::Record& r, const std::string& prefix) const {
-    for (const auto& f : r.fields) {
-      if (f.type.is_plain_record()) {
-        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
-        if (std::string path = non_tensor_leaf(inner, prefix + f.name + "."); !path.empty())
-          return path;
-      } else if (!f.type.is_plain_tensor()) {
-        return prefix + f.name;
-      }
-    }
-    return {};
+    auto found = find_field(r, prefix, [](const model::Type& t) { return !t.is_plain_tensor(); });
+    return found ? found->path : std::string();
   }
 
   /// Why record `r` cannot be returned, or empty: a leaf whose type is not
   /// `Tensor`, `int`, `float` or `bool`, an optional record or a list of
   /// records inside it. `prefix` spells the leaf's path (`Stats.`).
   std::string unreturnable_leaf(const model::Record& r, const std::string& prefix) const {
-    for (const auto& f : r.fields) {
-      const std::string path = prefix + f.name;
-      if (f.type.is_plain_record()) {
-        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
-        if (std::string why = unreturnable_leaf(inner, path + "."); !why.empty()) return why;
-        continue;
-      }
-      if (!f.type.is_record() && f.type.suffixes.empty() &&
-          (f.type.is_builtin(Builtin::Tensor) || f.type.is_builtin(Builtin::Int) ||
-           f.type.is_builtin(Builtin::Float) || f.type.is_builtin(Builtin::Bool)))
-        continue;
-      return fmt::format("field `{}` has type `{}`", path, describe_type(f.type, *module_));
-    }
-    return {};
+    auto found = find_field(r, prefix, [](const model::Type& t) {
+      return t.is_record() || !t.suffixes.empty() ||
+             !(t.is_builtin(Builtin::Tensor) || t.is_builtin(Builtin::Int) ||
+               t.is_builtin(Builtin::Float) || t.is_builtin(Builtin::Bool));
+    });
+    if (!found) return {};
+    return fmt::format(
+        "field `{}` has type `{}`",
+        found->path,
+        describe_type(found->field->type, *module_));
   }
 
   /// Why record `r` cannot be the item type of a list, or empty: a leaf whose
   /// list is not a schema type (`float?`, `int[]`, `ScalarType`), or a list
   /// of records inside it. `prefix` spells the leaf's path (`Layer.`).
   std::string unlistable_leaf(const model::Record& r, const std::string& prefix) const {
-    for (const auto& f : r.fields) {
-      const std::string path = prefix + f.name;
-      if (f.type.is_record()) {
-        if (f.type.is_optional_record())
-          return fmt::format("field `{}` is an optional record", path);
-        if (!f.type.suffixes.empty()) return fmt::format("field `{}` is a list of records", path);
-        const auto& inner = module_->records[static_cast<size_t>(f.type.decl)];
-        if (std::string why = unlistable_leaf(inner, path + "."); !why.empty()) return why;
-        continue;
-      }
-      if (model::Type::listable_leaf(f.type)) continue;
-      return fmt::format("field `{}` has type `{}`", path, describe_type(f.type, *module_));
-    }
-    return {};
+    auto found = find_field(r, prefix, [](const model::Type& t) {
+      return t.is_record() || !model::Type::listable_leaf(t);
+    });
+    if (!found) return {};
+    const model::Type& t = found->field->type;
+    if (t.is_optional_record()) return fmt::format("field `{}` is an optional record", found->path);
+    if (t.is_record()) return fmt::format("field `{}` is a list of records", found->path);
+    return fmt::format("field `{}` has type `{}`", found->path, describe_type(t, *module_));
   }
 
   bool check_suffixes(

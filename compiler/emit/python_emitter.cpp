@@ -579,15 +579,20 @@ class PythonEmitter {
     std::vector<std::string> fields;
     for (size_t fi = 0; fi < r.fields.size(); ++fi) {
       const model::Field& f = r.fields[fi];
-      std::string value = f.type.is_record()       ? record_result(lo, f.type, next, grad_toggle)
-                          : lo.outputs.size() == 1 ? std::string("_flat")
-                                                   : fmt::format("_flat[{}]", (*next)++);
+      std::string value = f.type.is_record() ? record_result(lo, f.type, next, grad_toggle)
+                                             : flat_output(lo, (*next)++);
       fields.push_back(fmt::format("{}={}", layout.fields[fi].api_name, value));
     }
     std::string cls = api_name(r.name);
     if (grad_toggle)
       cls = fmt::format("({} if _grad else {})", api_name(model::grad_record_name(r)), cls);
     return fmt::format("{}({})", cls, fmt::join(fields, ", "));
+  }
+
+  /// Flat output `k` in `_<op>_results`: `_flat[k]`, or `_flat` itself
+  /// when the op has one output (torch then returns it bare).
+  static std::string flat_output(const lower::LoweredOp& lo, size_t k) {
+    return lo.outputs.size() == 1 ? std::string("_flat") : fmt::format("_flat[{}]", k);
   }
 
   /// With records among the returns: `_<op>_results`, the flat outputs in
@@ -601,9 +606,8 @@ class PythonEmitter {
       const lower::ApiReturn& r = lo.api_returns[i];
       size_t next = r.first_output;
       results.push_back(
-          r.type.is_record()       ? record_result(lo, r.type, &next, op.backward)
-          : lo.outputs.size() == 1 ? std::string("_flat")
-                                   : fmt::format("_flat[{}]", r.first_output));
+          r.type.is_record() ? record_result(lo, r.type, &next, op.backward)
+                             : flat_output(lo, r.first_output));
       checks.push_back(py_tuple(
           {python_string_literal(r.name),
            r.type.is_record() ? api_name(record(r.type).name) : "None"}));
@@ -622,14 +626,12 @@ class PythonEmitter {
               m_.namespace_ + "::" + lo.qualified_name,
               op.backward ? "; with _grad, its output gradients, records as their grad records"
                           : ""))},
-         {"results",
-          results.size() == 1 ? results[0] : fmt::format("{}", fmt::join(results, ", "))},
+         {"results", fmt::format("{}", fmt::join(results, ", "))},
          {"outputs_doc",
           python_docstring("A Python kernel's result (record form) as torch's flat outputs.")},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
          {"checks", py_tuple(checks)},
-         {"outputs",
-          outputs.size() == 1 ? outputs[0] : fmt::format("{}", fmt::join(outputs, ", "))}},
+         {"outputs", fmt::format("{}", fmt::join(outputs, ", "))}},
         R"py(
       def _$name$_results(_flat$grad$):
           $results_doc$

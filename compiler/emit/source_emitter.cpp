@@ -399,9 +399,9 @@ class SourceEmitter {
            braces(fields);
   }
 
-  /// The op's results in record form from its flat outputs, `leaf(k)` the
-  /// k-th: one value, or a tuple of them.
-  std::string results_from_outputs(
+  /// The op's returns in record form from its flat outputs, `leaf(k)` the
+  /// k-th: one value per return (a record's grad record with `grad`).
+  Strings returns_from_outputs(
       const CppOp& op,
       const std::function<std::string(size_t)>& leaf,
       bool grad) const {
@@ -412,7 +412,7 @@ class SourceEmitter {
           r.type.is_plain_record() ? record_from_outputs(r.type, next, leaf, grad)
                                    : leaf(r.first_output));
     }
-    return values.size() == 1 ? values[0] : "std::make_tuple" + args(values);
+    return values;
   }
 
   /// With records among the returns: the adapter's conversions between the
@@ -428,16 +428,17 @@ class SourceEmitter {
       leaves.push_back("std::move(" + base + o.member_path + ")");
     }
     const std::string flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
-    const std::string records = results_from_outputs(
+    const Strings values = returns_from_outputs(
         op,
         [&](size_t k) {
           return one_output ? std::string("std::move(flat)")
                             : fmt::format("std::move(std::get<{}>(flat))", k);
         },
         false);
-    std::vector<model::Type> returns;
-    for (const auto& r : lo.api_returns) returns.push_back(r.type);
-    const std::string ret = adapter_types_.return_type(returns);
+    const std::string records = one_return ? values[0] : "std::make_tuple" + args(values);
+    std::vector<model::Type> types;
+    for (const auto& r : lo.api_returns) types.push_back(r.type);
+    const std::string ret = adapter_types_.return_type(types);
     CodePrinter p(2, false);
     p.emit(
         {{"flat_outputs",
@@ -626,31 +627,23 @@ class SourceEmitter {
     if (op.list_output()) {
       grads.push_back("grad_outputs");
     } else {
-      for (const auto& r : lo.api_returns) {
-        size_t next = r.first_output;
-        grads.push_back(
-            r.type.is_plain_record()
-                ? record_from_outputs(
-                      r.type,
-                      next,
-                      [](size_t k) { return fmt::format("grad_outputs[{}]", k); },
-                      true)
-                : fmt::format("grad_outputs[{}]", r.first_output));
-      }
+      for (auto& g : returns_from_outputs(
+               op,
+               [](size_t k) { return fmt::format("grad_outputs[{}]", k); },
+               true))
+        grads.push_back(std::move(g));
     }
     Strings setup_args = {"ctx", "inputs..."};
-    for (const auto& r : lo.api_returns) {
-      size_t next = r.first_output;
-      auto output = [&](size_t k) {
-        return fmt::format(
-            "structop::output<{}>(outputs[{}])",
-            types_.output_type(lo.outputs[k].type),
-            k);
-      };
-      setup_args.push_back(
-          r.type.is_plain_record() ? record_from_outputs(r.type, next, output, false)
-                                   : output(r.first_output));
-    }
+    for (auto& o : returns_from_outputs(
+             op,
+             [&](size_t k) {
+               return fmt::format(
+                   "structop::output<{}>(outputs[{}])",
+                   types_.output_type(lo.outputs[k].type),
+                   k);
+             },
+             false))
+      setup_args.push_back(std::move(o));
     CodePrinter p(2, false);
     p.emit(
         {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},

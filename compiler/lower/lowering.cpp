@@ -196,17 +196,13 @@ class OpLowering {
       a.type = r.type;
       a.first_output = out_.outputs.size();
       if (r.type.is_plain_record()) {
-        // Leaves are `<name>__<field>`, the name `output` / `output<i>`
-        // when the return has none (a bare field name could be a word the
-        // schema parser reserves).
+        // Leaves are `<name>__<field>`, with the unnamed return's `output`
+        // (a bare field name could be a word the schema parser reserves).
         out_.has_record_return = true;
-        const std::string name = !r.name.empty()           ? r.name
-                                 : op_.returns.size() == 1 ? "output"
-                                                           : fmt::format("output{}", i);
         std::vector<size_t> fields;
-        return_leaves(i, r.type.decl, name, fields);
+        return_leaves(i, r.type.decl, return_name(i), "", fields);
       } else {
-        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}, {}});
+        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}});
       }
       a.output_count = out_.outputs.size() - a.first_output;
       out_.api_returns.push_back(std::move(a));
@@ -228,19 +224,36 @@ class OpLowering {
     }
   }
 
-  void return_leaves(size_t ret, int decl, const std::string& name, std::vector<size_t>& fields) {
+  /// The outputs of the leaves of record `decl`, returned as return `ret`:
+  /// `name` is the lowered name so far (`stats`), `member` the C++ and
+  /// Python access so far (`.inner`), `fields` the field indices.
+  void return_leaves(
+      size_t ret,
+      int decl,
+      const std::string& name,
+      const std::string& member,
+      std::vector<size_t>& fields) {
     const model::Record& rec = module_.records[static_cast<size_t>(decl)];
     for (size_t f = 0; f < rec.fields.size(); ++f) {
       const model::Field& field = rec.fields[f];
       const std::string leaf = name + "__" + field.name;
+      const std::string access = member + "." + model::api_spelling(field.name);
       fields.push_back(f);
       if (field.type.is_record()) {
-        return_leaves(ret, field.type.decl, leaf, fields);
+        return_leaves(ret, field.type.decl, leaf, access, fields);
       } else {
-        out_.outputs.push_back({leaf, field.type, schema_type(field.type), ret, fields, {}});
+        lower::Output o{leaf, field.type, schema_type(field.type), ret, fields};
+        o.member_path = access;
+        out_.outputs.push_back(std::move(o));
       }
       fields.pop_back();
     }
+  }
+
+  /// Return `i`'s IDL name, or `output` (`output<i>` among several).
+  std::string return_name(size_t i) const {
+    if (!op_.returns[i].name.empty()) return op_.returns[i].name;
+    return op_.returns.size() == 1 ? "output" : fmt::format("output{}", i);
   }
 
   void add_slot(lower::Slot s) {
@@ -283,23 +296,12 @@ class OpLowering {
     // Return names: never a parameter's.
     for (size_t i = 0; i < out_.api_returns.size(); ++i) {
       lower::ApiReturn& a = out_.api_returns[i];
-      const std::string& name = op_.returns[i].name;
-      std::string n = !name.empty()                  ? model::api_spelling(name)
-                      : out_.api_returns.size() == 1 ? "output"
-                                                     : fmt::format("output{}", i);
+      std::string n = model::api_spelling(return_name(i));
       while (std::find(taken.begin(), taken.end(), n) != taken.end()) n = "out_" + n;
       taken.push_back(n);
       a.name = n;
     }
-    for (auto& o : out_.outputs) {
-      const model::Type* t = &op_.returns[o.ret].type;
-      for (size_t f : o.fields) {
-        const model::Field& field = module_.records[static_cast<size_t>(t->decl)].fields[f];
-        o.member_path += "." + model::api_spelling(field.name);
-        t = &field.type;
-      }
-      o.api_path = out_.api_returns[o.ret].name + o.member_path;
-    }
+    for (auto& o : out_.outputs) o.api_path = out_.api_returns[o.ret].name + o.member_path;
     // C++ names of the slots (`<op>_grad_slot`): unique among themselves and
     // the record-form parameters and outputs.
     std::set<std::string> used(taken.begin(), taken.end());

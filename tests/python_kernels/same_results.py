@@ -2,7 +2,7 @@
 """The same IDL with C++ kernels and with Python kernels gives the same results.
 
 Runs every example op case of tests/pt2/test_pt2.py (CASES and KEYWORD_CASES:
-all 24 ops of idl_examples/) twice, in two fresh interpreters (a process
+every op of idl_examples/) twice, in two fresh interpreters (a process
 has one registration per op): once on the compiled examples library
 (idl_examples/<stem>_kernels.cpp) and once on the Python kernels
 (idl_examples/<stem>_kernels.py), on identical inputs. For each case it

@@ -83,11 +83,6 @@ inline c10::IValue* arguments(torch::jit::Stack* stack, std::size_t count) {
   return stack->data() + (stack->size() - count);
 }
 
-/// A flat argument as the dispatcher's C++ type `T` would pass it (the
-/// unboxing the dispatcher does for unboxed kernels): `const at::Tensor&`
-/// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
-/// until the end of the full expression. Values other than tensors are moved
-/// out of `value`: read each argument once.
 namespace detail {
 template <class T>
 using ivalue_to = c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>;
@@ -97,6 +92,11 @@ template <class T>
 using arg_t = decltype(ivalue_to<T>::call(std::declval<c10::IValue&>()));
 }  // namespace detail
 
+/// A flat argument as the dispatcher's C++ type `T` would pass it (the
+/// unboxing the dispatcher does for unboxed kernels): `const at::Tensor&`
+/// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
+/// until the end of the full expression. Values other than tensors are moved
+/// out of `value`: read each argument once.
 template <class T>
 C10_NOINLINE detail::arg_t<T> arg(c10::IValue& value) {
   return detail::ivalue_to<T>::call(value);
@@ -250,36 +250,39 @@ decltype(auto) call(const c10::OperatorHandle& op, Args&&... args) {
 // ---------------------------------------------------------------------------
 
 // The flat argument types (CppTypes::flat_type) of every example and golden.
-#define STRUCTOP_COMMON_FLAT_TYPES(X)            \
-  X(const at::Tensor&)                           \
-  X(const c10::optional<at::Tensor>&)            \
-  X(at::TensorList)                              \
-  X(const c10::List<c10::optional<at::Tensor>>&) \
-  X(double)                                      \
-  X(int64_t)                                     \
-  X(bool)                                        \
-  X(c10::SymInt)                                 \
-  X(c10::string_view)                            \
-  X(c10::optional<c10::string_view>)             \
-  X(c10::optional<double>)                       \
-  X(c10::optional<int64_t>)                      \
-  X(c10::optional<bool>)                         \
-  X(at::IntArrayRef)                             \
-  X(c10::SymIntArrayRef)                         \
-  X(at::ArrayRef<double>)                        \
-  X(const c10::List<bool>&)                      \
-  X(at::ScalarType)                              \
-  X(at::Device)
+#define STRUCTOP_COMMON_FLAT_TYPES(X, KIND)            \
+  X(KIND, const at::Tensor&)                           \
+  X(KIND, const c10::optional<at::Tensor>&)            \
+  X(KIND, at::TensorList)                              \
+  X(KIND, const c10::List<c10::optional<at::Tensor>>&) \
+  X(KIND, double)                                      \
+  X(KIND, int64_t)                                     \
+  X(KIND, bool)                                        \
+  X(KIND, c10::SymInt)                                 \
+  X(KIND, c10::string_view)                            \
+  X(KIND, c10::optional<c10::string_view>)             \
+  X(KIND, c10::optional<double>)                       \
+  X(KIND, c10::optional<int64_t>)                      \
+  X(KIND, c10::optional<bool>)                         \
+  X(KIND, at::IntArrayRef)                             \
+  X(KIND, c10::SymIntArrayRef)                         \
+  X(KIND, at::ArrayRef<double>)                        \
+  X(KIND, const c10::List<bool>&)                      \
+  X(KIND, at::ScalarType)                              \
+  X(KIND, at::Device)
 
-#define STRUCTOP_EXTERN_FLAT_TYPE(T)                     \
-  extern template detail::arg_t<T> arg<T>(c10::IValue&); \
-  extern template void detail::push<T>(torch::jit::Stack&, std::add_rvalue_reference_t<T>);
+#define STRUCTOP_FLAT_TYPE_INSTANTIATION(KIND, T) \
+  KIND detail::arg_t<T> arg<T>(c10::IValue&);     \
+  KIND void detail::push<T>(torch::jit::Stack&, std::add_rvalue_reference_t<T>);
+
+/// The one list of what the runtime library instantiates: KIND is `extern
+/// template` here, `template` in runtime/src/instantiations.cpp.
+#define STRUCTOP_RUNTIME_INSTANTIATIONS(KIND)                                          \
+  STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_FLAT_TYPE_INSTANTIATION, KIND)                   \
+  KIND void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&); \
+  KIND at::Tensor output<at::Tensor>(const c10::IValue&);                              \
+  KIND at::Tensor detail::pop_outputs<at::Tensor>(torch::jit::Stack&);
 
 namespace structop {
-STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_EXTERN_FLAT_TYPE)
-extern template void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&);
-extern template at::Tensor output<at::Tensor>(const c10::IValue&);
-extern template at::Tensor detail::pop_outputs<at::Tensor>(torch::jit::Stack&);
+STRUCTOP_RUNTIME_INSTANTIATIONS(extern template)
 }  // namespace structop
-
-#undef STRUCTOP_EXTERN_FLAT_TYPE
