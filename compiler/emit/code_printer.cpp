@@ -92,6 +92,15 @@ void lay_out(std::string_view line, size_t indent, std::string& out) {
     lay_out(std::string(head) + std::string(tail), indent, out);
     return;
   }
+  // A single item that would not fit on a line of its own either stays after
+  // the opener, and a list inside it breaks instead (`held{f(` then f's
+  // arguments), as clang-format does.
+  if (items.size() == 1 && items[0].find(kOpen) != std::string_view::npos &&
+      indent + 4 + CodePrinter::flat(items[0]).size() + CodePrinter::flat(tail).size() >
+          CodePrinter::kColumns) {
+    lay_out(std::string(head) + std::string(items[0]) + std::string(tail), indent, out);
+    return;
+  }
   out += CodePrinter::flat(head);
   out += '\n';
   // Inside a `//` comment the continuation lines stay comments.

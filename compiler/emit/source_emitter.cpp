@@ -5,10 +5,12 @@
 //              form and calls a kernel with them; shared by
 //   forward    (or one per `dispatch:` key: cpu, cuda, ...) boxed kernels
 //              that call the forward kernel(s),
-//   meta       the boxed Meta kernel (identity, listed inputs, or
-//              kernels::<op>_meta),
+//   meta       the boxed Meta kernel of `meta: custom` (kernels::<op>_meta;
+//              an identity meta is the runtime's, configured with the
+//              inputs it copies the metadata of: impl_meta_like),
 //   setup_context, backward  what the runtime's autograd bridge calls for an
-//              op with `backward: true` (its BackwardDef `backward_def`)
+//              op with `backward: true` (its BackwardDef `backward_def`),
+//   handle     the op for the C++ call API (a structop::OpRef)
 // plus the C++ call API declared in X.ops.h (a boxed call of the op). Every
 // kernel is boxed and registered through non-template runtime functions
 // (structop/registration.h, compiled in the runtime library), so nothing
@@ -342,8 +344,14 @@ class SourceEmitter {
           "structop::ArgPath(op_name, {})",
           cpp_string_literal(p.name));
       if (p.type.is_record()) {
+        // Held (structop::Held): its destructor is compiled once per record
+        // type instead of in every kernel call.
         out.push_back(
-            unflatten_call(p.type, path, slot == 0 ? "args" : fmt::format("args + {}", slot)));
+            "structop::Held<" + adapter_types_.value_type(p.type) + ">" +
+            braces({unflatten_call(
+                p.type,
+                path,
+                slot == 0 ? "args" : fmt::format("args + {}", slot))}));
       } else {
         const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
         out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
@@ -375,7 +383,11 @@ class SourceEmitter {
     const std::string call = "with_args" +
                              args({"structop::arguments(stack, num_args)", kernel_fn});
     if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
-    const std::string result = op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call;
+    // Held until it is on the stack, so that its destructor is not compiled
+    // here (structop::Held).
+    const std::string result =
+        "structop::Held<" + op.flat_return_type() + ">" +
+        braces({op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call});
     return "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
   }
 
@@ -467,19 +479,20 @@ class SourceEmitter {
     return trimmed(p.str());
   }
 
-  /// The boxed Meta kernel's body.
-  std::string meta_body(const CppOp& op) const {
-    const lower::LoweredOp& lo = op.lowered();
-    if (op.op().meta == model::MetaKind::Custom)
-      return boxed_call(op, "kernels::" + op.names().meta);
-    if (lo.meta_sources.empty()) return "structop::return_nothing(stack, num_args);";
-    Strings outs;
-    for (size_t slot : lo.meta_sources)
-      outs.push_back(fmt::format("structop::meta_like(args[{}].toTensor())", slot));
-    const std::string result = outs.size() == 1 ? outs[0] : "std::make_tuple" + args(outs);
-    return "c10::IValue* args = structop::arguments(stack, num_args);\n"
-           "structop::return_outputs" +
-           args({"stack", "num_args", result}) + ";";
+  /// The boxed Meta kernel of an op with `meta: custom` (an identity meta is
+  /// the runtime's, registered with impl_meta_like).
+  std::string meta_member(const CppOp& op) const {
+    if (op.op().meta != model::MetaKind::Custom) return "";
+    CodePrinter p(2, false);
+    p.emit(
+        {{"params", kBoxedParams}, {"body", boxed_call(op, "kernels::" + op.names().meta)}},
+        R"cc(
+
+          static void meta$params$ {
+            $body$
+          }
+        )cc");
+    return trimmed(p.str());
   }
 
   static constexpr const char* kBoxedParams =
@@ -518,10 +531,9 @@ class SourceEmitter {
          {"kernel_args", args(kernel_args(op))},
          {"kernels", trimmed(kernels)},
          {"records", record_return_members(op)},
-         {"params", kBoxedParams},
-         {"meta", meta_body(op)},
+         {"meta", meta_member(op)},
          {"backward", op.op().backward ? backward_members(op) : ""},
-         {"find", "structop::find_op" + args(find_args)}},
+         {"find", join(find_args, ", ")}},
         R"cc(
 
           struct $adapter$ {
@@ -538,16 +550,11 @@ class SourceEmitter {
             }
             $records$
             $kernels$
-
-            static void meta$params$ {
-              $meta$
-            }
+            $meta$
             $backward$
 
-            static const c10::OperatorHandle& handle() {
-              static const c10::OperatorHandle handle = $find$;
-              return handle;
-            }
+            /// The op, for the C++ call API.
+            static inline structop::OpRef handle{$find$};
           };
         )cc");
   }
@@ -637,10 +644,13 @@ class SourceEmitter {
     for (auto& o : returns_from_outputs(
              op,
              [&](size_t k) {
-               return fmt::format(
-                   "structop::output<{}>(outputs[{}])",
-                   types_.output_type(lo.outputs[k].type),
-                   k);
+               // A tensor by reference (no copy to destroy), others as values.
+               return lo.outputs[k].type.is_plain_tensor()
+                          ? fmt::format("outputs[{}].toTensor()", k)
+                          : fmt::format(
+                                "structop::output<{}>(outputs[{}])",
+                                types_.output_type(lo.outputs[k].type),
+                                k);
              },
              false))
       setup_args.push_back(std::move(o));
@@ -665,7 +675,7 @@ class SourceEmitter {
                "&setup_context",
                "&backward"})},
          {"grads_type", op.names().grads},
-         {"call", "kernels::" + op.names().backward + args(grads)},
+         {"call", braces({"kernels::" + op.names().backward + args(grads)})},
          {"moves", args(moves)}},
         R"cc(
 
@@ -681,7 +691,8 @@ class SourceEmitter {
           static structop::variable_list backward(
               torch::autograd::AutogradContext* ctx,
               const structop::variable_list& grad_outputs) {
-            $grads_type$ grads = $call$;
+            structop::Held<$grads_type$> held$call$;
+            $grads_type$& grads = held.value;
             return structop::$collect$$moves$;
           }
 
@@ -712,7 +723,7 @@ class SourceEmitter {
     )cc");
     for (const auto& op : ops_) {
       const model::Op& o = op.op();
-      Strings call_args = {op.names().adapter + "::handle()"};
+      Strings call_args = {op.names().adapter + "::handle"};
       for (const auto& s : op.lowered().slots) {
         const model::Param& p = o.params[s.param];
         if (s.list_depth) {  // one leaf across a list of records
@@ -802,7 +813,13 @@ class SourceEmitter {
         if (!by_key.count(key)) keys.push_back(key);
         by_key[key].push_back(impl(names[k]));
       }
-      meta.push_back(impl("meta"));
+      if (op.op().meta == model::MetaKind::Custom) {
+        meta.push_back(impl("meta"));
+      } else {
+        Strings like;
+        for (size_t slot : op.lowered().meta_sources) like.push_back(std::to_string(slot));
+        meta.push_back("structop::impl_meta_like" + args({"m", name, braces(like)}) + ";");
+      }
       autograd.push_back(
           op.op().backward
               ? "structop::impl_autograd" + args({"m", name, adapter + "::backward_def"}) + ";"

@@ -29,6 +29,25 @@ class FunctionKernel final : public c10::OperatorKernel {
   BoxedKernel* kernel_;
 };
 
+/// The identity Meta kernel: output i is `at::empty_like` of flat argument
+/// `like[i]`.
+class MetaLikeKernel final : public c10::OperatorKernel {
+ public:
+  explicit MetaLikeKernel(std::initializer_list<std::size_t> like) : like_(like) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const std::size_t num_args = op.schema().arguments().size();
+    const c10::IValue* args = arguments(stack, num_args);
+    std::vector<at::Tensor> outputs;
+    outputs.reserve(like_.size());
+    for (std::size_t slot : like_) outputs.push_back(at::empty_like(args[slot].toTensor()));
+    torch::jit::drop(*stack, num_args);
+    for (at::Tensor& output : outputs) stack->emplace_back(std::move(output));
+  }
+
+ private:
+  std::vector<std::size_t> like_;
+};
+
 }  // namespace
 
 void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags) {
@@ -42,17 +61,44 @@ void impl(torch::Library& m, const char* name, BoxedKernel* kernel) {
   m.impl(name, torch::CppFunction::makeFromBoxedFunctor(std::make_unique<FunctionKernel>(kernel)));
 }
 
+void impl_meta_like(torch::Library& m, const char* name, std::initializer_list<std::size_t> like) {
+  m.impl(name, torch::CppFunction::makeFromBoxedFunctor(std::make_unique<MetaLikeKernel>(like)));
+}
+
 c10::OperatorHandle find_op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
 }
 
-void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
-  op.callBoxed(stack);
+const c10::OperatorHandle& OpRef::get() const {
+  if (const c10::OperatorHandle* found = handle_.load(std::memory_order_acquire)) return *found;
+  auto fresh = std::make_unique<const c10::OperatorHandle>(find_op(name_, overload_));
+  const c10::OperatorHandle* first = nullptr;
+  // Another thread may have looked it up meanwhile: keep the first. The kept
+  // handle is never freed (as a function-local static would be at exit,
+  // possibly after the dispatcher's own statics).
+  if (handle_.compare_exchange_strong(first, fresh.get(), std::memory_order_acq_rel)) {
+    return *fresh.release();
+  }
+  return *first;
 }
 
-at::Tensor meta_like(const at::Tensor& like) {
-  return at::empty_like(like);
+namespace detail {
+
+void drop(torch::jit::Stack& stack, std::size_t count) {
+  torch::jit::drop(stack, count);
 }
+
+CallStack::CallStack(std::size_t num_args) {
+  stack_.reserve(num_args);
+}
+
+CallStack::~CallStack() = default;
+
+void CallStack::call(const OpRef& op) {
+  op.get().callBoxed(stack_);
+}
+
+}  // namespace detail
 
 void check_lengths(
     const ArgPath& where,

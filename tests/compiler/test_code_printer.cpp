@@ -93,6 +93,24 @@ TEST_CASE("nested lists break from the outside in", "[printer]") {
                      std::string(50, 'q') + "));\n");
 }
 
+TEST_CASE(
+    "a single item breaks after the opener only where it then fits; else its own list breaks",
+    "[printer]") {
+  const std::string a(30, 'a'), b(30, 'b'), c(30, 'c'), long_a(42, 'a'), long_b(42, 'b');
+  // `held{f(a, b)}` too long on one line (103 columns), `f(a, b)}` fits at +4
+  // (95): it moves there.
+  CodePrinter fits;
+  fits.line(
+      "Holder held{" + CodePrinter::list({"f(" + CodePrinter::list({long_a, long_b}) + ")"}) +
+      "};");
+  CHECK(fits.str() == "Holder held{\n    f(" + long_a + ", " + long_b + ")};\n");
+  // `f(a, b, c)}` would not fit at +4 either: `held{f(` stays, f's list breaks.
+  CodePrinter nested;
+  nested.line(
+      "Holder held{" + CodePrinter::list({"f(" + CodePrinter::list({a, b, c}) + ")"}) + "};");
+  CHECK(nested.str() == "Holder held{f(\n    " + a + ",\n    " + b + ",\n    " + c + ")};\n");
+}
+
 TEST_CASE("a list inside a comment continues as a comment", "[printer]") {
   CodePrinter p;
   p.line("//   return {" + CodePrinter::list({std::string(45, 'a'), std::string(45, 'b')}) + "};");

@@ -16,10 +16,14 @@
 //   - the BackwardDef registry (detail::remember / recall, runtime/src/
 //     autograd.cpp: a mutex-guarded map with per-thread caches), many ops
 //     alternating;
-//   - structop::Grad and grad_list with "no gradient" slots.
+//   - structop::Grad and grad_list with "no gradient" slots;
+//   - structop::OpRef (the C++ call API's op): the threads' first get() of
+//     the same OpRefs race (looking ops up reads the dispatcher's table,
+//     libtorch's); every thread gets the one handle each keeps.
 // Exit status 0 and no TSan report: TSan makes a race exit with status 66.
 #include <structop/autograd_bridge.h>
 #include <structop/convert.h>
+#include <structop/registration.h>
 #include <structop/runtime.h>
 
 #include <ATen/core/ivalue.h>
@@ -70,6 +74,21 @@ const char* const kPaths[] = {"x", "cfg.inner.w"};
 const std::size_t kSlots[] = {0, 1};
 std::vector<std::string> def_names;
 std::vector<structop::BackwardDef> defs;
+
+// Ops of libtorch (registered when it loads), as a generated adapter's
+// `static inline structop::OpRef handle{...}`.
+structop::OpRef add_op{"aten::add", "Tensor"};
+structop::OpRef mul_op{"aten::mul", "Tensor"};
+structop::OpRef relu_op{"aten::relu"};
+
+void op_refs() {
+  const c10::OperatorHandle* first[] = {&add_op.get(), &mul_op.get(), &relu_op.get()};
+  expect(first[0]->schema().name() == "aten::add", "OpRef add");
+  expect(first[0]->schema().overload_name() == "Tensor", "OpRef add overload");
+  expect(first[1]->schema().name() == "aten::mul", "OpRef mul");
+  expect(first[2]->schema().name() == "aten::relu", "OpRef relu");
+  expect(&add_op.get() == first[0] && &relu_op.get() == first[2], "OpRef keeps its handle");
+}
 
 void enums(int round) {
   using weights::MaskType;
@@ -159,6 +178,7 @@ int main() {
     threads.emplace_back([&waiting, t] {
       waiting.fetch_sub(1);
       while (waiting.load() > 0) std::this_thread::yield();
+      op_refs();  // first: the threads' first lookups race
       for (int round = 0; round < kRounds; ++round) {
         enums(round);
         conversions(round);
@@ -168,6 +188,16 @@ int main() {
     });
   }
   for (auto& th : threads) th.join();
+  {
+    // One handle per OpRef, whichever thread's lookup won.
+    const c10::OperatorHandle* add = &add_op.get();
+    std::atomic<int> same{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < kThreads; ++t)
+      readers.emplace_back([&] { same.fetch_add(&add_op.get() == add ? 1 : 0); });
+    for (auto& th : readers) th.join();
+    expect(same.load() == kThreads, "OpRef: one handle for every thread");
+  }
   // The registry knows every op once.
   for (int i = 0; i < kDefs; ++i) {
     expect(&structop::detail::recall(def_names[i]) == &defs[i], "recall after the threads");

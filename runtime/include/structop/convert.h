@@ -203,13 +203,7 @@ std::vector<E> parse_enum_list(const std::vector<std::string>& texts, const ArgP
       out.push_back(*value);
       continue;
     }
-    const std::string context = std::string(where.op()) + ": " + where.str() + "[" +
-                                std::to_string(i) + "]: ";
-    detail::throw_invalid_enum(
-        context.c_str(),
-        EnumTraits<E>::type_name,
-        texts[i],
-        EnumTraits<E>::names);
+    detail::throw_invalid_enum(&where, i, EnumTraits<E>::type_name, texts[i], EnumTraits<E>::names);
   }
   return out;
 }

@@ -28,6 +28,7 @@
 #include <c10/macros/Macros.h>
 #include <torch/library.h>
 
+#include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <tuple>
@@ -54,6 +55,12 @@ void impl(torch::Library& m, const char* name, BoxedKernel* kernel);
 /// `def` must outlive the registration (generated code passes a constant).
 void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def);
 
+/// Registers the identity Meta kernel of op `name` (`meta: identity` or
+/// `meta: [inputs]`): output `i` is a tensor with the metadata of the flat
+/// argument `like[i]` (shape, strides, dtype, device; on Meta tensors no data
+/// is allocated). A runtime kernel configured with `like`: no code per op.
+void impl_meta_like(torch::Library& m, const char* name, std::initializer_list<std::size_t> like);
+
 /// Registers the Autograd kernel of an op without `backward: true`: a
 /// backward through what it returned or wrote raises "derivative for NS::op
 /// is not implemented" (see runtime/src/no_backward.cpp).
@@ -64,15 +71,27 @@ void impl_no_backward(torch::Library& m, const char* name);
 void impl_bump_written_versions(torch::Library& m, const char* name);
 
 /// The registered op `name` (e.g. "demo::op"); throws when it is not
-/// registered. Generated code keeps one in a function-local static per op.
+/// registered.
 c10::OperatorHandle find_op(const char* name, const char* overload = "");
 
-/// `op.callBoxed(stack)`.
-void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack& stack);
+/// An op of the C++ call API, looked up (find_op) on its first call and kept.
+/// Its constructor is constexpr, so a generated file's `static inline OpRef`
+/// is initialised at compile time: no guard variable or initialiser per op.
+class OpRef {
+ public:
+  constexpr OpRef(const char* name, const char* overload = "") noexcept
+      : name_(name), overload_(overload) {}
+  OpRef(const OpRef&) = delete;
+  OpRef& operator=(const OpRef&) = delete;
 
-/// Result of an identity meta kernel: a tensor with `like`'s metadata (shape,
-/// strides, dtype, device; on Meta tensors no data is allocated).
-at::Tensor meta_like(const at::Tensor& like);
+  /// The op's handle; thread-safe. Throws when the op is not registered.
+  const c10::OperatorHandle& get() const;
+
+ private:
+  const char* name_;
+  const char* overload_;
+  mutable std::atomic<const c10::OperatorHandle*> handle_{nullptr};
+};
 
 // ---------------------------------------------------------------------------
 // Inside a boxed kernel: arguments and outputs on the stack
@@ -101,6 +120,23 @@ template <class T>
 C10_NOINLINE detail::arg_t<T> arg(c10::IValue& value) {
   return detail::ivalue_to<T>::call(value);
 }
+
+/// A value of the adapter whose destructor is not inlined where the value
+/// dies: compiled once per type, not in every op's adapter (the destructors
+/// of records, results and grad records were much of a generated file's
+/// code). Holds the record parameters (`R`, `R?`, `R[]`) that `with_args`
+/// passes to kernels, which take them as `const R&` (the conversion), the
+/// kernels' results until they are on the stack (return_outputs), and the
+/// grad records of backward kernels.
+template <class T>
+struct Held {
+  T value;
+
+  operator const T&() const& noexcept {  // NOLINT: implicit
+    return value;
+  }
+  C10_NOINLINE ~Held() {}
+};
 
 /// Checks that the leaves of an optional record (`R?`), which start at
 /// `leaves`, agree. `leaf_paths` names every leaf (`w`, `inner.v`);
@@ -143,6 +179,34 @@ C10_NOINLINE T output(const c10::IValue& value) {
   return value.to<T>();
 }
 
+namespace detail {
+
+/// `stack.emplace_back(value)`. Like every use of the stack's vector, which
+/// reallocates and destroys IValues, out of line: the IValue destructor's
+/// virtual calls would make GCC compile much of c10's type system in each
+/// generated file. Compiled once in the runtime library for the common types
+/// (the end of this file).
+template <class T>
+C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
+  stack.emplace_back(std::forward<T>(value));
+}
+
+/// Drops the `count` values on top of `stack` (in the runtime library).
+void drop(torch::jit::Stack& stack, std::size_t count);
+
+/// Pushes a kernel's result (the dispatcher's push_outputs, through push):
+/// a value, or each value of a std::tuple; a reference is copied.
+template <class T>
+void push_outputs(torch::jit::Stack& stack, T&& output) {
+  push<std::decay_t<T>>(stack, std::move(output));
+}
+template <class... T>
+void push_outputs(torch::jit::Stack& stack, std::tuple<T...>&& outputs) {
+  std::apply([&](auto&... output) { (push<T>(stack, std::forward<T>(output)), ...); }, outputs);
+}
+
+}  // namespace detail
+
 /// Replaces the `num_args` arguments on top of `stack` by `outputs` (a value,
 /// a std::tuple of them, or nothing for `void`).
 template <class Outputs>
@@ -150,11 +214,16 @@ C10_NOINLINE void return_outputs(
     torch::jit::Stack* stack,
     std::size_t num_args,
     Outputs&& outputs) {
-  torch::jit::drop(*stack, num_args);
-  c10::impl::push_outputs<std::decay_t<Outputs>, false>::call(std::move(outputs), stack);
+  detail::drop(*stack, num_args);
+  detail::push_outputs(*stack, std::move(outputs));
+}
+/// As above, for a result held until it is on the stack (moved there).
+template <class Outputs>
+void return_outputs(torch::jit::Stack* stack, std::size_t num_args, Held<Outputs>&& outputs) {
+  return_outputs(stack, num_args, std::move(outputs.value));
 }
 inline void return_nothing(torch::jit::Stack* stack, std::size_t num_args) {
-  torch::jit::drop(*stack, num_args);
+  detail::drop(*stack, num_args);
 }
 
 // ---------------------------------------------------------------------------
@@ -163,10 +232,23 @@ inline void return_nothing(torch::jit::Stack* stack, std::size_t num_args) {
 
 namespace detail {
 
-template <class T>
-C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
-  stack.emplace_back(std::forward<T>(value));
-}
+/// The stack of a boxed call of the C++ call API. Its constructor (which
+/// reserves `num_args` values), destructor and call are in the runtime
+/// library (see push).
+class CallStack {
+ public:
+  explicit CallStack(std::size_t num_args);
+  ~CallStack();
+  CallStack(const CallStack&) = delete;
+  CallStack& operator=(const CallStack&) = delete;
+
+  torch::jit::Stack& stack() noexcept { return stack_; }
+  /// Calls `op` with the arguments pushed; the stack then holds its outputs.
+  void call(const OpRef& op);
+
+ private:
+  torch::jit::Stack stack_;
+};
 
 template <class T>
 struct is_list : std::false_type {};
@@ -185,13 +267,10 @@ void push_arg(torch::jit::Stack& stack, Arg&& arg) {
   }
 }
 
+/// The outputs on `stack` after a call, moved out (the CallStack drops them).
 template <class T>
 struct Pop {
-  static T call(torch::jit::Stack& stack) {
-    T out = std::move(stack.back()).to<T>();
-    stack.pop_back();
-    return out;
-  }
+  static T call(torch::jit::Stack& stack) { return std::move(stack.back()).to<T>(); }
 };
 template <>
 struct Pop<void> {
@@ -204,9 +283,7 @@ struct Pop<std::tuple<T...>> {
     return std::tuple<T...>(std::move(first[I]).to<T>()...);
   }
   static std::tuple<T...> call(torch::jit::Stack& stack) {
-    auto out = take(arguments(&stack, sizeof...(T)), std::index_sequence_for<T...>{});
-    torch::jit::drop(stack, sizeof...(T));
-    return out;
+    return take(arguments(&stack, sizeof...(T)), std::index_sequence_for<T...>{});
   }
 };
 
@@ -220,13 +297,12 @@ struct Caller;
 template <class Ret, class... Args>
 struct Caller<Ret(Args...)> {
   template <class... Given>
-  static Ret call(const c10::OperatorHandle& op, Given&&... args) {
+  static Ret call(const OpRef& op, Given&&... args) {
     static_assert(sizeof...(Given) == sizeof...(Args), "one argument per flat parameter");
-    torch::jit::Stack stack;
-    stack.reserve(sizeof...(Args));
-    (push_arg<Args>(stack, std::forward<Given>(args)), ...);
-    call_boxed(op, stack);
-    return pop_outputs<Ret>(stack);
+    CallStack stack(sizeof...(Args));
+    (push_arg<Args>(stack.stack(), std::forward<Given>(args)), ...);
+    stack.call(op);
+    return pop_outputs<Ret>(stack.stack());
   }
 };
 
@@ -235,7 +311,7 @@ struct Caller<Ret(Args...)> {
 /// Calls `op`, whose flat C++ signature (the dispatcher's types) is
 /// `Signature`, through the dispatcher's boxed path.
 template <class Signature, class... Args>
-decltype(auto) call(const c10::OperatorHandle& op, Args&&... args) {
+decltype(auto) call(const OpRef& op, Args&&... args) {
   return detail::Caller<Signature>::call(op, std::forward<Args>(args)...);
 }
 
@@ -277,10 +353,14 @@ decltype(auto) call(const c10::OperatorHandle& op, Args&&... args) {
 
 /// The one list of what the runtime library instantiates: KIND is `extern
 /// template` here, `template` in runtime/src/instantiations.cpp.
-#define STRUCTOP_RUNTIME_INSTANTIATIONS(KIND)                                          \
-  STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_FLAT_TYPE_INSTANTIATION, KIND)                   \
-  KIND void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&); \
-  KIND at::Tensor output<at::Tensor>(const c10::IValue&);                              \
+#define STRUCTOP_RUNTIME_INSTANTIATIONS(KIND)                                                     \
+  STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_FLAT_TYPE_INSTANTIATION, KIND)                              \
+  KIND void detail::push<at::Tensor>(torch::jit::Stack&, at::Tensor&&);                           \
+  KIND void detail::push<std::vector<at::Tensor>>(torch::jit::Stack&, std::vector<at::Tensor>&&); \
+  KIND void detail::push<c10::IValue>(torch::jit::Stack&, c10::IValue&&);                         \
+  KIND void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&);            \
+  KIND struct Held<at::Tensor>;                                                                   \
+  KIND at::Tensor output<at::Tensor>(const c10::IValue&);                                         \
   KIND at::Tensor detail::pop_outputs<at::Tensor>(torch::jit::Stack&);
 
 namespace structop {

@@ -21,7 +21,7 @@
 
 /// Version of the interface between generated code and this runtime. Bumped
 /// whenever generated code of one version would not work with another.
-#define STRUCTOP_RUNTIME_VERSION 4
+#define STRUCTOP_RUNTIME_VERSION 5
 
 #define STRUCTOP_STRINGIFY_IMPL(x) #x
 #define STRUCTOP_STRINGIFY(x) STRUCTOP_STRINGIFY_IMPL(x)
@@ -69,11 +69,9 @@ class ArgPath {
   /// The qualified op name, e.g. "demo::op".
   constexpr const char* op() const noexcept { return op_; }
 
-  /// The dotted original path, e.g. "cfg.inner.w".
-  std::string str() const {
-    std::string path = parent_ ? parent_->str() + "." : std::string();
-    return path + name_;
-  }
+  /// The dotted original path, e.g. "cfg.inner.w". (Out of line, in the
+  /// runtime library: it runs only when an error is raised.)
+  std::string str() const;
 
  private:
   const char* op_;
@@ -117,31 +115,17 @@ c10::optional<E> try_parse_enum(c10::string_view text) noexcept {
 
 namespace detail {
 
-/// "full, causal, sliding_window"
-inline std::string join_names(c10::ArrayRef<c10::string_view> names) {
-  std::string out;
-  for (const auto& name : names) {
-    if (!out.empty()) out += ", ";
-    out.append(name.data(), name.size());
-  }
-  return out;
-}
-
-[[noreturn]] inline void throw_invalid_enum(
-    const char* context,
+/// Throws the c10::ValueError of an invalid enum spelling `text`:
+/// `demo::op: cfg.modes[1]: invalid value "diag" for MaskType; expected one
+/// of: full, causal, sliding_window`; the context comes from `where` (if not
+/// null) and `item` (an item of an enum list). In the runtime library, so that
+/// a generated file does not compile the message's code for each enum.
+[[noreturn]] void throw_invalid_enum(
+    const ArgPath* where,
+    c10::optional<std::size_t> item,
     const char* type_name,
     c10::string_view text,
-    c10::ArrayRef<c10::string_view> names) {
-  TORCH_CHECK_VALUE(
-      false,
-      context,
-      "invalid value \"",
-      std::string(text.data(), text.size()),
-      "\" for ",
-      type_name,
-      "; expected one of: ",
-      join_names(names));
-}
+    c10::ArrayRef<c10::string_view> names);
 
 }  // namespace detail
 
@@ -150,7 +134,12 @@ inline std::string join_names(c10::ArrayRef<c10::string_view> names) {
 template <class E>
 E parse_enum(c10::string_view text) {
   if (auto value = try_parse_enum<E>(text)) return *value;
-  detail::throw_invalid_enum("", EnumTraits<E>::type_name, text, EnumTraits<E>::names);
+  detail::throw_invalid_enum(
+      nullptr,
+      c10::nullopt,
+      EnumTraits<E>::type_name,
+      text,
+      EnumTraits<E>::names);
 }
 
 /// As parse_enum(text), for the flat argument at `where`; the message names the
@@ -159,8 +148,12 @@ E parse_enum(c10::string_view text) {
 template <class E>
 E parse_enum(c10::string_view text, const ArgPath& where) {
   if (auto value = try_parse_enum<E>(text)) return *value;
-  const std::string context = std::string(where.op()) + ": " + where.str() + ": ";
-  detail::throw_invalid_enum(context.c_str(), EnumTraits<E>::type_name, text, EnumTraits<E>::names);
+  detail::throw_invalid_enum(
+      &where,
+      c10::nullopt,
+      EnumTraits<E>::type_name,
+      text,
+      EnumTraits<E>::names);
 }
 
 // ---------------------------------------------------------------------------

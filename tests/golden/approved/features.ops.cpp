@@ -110,21 +110,24 @@ struct op_pick {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
         structop::arg<const c10::optional<at::Tensor>&>(args[1]),
-        unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2));
+        structop::Held<::golden::features::Opts>{
+            unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::pick));
+        structop::Held<std::vector<at::Tensor>>{
+            with_args(structop::arguments(stack, num_args), kernels::pick)});
   }
 
   static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::pick_meta));
+        structop::Held<std::vector<at::Tensor>>{
+            with_args(structop::arguments(stack, num_args), kernels::pick_meta)});
   }
 
   static void setup_context(
@@ -142,7 +145,8 @@ struct op_pick {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    pick_grads grads = kernels::pick_backward(ctx, grad_outputs);
+    structop::Held<pick_grads> held{kernels::pick_backward(ctx, grad_outputs)};
+    pick_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.from_),
         std::move(grads.to),
@@ -155,10 +159,8 @@ struct op_pick {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_features::pick");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_features::pick"};
 };
 
 // ===========================================================================
@@ -202,25 +204,20 @@ struct op_pick_scalar {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cpu));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cpu)});
   }
 
   static void cuda(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cuda));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cuda)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_features::pick", "scalar");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_features::pick", "scalar"};
 };
 
 // ===========================================================================
@@ -256,25 +253,19 @@ struct op_tune {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1));
+        structop::Held<::golden::features::Tuned>{
+            unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::tune));
+        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::tune)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_features::tune");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_features::tune"};
 };
 
 }  // namespace
@@ -288,7 +279,7 @@ std::vector<at::Tensor> pick(
     const c10::optional<at::Tensor>& to,
     const Opts& opts) {
   return structop::call<op_pick::signature>(
-      op_pick::handle(),
+      op_pick::handle,
       from_,
       to,
       structop::to_flat<at::IntArrayRef>(opts.sizes),
@@ -313,7 +304,7 @@ at::Tensor pick_scalar(
     c10::SymInt n,
     const c10::optional<std::vector<::golden_shared::Act>>& chain) {
   return structop::call<op_pick_scalar::signature>(
-      op_pick_scalar::handle(),
+      op_pick_scalar::handle,
       from_,
       value,
       structop::optional_enum_name(act),
@@ -323,7 +314,7 @@ at::Tensor pick_scalar(
 
 at::Tensor tune(const at::Tensor& x, const Tuned& t) {
   return structop::call<op_tune::signature>(
-      op_tune::handle(),
+      op_tune::handle,
       x,
       t.main.lo,
       t.main.hi,
@@ -368,8 +359,8 @@ TORCH_LIBRARY_IMPL(golden_features, CUDA, m) {
 
 TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
   structop::impl(m, "pick", &golden::features::op_pick::meta);
-  structop::impl(m, "pick.scalar", &golden::features::op_pick_scalar::meta);
-  structop::impl(m, "tune", &golden::features::op_tune::meta);
+  structop::impl_meta_like(m, "pick.scalar", {0});
+  structop::impl_meta_like(m, "tune", {0});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {

@@ -69,7 +69,8 @@ struct op_echo {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Texts(structop::ArgPath(op_name, "t"), args + 1),
+        structop::Held<::hostile_docs::Texts>{
+            unflatten_Texts(structop::ArgPath(op_name, "t"), args + 1)},
         structop::arg<c10::string_view>(args[9]),
         structop::arg<c10::optional<c10::string_view>>(args[10]));
   }
@@ -78,18 +79,11 @@ struct op_echo {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::echo));
+        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::echo)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("hostile_docs::echo");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"hostile_docs::echo"};
 };
 
 // ===========================================================================
@@ -124,18 +118,12 @@ struct op_cleaned {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::cleaned));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::cleaned)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("hostile_docs::cleaned");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"hostile_docs::cleaned"};
 };
 
 // ===========================================================================
@@ -161,18 +149,12 @@ struct op_indented {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::indented));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::indented)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("hostile_docs::indented");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"hostile_docs::indented"};
 };
 
 }  // namespace
@@ -187,7 +169,7 @@ at::Tensor echo(
     c10::string_view tag,
     c10::optional<c10::string_view> label) {
   return structop::call<op_echo::signature>(
-      op_echo::handle(),
+      op_echo::handle,
       x,
       structop::to_flat<c10::string_view>(t.cr),
       structop::to_flat<c10::string_view>(t.quoted),
@@ -203,14 +185,14 @@ at::Tensor echo(
 
 at::Tensor cleaned(const at::Tensor& x, Flag flag, Shade shade) {
   return structop::call<op_cleaned::signature>(
-      op_cleaned::handle(),
+      op_cleaned::handle,
       x,
       structop::enum_name(flag),
       structop::enum_name(shade));
 }
 
 at::Tensor indented(const at::Tensor& x) {
-  return structop::call<op_indented::signature>(op_indented::handle(), x);
+  return structop::call<op_indented::signature>(op_indented::handle, x);
 }
 
 }  // namespace hostile_docs
@@ -234,9 +216,9 @@ TORCH_LIBRARY_IMPL(hostile_docs, CompositeExplicitAutograd, m) {
 }
 
 TORCH_LIBRARY_IMPL(hostile_docs, Meta, m) {
-  structop::impl(m, "echo", &hostile_docs::op_echo::meta);
-  structop::impl(m, "cleaned", &hostile_docs::op_cleaned::meta);
-  structop::impl(m, "indented", &hostile_docs::op_indented::meta);
+  structop::impl_meta_like(m, "echo", {0});
+  structop::impl_meta_like(m, "cleaned", {0});
+  structop::impl_meta_like(m, "indented", {0});
 }
 
 TORCH_LIBRARY_IMPL(hostile_docs, Autograd, m) {

@@ -69,12 +69,8 @@ struct op_from_ {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::from_));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::from_)});
   }
 
   static void setup_context(
@@ -82,14 +78,15 @@ struct op_from_ {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::from_setup_context_(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::from_setup_context_(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    from_grads_ grads = kernels::from_backward_(ctx, grad_outputs[0]);
+    structop::Held<from_grads_> held{kernels::from_backward_(ctx, grad_outputs[0])};
+    from_grads_& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
         std::move(grads.ctx),
@@ -103,10 +100,8 @@ struct op_from_ {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 4, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_names::from");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::from"};
 };
 
 // ===========================================================================
@@ -159,7 +154,8 @@ struct op_from_lambda {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1),
+        structop::Held<::golden_names::Outer>{
+            unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1)},
         structop::arg<const at::Tensor&>(args[12]),
         structop::arg<int64_t>(args[13]));
   }
@@ -168,17 +164,8 @@ struct op_from_lambda {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::from_lambda));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(
-        stack,
-        num_args,
-        std::make_tuple(
-            structop::meta_like(args[0].toTensor()),
-            structop::meta_like(args[12].toTensor())));
+        structop::Held<std::tuple<at::Tensor, at::Tensor>>{
+            with_args(structop::arguments(stack, num_args), kernels::from_lambda)});
   }
 
   static void setup_context(
@@ -189,15 +176,17 @@ struct op_from_lambda {
       kernels::from_lambda_setup_context(
           ctx,
           inputs...,
-          structop::output<at::Tensor>(outputs[0]),
-          structop::output<at::Tensor>(outputs[1]));
+          outputs[0].toTensor(),
+          outputs[1].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    from_lambda_grads grads = kernels::from_lambda_backward(ctx, grad_outputs[0], grad_outputs[1]);
+    structop::Held<from_lambda_grads> held{
+        kernels::from_lambda_backward(ctx, grad_outputs[0], grad_outputs[1])};
+    from_lambda_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
         std::move(grads.kernel.path.at),
@@ -213,10 +202,8 @@ struct op_from_lambda {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 5, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_names::from", "lambda");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::from", "lambda"};
 };
 
 // ===========================================================================
@@ -264,7 +251,8 @@ struct op_scale {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_errno(structop::ArgPath(op_name, "fn"), args + 1),
+        structop::Held<::golden_names::errno_>{
+            unflatten_errno(structop::ArgPath(op_name, "fn"), args + 1)},
         structop::parse_enum<::golden_names::Signal>(
             structop::arg<c10::string_view>(args[11]),
             structop::ArgPath(op_name, "Kernel")),
@@ -278,18 +266,12 @@ struct op_scale {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::scale_cpu));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::scale_cpu)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_names::scale");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::scale"};
 };
 
 // ===========================================================================
@@ -323,12 +305,8 @@ struct op_linux_ {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::linux_));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::linux_)});
   }
 
   static void setup_context(
@@ -336,14 +314,15 @@ struct op_linux_ {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::linux_setup_context_(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::linux_setup_context_(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    linux_grads_ grads = kernels::linux_backward_(ctx, grad_outputs[0]);
+    structop::Held<linux_grads_> held{kernels::linux_backward_(ctx, grad_outputs[0])};
+    linux_grads_& grads = held.value;
     return structop::grad_list(std::move(grads.unix_), std::move(grads.op));
   }
 
@@ -353,10 +332,8 @@ struct op_linux_ {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 2, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_names::linux");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::linux"};
 };
 
 // ===========================================================================
@@ -390,18 +367,12 @@ struct op_yield_from {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::yield_from));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::yield_from)});
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden_names::yield", "from");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::yield", "from"};
 };
 
 }  // namespace
@@ -415,7 +386,7 @@ at::Tensor from_(
     const at::Tensor& ctx,
     const at::Tensor& ks,
     const at::Tensor& grad_fn) {
-  return structop::call<op_from_::signature>(op_from_::handle(), x, ctx, ks, grad_fn);
+  return structop::call<op_from_::signature>(op_from_::handle, x, ctx, ks, grad_fn);
 }
 
 std::tuple<at::Tensor, at::Tensor> from_lambda(
@@ -424,7 +395,7 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
     const at::Tensor& handle,
     int64_t op_name) {
   return structop::call<op_from_lambda::signature>(
-      op_from_lambda::handle(),
+      op_from_lambda::handle,
       x,
       kernel.path.at,
       kernel.path.path,
@@ -448,7 +419,7 @@ at::Tensor scale(
     stdin_ args,
     double error) {
   return structop::call<op_scale::signature>(
-      op_scale::handle(),
+      op_scale::handle,
       scale,
       fn.at,
       fn.path,
@@ -470,7 +441,7 @@ at::Tensor linux_(
     double NULL_,
     int64_t INT64_MIN_,
     const c10::optional<at::Tensor>& op) {
-  return structop::call<op_linux_::signature>(op_linux_::handle(), unix_, NULL_, INT64_MIN_, op);
+  return structop::call<op_linux_::signature>(op_linux_::handle, unix_, NULL_, INT64_MIN_, op);
 }
 
 at::Tensor yield_from(
@@ -479,7 +450,7 @@ at::Tensor yield_from(
     const at::Tensor& signature,
     const at::Tensor& grad_paths) {
   return structop::call<op_yield_from::signature>(
-      op_yield_from::handle(),
+      op_yield_from::handle,
       with_records,
       backward_def,
       signature,
@@ -520,11 +491,11 @@ TORCH_LIBRARY_IMPL(golden_names, CPU, m) {
 }
 
 TORCH_LIBRARY_IMPL(golden_names, Meta, m) {
-  structop::impl(m, "from", &golden_names::op_from_::meta);
-  structop::impl(m, "from.lambda", &golden_names::op_from_lambda::meta);
-  structop::impl(m, "scale", &golden_names::op_scale::meta);
-  structop::impl(m, "linux", &golden_names::op_linux_::meta);
-  structop::impl(m, "yield.from", &golden_names::op_yield_from::meta);
+  structop::impl_meta_like(m, "from", {0});
+  structop::impl_meta_like(m, "from.lambda", {0, 12});
+  structop::impl_meta_like(m, "scale", {0});
+  structop::impl_meta_like(m, "linux", {0});
+  structop::impl_meta_like(m, "yield.from", {0});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, Autograd, m) {

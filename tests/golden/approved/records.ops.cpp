@@ -110,19 +110,15 @@ struct op_affine {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1));
+        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::affine));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::affine)});
   }
 
   static void setup_context(
@@ -130,14 +126,15 @@ struct op_affine {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::affine_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::affine_setup_context(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    affine_grads grads = kernels::affine_backward(ctx, grad_outputs[0]);
+    structop::Held<affine_grads> held{kernels::affine_backward(ctx, grad_outputs[0])};
+    affine_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
         std::move(grads.cfg.inner.w),
@@ -150,10 +147,8 @@ struct op_affine {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::affine");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::affine"};
 };
 
 // ===========================================================================
@@ -183,24 +178,15 @@ struct op_split {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1));
+        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::split));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(
-        stack,
-        num_args,
-        std::make_tuple(
-            structop::meta_like(args[0].toTensor()),
-            structop::meta_like(args[1].toTensor())));
+        structop::Held<std::tuple<at::Tensor, at::Tensor>>{
+            with_args(structop::arguments(stack, num_args), kernels::split)});
   }
 
   static void setup_context(
@@ -208,18 +194,16 @@ struct op_split {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::split_setup_context(
-          ctx,
-          inputs...,
-          structop::output<at::Tensor>(outputs[0]),
-          structop::output<at::Tensor>(outputs[1]));
+      kernels::split_setup_context(ctx, inputs..., outputs[0].toTensor(), outputs[1].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    split_grads grads = kernels::split_backward(ctx, grad_outputs[0], grad_outputs[1]);
+    structop::Held<split_grads> held{
+        kernels::split_backward(ctx, grad_outputs[0], grad_outputs[1])};
+    split_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
         std::move(grads.cfg.inner.w),
@@ -232,10 +216,8 @@ struct op_split {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::split");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::split"};
 };
 
 // ===========================================================================
@@ -265,7 +247,7 @@ struct op_scale_ {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1));
+        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -273,14 +255,8 @@ struct op_scale_ {
     structop::return_nothing(stack, num_args);
   }
 
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    structop::return_nothing(stack, num_args);
-  }
-
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::scale_");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::scale_"};
 };
 
 // ===========================================================================
@@ -304,19 +280,16 @@ struct op_layers {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1));
+        structop::Held<std::vector<::golden::Inner>>{
+            unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::layers));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::layers)});
   }
 
   static void setup_context(
@@ -324,14 +297,15 @@ struct op_layers {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::layers_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::layers_setup_context(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    layers_grads grads = kernels::layers_backward(ctx, grad_outputs[0]);
+    structop::Held<layers_grads> held{kernels::layers_backward(ctx, grad_outputs[0])};
+    layers_grads& grads = held.value;
     return structop::grad_edges(
         ctx,
         backward_def,
@@ -348,10 +322,8 @@ struct op_layers {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, grad_lists, 3, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::layers");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::layers"};
 };
 
 // ===========================================================================
@@ -379,7 +351,7 @@ struct op_stack {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<at::TensorList>(args[0]),
-        unflatten_Stack(args + 1),
+        structop::Held<::golden::Stack>{unflatten_Stack(args + 1)},
         structop::arg<const at::Tensor&>(args[3]));
   }
 
@@ -387,12 +359,8 @@ struct op_stack {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::stack));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[3].toTensor()));
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::stack)});
   }
 
   static void setup_context(
@@ -400,14 +368,15 @@ struct op_stack {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::stack_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::stack_setup_context(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    stack_grads grads = kernels::stack_backward(ctx, grad_outputs[0]);
+    structop::Held<stack_grads> held{kernels::stack_backward(ctx, grad_outputs[0])};
+    stack_grads& grads = held.value;
     return structop::grad_edges(
         ctx,
         backward_def,
@@ -425,10 +394,8 @@ struct op_stack {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, grad_lists, 4, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::stack");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::stack"};
 };
 
 // ===========================================================================
@@ -464,20 +431,17 @@ struct op_gate {
   static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
     return fn(
         structop::arg<const at::Tensor&>(args[0]),
-        unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1),
-        unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4));
+        structop::Held<c10::optional<::golden::Gate>>{
+            unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1)},
+        structop::Held<c10::optional<::golden::Cfg>>{
+            unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4)});
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        with_args(structop::arguments(stack, num_args), kernels::gate));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(stack, num_args, structop::meta_like(args[0].toTensor()));
+        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::gate)});
   }
 
   static void setup_context(
@@ -485,14 +449,15 @@ struct op_gate {
       c10::IValue* args,
       const c10::IValue* outputs) {
     with_args(args, [&](const auto&... inputs) {
-      kernels::gate_setup_context(ctx, inputs..., structop::output<at::Tensor>(outputs[0]));
+      kernels::gate_setup_context(ctx, inputs..., outputs[0].toTensor());
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    gate_grads grads = kernels::gate_backward(ctx, grad_outputs[0]);
+    structop::Held<gate_grads> held{kernels::gate_backward(ctx, grad_outputs[0])};
+    gate_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
         std::move(grads.gate.g),
@@ -509,10 +474,8 @@ struct op_gate {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 6, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::gate");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::gate"};
 };
 
 // ===========================================================================
@@ -556,18 +519,8 @@ struct op_moments {
     structop::return_outputs(
         stack,
         num_args,
-        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::moments)));
-  }
-
-  static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    c10::IValue* args = structop::arguments(stack, num_args);
-    structop::return_outputs(
-        stack,
-        num_args,
-        std::make_tuple(
-            structop::meta_like(args[0].toTensor()),
-            structop::meta_like(args[0].toTensor()),
-            structop::meta_like(args[0].toTensor())));
+        structop::Held<std::tuple<at::Tensor, at::Tensor, at::Tensor>>{
+            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::moments))});
   }
 
   static void setup_context(
@@ -578,20 +531,19 @@ struct op_moments {
       kernels::moments_setup_context(
           ctx,
           inputs...,
-          structop::output<at::Tensor>(outputs[0]),
-          ::golden::Moments{
-              structop::output<at::Tensor>(outputs[1]),
-              structop::output<at::Tensor>(outputs[2])});
+          outputs[0].toTensor(),
+          ::golden::Moments{outputs[1].toTensor(), outputs[2].toTensor()});
     });
   }
 
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    moments_grads grads = kernels::moments_backward(
+    structop::Held<moments_grads> held{kernels::moments_backward(
         ctx,
         grad_outputs[0],
-        ::golden::MomentsGrad{grad_outputs[1], grad_outputs[2]});
+        ::golden::MomentsGrad{grad_outputs[1], grad_outputs[2]})};
+    moments_grads& grads = held.value;
     return structop::grad_list(std::move(grads.x));
   }
 
@@ -601,10 +553,8 @@ struct op_moments {
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 1, &setup_context, &backward};
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::moments");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::moments"};
 };
 
 // ===========================================================================
@@ -646,20 +596,20 @@ struct op_summary {
     structop::return_outputs(
         stack,
         num_args,
-        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary)));
+        structop::Held<std::tuple<at::Tensor, at::Tensor, int64_t>>{
+            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary))});
   }
 
   static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
     structop::return_outputs(
         stack,
         num_args,
-        flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary_meta)));
+        structop::Held<std::tuple<at::Tensor, at::Tensor, int64_t>>{
+            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary_meta))});
   }
 
-  static const c10::OperatorHandle& handle() {
-    static const c10::OperatorHandle handle = structop::find_op("golden::summary");
-    return handle;
-  }
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden::summary"};
 };
 
 }  // namespace
@@ -670,7 +620,7 @@ struct op_summary {
 
 at::Tensor affine(const at::Tensor& x, const Cfg& cfg) {
   return structop::call<op_affine::signature>(
-      op_affine::handle(),
+      op_affine::handle,
       x,
       cfg.inner.w,
       cfg.inner.b,
@@ -680,7 +630,7 @@ at::Tensor affine(const at::Tensor& x, const Cfg& cfg) {
 
 std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
   return structop::call<op_split::signature>(
-      op_split::handle(),
+      op_split::handle,
       x,
       cfg.inner.w,
       cfg.inner.b,
@@ -690,7 +640,7 @@ std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
 
 void scale_(const at::Tensor& x, const Cfg& cfg) {
   structop::call<op_scale_::signature>(
-      op_scale_::handle(),
+      op_scale_::handle,
       x,
       cfg.inner.w,
       cfg.inner.b,
@@ -700,7 +650,7 @@ void scale_(const at::Tensor& x, const Cfg& cfg) {
 
 at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items) {
   return structop::call<op_layers::signature>(
-      op_layers::handle(),
+      op_layers::handle,
       x,
       structop::to_flat<at::TensorList>(structop::gather(items, &Inner::w)),
       structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(
@@ -709,7 +659,7 @@ at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items) {
 
 at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
   return structop::call<op_stack::signature>(
-      op_stack::handle(),
+      op_stack::handle,
       xs,
       structop::to_flat<at::TensorList>(st.parts),
       structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(st.biases),
@@ -721,7 +671,7 @@ at::Tensor gate(
     const c10::optional<Gate>& gate,
     const c10::optional<Cfg>& cfg) {
   return structop::call<op_gate::signature>(
-      op_gate::handle(),
+      op_gate::handle,
       x,
       gate ? c10::IValue(gate->g) : c10::IValue(),
       gate && gate->inner ? c10::IValue(gate->inner->w) : c10::IValue(),
@@ -733,11 +683,11 @@ at::Tensor gate(
 }
 
 std::tuple<at::Tensor, Moments> moments(const at::Tensor& x) {
-  return op_moments::record_outputs(structop::call<op_moments::signature>(op_moments::handle(), x));
+  return op_moments::record_outputs(structop::call<op_moments::signature>(op_moments::handle, x));
 }
 
 Summary summary(const at::Tensor& x) {
-  return op_summary::record_outputs(structop::call<op_summary::signature>(op_summary::handle(), x));
+  return op_summary::record_outputs(structop::call<op_summary::signature>(op_summary::handle, x));
 }
 
 }  // namespace golden
@@ -781,13 +731,13 @@ TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
 }
 
 TORCH_LIBRARY_IMPL(golden, Meta, m) {
-  structop::impl(m, "affine", &golden::op_affine::meta);
-  structop::impl(m, "split", &golden::op_split::meta);
-  structop::impl(m, "scale_", &golden::op_scale_::meta);
-  structop::impl(m, "layers", &golden::op_layers::meta);
-  structop::impl(m, "stack", &golden::op_stack::meta);
-  structop::impl(m, "gate", &golden::op_gate::meta);
-  structop::impl(m, "moments", &golden::op_moments::meta);
+  structop::impl_meta_like(m, "affine", {0});
+  structop::impl_meta_like(m, "split", {0, 1});
+  structop::impl_meta_like(m, "scale_", {});
+  structop::impl_meta_like(m, "layers", {0});
+  structop::impl_meta_like(m, "stack", {3});
+  structop::impl_meta_like(m, "gate", {0});
+  structop::impl_meta_like(m, "moments", {0, 0, 0});
   structop::impl(m, "summary", &golden::op_summary::meta);
 }
 
