@@ -69,8 +69,7 @@ c10::OperatorHandle find_op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
 }
 
-const c10::OperatorHandle& OpRef::get() const {
-  if (const c10::OperatorHandle* found = handle_.load(std::memory_order_acquire)) return *found;
+const c10::OperatorHandle& OpRef::lookup() const {
   auto fresh = std::make_unique<const c10::OperatorHandle>(find_op(name_, overload_));
   const c10::OperatorHandle* first = nullptr;
   // Another thread may have looked it up meanwhile: keep the first. The kept

@@ -85,9 +85,15 @@ class OpRef {
   OpRef& operator=(const OpRef&) = delete;
 
   /// The op's handle; thread-safe. Throws when the op is not registered.
-  const c10::OperatorHandle& get() const;
+  const c10::OperatorHandle& get() const {
+    const c10::OperatorHandle* found = handle_.load(std::memory_order_acquire);
+    return found ? *found : lookup();
+  }
 
  private:
+  /// The first call's lookup (in the runtime library).
+  const c10::OperatorHandle& lookup() const;
+
   const char* name_;
   const char* overload_;
   mutable std::atomic<const c10::OperatorHandle*> handle_{nullptr};
