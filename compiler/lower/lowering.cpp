@@ -202,7 +202,8 @@ class OpLowering {
         std::vector<size_t> fields;
         return_leaves(i, r.type.decl, return_name(i), "", fields);
       } else {
-        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}});
+        // api_path is set below, once every return is named.
+        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}, {}, {}});
       }
       a.output_count = out_.outputs.size() - a.first_output;
       out_.api_returns.push_back(std::move(a));
@@ -242,9 +243,8 @@ class OpLowering {
       if (field.type.is_record()) {
         return_leaves(ret, field.type.decl, leaf, access, fields);
       } else {
-        lower::Output o{leaf, field.type, schema_type(field.type), ret, fields};
-        o.member_path = access;
-        out_.outputs.push_back(std::move(o));
+        out_.outputs.push_back(
+            {leaf, field.type, schema_type(field.type), ret, fields, {}, access});
       }
       fields.pop_back();
     }
