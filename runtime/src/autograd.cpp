@@ -7,10 +7,11 @@
 // PyTorch's own VariableType kernels do (collect_next_edges, redispatch below
 // autograd, set_history), with the node a torch::autograd::CppNode so that
 // kernels get a real AutogradContext. Compared with
-// torch::autograd::Function<T>::apply this skips, per call: the
-// is_variable_input_/input_info_/output_info_ vectors, the unordered_sets and
-// the std::function of _wrap_outputs; and when no input needs a gradient it
-// creates nothing at all.
+// torch::autograd::Function<T>::apply this skips, per call: the input_info_
+// vector, the unordered_sets and the std::function of _wrap_outputs; and when
+// no input needs a gradient it creates nothing at all. The node fills
+// CppNode's is_variable_input_ and output_info_, which compiled autograd
+// reads (see record_outputs).
 //
 // libtorch versions: everything used here is API of torch 2.x (tested: 2.6 and
 // 2.13): CppNode<T> members ctx_ / set_ctx_grad_fn / save_variables_to_ctx /
@@ -206,6 +207,10 @@ variable_list BackwardNode::backward(AutogradContext* ctx, variable_list grad_ou
 
 void BackwardNode::record_outputs(c10::IValue* outputs, std::size_t count) {
   const NodePtr self = node_ptr(this);
+  // CppNode's functional replay (compiled autograd, torch >= 2.7) checks the
+  // backward's result against one entry per edge here: every edge is a
+  // tensor input of the forward.
+  this->is_variable_input_.assign(this->num_outputs(), true);
   const auto& non_differentiable = this->ctx_.get_non_differentiable();
   for (std::size_t i = 0; i < count; ++i) {
     if (outputs[i].isTensorList()) {  // Tensor[]: each tensor is an output
@@ -223,7 +228,7 @@ variable_list BackwardNode::apply(variable_list&& grad_outputs) {
   // Undefined output grads become zeros (materialized as
   // autograd::Function does by default), except for undefined outputs.
   for (std::size_t i = 0; i < grad_outputs.size(); ++i) {
-    if (!grad_outputs[i].defined() && output_defined_[i]) {
+    if (!grad_outputs[i].defined() && !this->output_info_[i].is_empty) {
       grad_outputs[i] = this->input_metadata(i).zeros_like();
     }
   }
@@ -245,8 +250,8 @@ void BackwardNode::record_output(
     const NodePtr& self,
     at::Tensor& output,
     const std::unordered_set<at::TensorImpl*>& non_differentiable) {
-  output_defined_.push_back(output.defined());
   if (!output.defined()) {
+    this->output_info_.emplace_back();  // is_empty: its grad stays undefined
     this->add_input_metadata(torch::autograd::Node::undefined_input());
     return;
   }
@@ -254,7 +259,7 @@ void BackwardNode::record_output(
       !output.requires_grad(),
       def_.op_name,
       ": output ",
-      output_defined_.size() - 1,
+      this->output_info_.size(),
       " is one of the op's inputs (or already requires grad); an op without "
       "alias annotations must return new tensors, e.g. input.clone()");
   const bool differentiable = torch::autograd::isDifferentiableType(output.scalar_type()) &&
@@ -265,6 +270,7 @@ void BackwardNode::record_output(
   } else {
     this->add_input_metadata(output);  // keeps output numbering; no edge to this node
   }
+  this->output_info_.emplace_back(output);
 }
 
 namespace {

@@ -4,7 +4,6 @@
 
 #include <structop/autograd_bridge.h>
 
-#include <c10/util/SmallVector.h>
 #include <c10/util/intrusive_ptr.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/function.h>
@@ -120,7 +119,6 @@ class BackwardNode final : public torch::autograd::CppNode<BackwardNode> {
       const std::unordered_set<at::TensorImpl*>& non_differentiable);
 
   const BackwardDef& def_;
-  c10::SmallVector<bool, 4> output_defined_;
 };
 
 /// The graph node for one call, or null when grad mode is off or no grad slot

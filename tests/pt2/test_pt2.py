@@ -19,6 +19,8 @@ cfg)`), on the torch this interpreter has:
   - ops without `backward: true`: a backward through them raises an error
     naming the op, eagerly and under torch.compile;
   - FakeTensorMode through the record API: shapes and dtypes;
+  - compiled autograd: each op's backward gives the eager gradients (torch
+    2.7 and later; torch 2.6 refuses a C++ backward, with an error naming it);
   - importing a generated module a second time under another name.
 
 With --python-kernels, the ops are the examples' Python kernels
@@ -43,6 +45,7 @@ import time
 import unittest
 
 import torch
+from torch._dynamo import compiled_autograd
 from torch.utils import _pytree
 
 LIBRARY = None
@@ -895,7 +898,58 @@ _add_fake_tests()
 
 
 # ---------------------------------------------------------------------------
-# 6. Importing a generated module twice
+# 6. Compiled autograd
+# ---------------------------------------------------------------------------
+
+# From torch 2.7 on, compiled autograd calls a C++ backward that is not
+# traceable (the runtime's graph node) as an opaque function; torch 2.6
+# refuses it with an error naming the node.
+OPAQUE_CPP_BACKWARD = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 7)
+
+
+class CompiledAutograd(Timed):
+    """The backward of each op with `backward: true` under compiled autograd
+    (the eager backend): the same gradients as eagerly. With the C++ kernels on
+    torch 2.6, the error torch gives, naming the op's backward."""
+
+    def setUp(self):
+        super().setUp()
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+
+    def grads(self, case, compiled):
+        """The leaves' .grad after a backward through one call of the op."""
+        args, kwargs = case_inputs(case, rg=True)
+        out = case_fn(case)(*args, **kwargs)
+        leaves = [x for x in tensors_of((args, kwargs)) if x.requires_grad and x.is_leaf]
+        if compiled:
+            with compiled_autograd._enable(torch.compile(backend="eager")):
+                _backward_through(out, (args, kwargs))
+        else:
+            _backward_through(out, (args, kwargs))
+        return [x.grad for x in leaves]
+
+    def check(self, case):
+        want = self.grads(case, compiled=False)
+        self.assertTrue(any(g is not None for g in want), case_name(case))
+        if KERNELS_DIR or OPAQUE_CPP_BACKWARD:
+            got = self.grads(case, compiled=True)
+            assert_same_values(self, got, want, case_name(case))
+            self.assertGreater(torch._dynamo.utils.counters["compiled_autograd"]["captures"], 0,
+                               "compiled autograd did not capture the backward")
+        else:
+            unsafe = r"potentially unsafe C\+\+ autograd function: " + re.escape(_qualified(case))
+            with self.assertRaisesRegex(RuntimeError, unsafe):
+                self.grads(case, compiled=True)
+
+
+for _case in CASES + KEYWORD_CASES:
+    if _case.backward:
+        setattr(CompiledAutograd, f"test_{case_name(_case)}", lambda self, case=_case: self.check(case))
+
+
+# ---------------------------------------------------------------------------
+# 7. Importing a generated module twice
 # ---------------------------------------------------------------------------
 
 def _reimport_child():
@@ -950,7 +1004,7 @@ def _reimport_child():
 
 
 # ---------------------------------------------------------------------------
-# 7. Coverage, and the ops that cannot be pt2_compliant_tag
+# 8. Coverage, and the ops that cannot be pt2_compliant_tag
 # ---------------------------------------------------------------------------
 
 class Coverage(Timed):
