@@ -379,6 +379,30 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "gradient for cfg.inner.w has dtype Float"):
             y.sum().backward()
 
+    def test_wrong_gradient_under_compiled_autograd(self):
+        # README: compiled autograd calls the C++ backward without the
+        # bridge's checks (torch >= 2.7); torch's own checks apply. Torch 2.6
+        # refuses the bridge's node.
+        from torch._dynamo import compiled_autograd
+        x, w = randn(2, 3, grad=True), randn(2, 3, grad=True)
+
+        def backward(op):
+            torch._dynamo.reset()
+            with compiled_autograd._enable(torch.compile(backend="eager")):
+                op(x, w, w.detach()).sum().backward()
+
+        if tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 7):
+            with self.assertRaisesRegex(RuntimeError, "potentially unsafe C\\+\\+ autograd "
+                                                      "function: e2e_fixtures::wrong_shape"):
+                backward(ops.e2e_fixtures.wrong_shape)
+            return
+        with self.assertRaisesRegex(Exception, r"invalid gradient at index 1 - got \[3\] but "
+                                               r"expected shape compatible with \[2, 3\]"):
+            backward(ops.e2e_fixtures.wrong_shape)
+        w.grad = None
+        backward(ops.e2e_fixtures.wrong_dtype)
+        self.assertEqual(w.grad.dtype, torch.float64)
+
     def test_the_process_survives_every_error(self):
         x = randn(2, 3)
         bad_calls = [
