@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 import unittest
+from contextlib import nullcontext
 
 import torch
 from torch._dynamo import compiled_autograd
@@ -904,7 +905,7 @@ _add_fake_tests()
 # From torch 2.7 on, compiled autograd calls a C++ backward that is not
 # traceable (the runtime's graph node) as an opaque function; torch 2.6
 # refuses it with an error naming the node.
-OPAQUE_CPP_BACKWARD = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 7)
+OPAQUE_CPP_BACKWARD = torch.__version__ >= (2, 7)
 
 
 class CompiledAutograd(Timed):
@@ -922,10 +923,7 @@ class CompiledAutograd(Timed):
         args, kwargs = case_inputs(case, rg=True)
         out = case_fn(case)(*args, **kwargs)
         leaves = [x for x in tensors_of((args, kwargs)) if x.requires_grad and x.is_leaf]
-        if compiled:
-            with compiled_autograd._enable(torch.compile(backend="eager")):
-                _backward_through(out, (args, kwargs))
-        else:
+        with compiled_autograd._enable(torch.compile(backend="eager")) if compiled else nullcontext():
             _backward_through(out, (args, kwargs))
         return [x.grad for x in leaves]
 
