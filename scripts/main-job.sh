@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # The main job: compiles an example IDL (idl_examples/weights.ops.yaml) with
-# structopc, builds it with its kernels into an extension, and runs the op
-# from C++ and from Python, printing the results. Installs what is missing.
-#
-# Runs on Debian 13 with Debian's torch 2.6; on a machine that is not Debian 13,
-# in the Debian 13 chroot of scripts/debian13.sh.
+# structopc, builds it with its kernels into an extension against pip's torch
+# (.venv-torch), and runs the op from C++ and from Python, printing the
+# results. Installs what is missing first (scripts/setup.sh for apt packages,
+# scripts/pip-torch.sh for the virtual environment); quick when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${STRUCTOP_IN_DEBIAN13:-}" ]; then
-  bash scripts/setup.sh
-  exec bash scripts/debian13.sh bash scripts/main-job.sh "$@"
-fi
+bash scripts/setup.sh
+bash scripts/pip-torch.sh
+. scripts/common.sh
+
+python=$PWD/$venv/bin/python
 if [ -f build/build.ninja ]; then
-  meson configure build -Dpython=/usr/bin/python3 -Dtorch=enabled >/dev/null
-else
-  meson setup build -Dpython=/usr/bin/python3 -Dtorch=enabled >/dev/null
+  configure build -Dpython="$python" -Dtorch=enabled
+else  # the main job needs no test framework; scripts/test.sh turns tests on
+  configure build -Dpython="$python" -Dtorch=enabled -Dtests=false
 fi
 ninja -C build compiler/structopc idl_examples/libstructop_examples.so idl_examples/main_job >/dev/null
 
@@ -30,5 +30,5 @@ build/idl_examples/main_job
 echo
 echo "== Python: idl_examples/main_job.py"
 # weights_ops.py imports structop's Python runtime, build/runtime/python/structop_runtime.py.
-PYTHONPATH=build/runtime/python /usr/bin/python3 idl_examples/main_job.py \
+PYTHONPATH=build/runtime/python "$python" idl_examples/main_job.py \
   build/idl_examples/libstructop_examples.so build/idl_examples

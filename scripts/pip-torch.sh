@@ -1,49 +1,57 @@
 #!/usr/bin/env bash
 # Makes .venv-torch: a virtual environment with the pip release of torch that
-# structop is tested against (torch==2.13.0, CPU build), for the second torch
-# leg of scripts/test.sh. Idempotent; quick when the environment is there.
+# structop is built and tested against (torch==2.13.0, CPU build) and the
+# Python tools the tests use. Idempotent; quick when the environment is there.
 #
-# The interpreter is $STRUCTOP_PIP_PYTHON, default the `python3` first on PATH
-# (a Python 3.11 with pip on these machines; the pinned version matters: an
-# unpinned `torch` pulls a CUDA build of several GB). When the Debian 13
-# chroot is used, the environment is made outside it, with this machine's pip
-# configuration, and its base Python is mounted inside (scripts/debian13.sh).
+#   bash scripts/pip-torch.sh          tools/requirements/main.txt (torch, numpy)
+#   bash scripts/pip-torch.sh --tests  tools/requirements/tests.txt (and those)
+#
+# The interpreter is $STRUCTOP_PIP_PYTHON, default the `python3` first on PATH.
+# Packages come from this machine's pip configuration (its index and mirrors).
+# Where the distribution's Meson is older than 1.0 (or missing), Meson comes
+# from PyPI into the same environment (scripts/common.sh uses it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
-torch_version=2.13.0
-numpy_version=2.4.6  # torch warns at import without numpy
-venv=.venv-torch
+set_name=main
+case "${1:-}" in
+  "") ;;
+  --tests) set_name=tests ;;
+  *) echo "usage: bash scripts/pip-torch.sh [--tests]" >&2; exit 2 ;;
+esac
 python=${STRUCTOP_PIP_PYTHON:-python3}
 
-have_version() {
-  [ -x "$venv/bin/python" ] &&
-    "$venv/bin/python" -c "import sys, numpy, torch
-sys.exit(torch.__version__.split('+')[0] != '$torch_version' or numpy.__version__ != '$numpy_version')" \
-      2>/dev/null
-}
+args=(-r "tools/requirements/$set_name.txt")
+if ! { command -v meson >/dev/null && meson_at_least_1 meson; }; then
+  args+=("meson>=1.0")
+fi
 
-if have_version; then
+# What was installed, as text, per requirements set (tests includes main);
+# when it is the same, nothing to do.
+want=$(printf '%s\n' "${args[*]:2}"; cat tools/requirements/*.txt)
+stamp=$venv/.structop-$set_name
+if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 
-# The real interpreter, not a shim (pyenv), so that the venv points at it.
-real=$("$python" -c 'import sys; print(sys.executable)')
-base=$("$real" -c 'import sys; print(sys.base_prefix)')
-if [ -z "${STRUCTOP_IN_DEBIAN13:-}" ] && [ "$base" = /usr ] && ! (. /etc/os-release && [ "$VERSION_ID" = 13 ]); then
-  echo "structop: $real is this machine's system Python, which the Debian 13 chroot cannot use;" >&2
-  echo "          set STRUCTOP_PIP_PYTHON to a Python installed outside /usr (e.g. with pyenv)" >&2
-  exit 1
+if [ ! -x "$venv/bin/python" ]; then
+  # The real interpreter, not a shim (pyenv), so that the venv points at it.
+  real=$("$python" -c 'import sys; print(sys.executable)')
+  echo "structop: creating $venv ($real)" >&2
+  rm -rf "$venv"
+  "$real" -m venv "$venv"
 fi
-
-echo "structop: creating $venv with torch==$torch_version ($real)" >&2
-rm -rf "$venv"
-"$real" -m venv "$venv"
-# (This machine's pip configuration names package folders that may not exist;
-# pip warns about each, which says nothing about the install.)
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$torch_version" \
-  "numpy==$numpy_version" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
-have_version || {
-  echo "structop: $venv does not import torch $torch_version and numpy $numpy_version" >&2
+echo "structop: installing ${args[*]} into $venv" >&2
+# (A pip configuration can name package folders that do not exist here; pip
+# warns about each, which says nothing about the install.)
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "${args[@]}" \
+  2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+"$venv/bin/python" -c "import torch, numpy" || {
+  echo "structop: $venv does not import torch and numpy after the install" >&2
   exit 1
 }
+printf '%s\n' "$want" >"$stamp"
+if [ "$set_name" = tests ]; then
+  printf '%s\n' "$want" >"$venv/.structop-main"
+fi

@@ -1,6 +1,6 @@
 // Unit tests of emit/code_printer: templates, indentation, and the layout of
 // lists where they land (the one place generated code is wrapped).
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include <stdexcept>
 #include <string>

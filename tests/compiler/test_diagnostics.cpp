@@ -1,6 +1,6 @@
 // Unit tests of base/: source positions, the diagnostics sink and its GCC-style
 // rendering, and the "did you mean" helpers.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "base/diagnostics.h"
 #include "base/source.h"

@@ -1,10 +1,10 @@
 // Unit tests of driver/: compile() as a library on in-memory files (JSON shape,
 // --explain, determinism, all-or-nothing), and the output writer on a
 // temporary folder (write-if-changed, stubs never overwritten, depfiles).
-#include <catch2/catch_test_macros.hpp>
-#include <catch2/matchers/catch_matchers_string.hpp>
+#include "catch2.h"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -1,6 +1,6 @@
 // Unit tests of load/idl_loader: the main file and its includes, read through
 // an in-memory FileReader, and the disk reader on a temporary folder.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include <chrono>
 #include <filesystem>
@@ -302,7 +302,7 @@ TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[lo
         ":2:11: error: cannot read included file `" + fifo + "`: is a FIFO, not a regular file\n"));
   }
   SECTION("a symlink to /dev/zero is not read") {
-    if (!fs::exists("/dev/zero")) SKIP("no /dev/zero");
+    REQUIRE(fs::exists("/dev/zero"));  // Linux, which these tests run on
     const std::string link = dir.file("zero.ops.yaml");
     fs::create_symlink("/dev/zero", link);
     CHECK(

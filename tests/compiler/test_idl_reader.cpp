@@ -1,6 +1,6 @@
 // Unit tests of load/idl_reader: the YAML tree -> the IDL syntax tree, with
 // the IDL's keys, short and long forms, and errors pointing at the right place.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "load/idl_reader.h"
 #include "syntax/schema_parser.h"

@@ -1,6 +1,6 @@
 // Unit tests of lower/: flattening records into leaves, mutates / meta names, default
 // conversion and the printed schema.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include <set>
 

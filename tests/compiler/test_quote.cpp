@@ -2,7 +2,7 @@
 // Round trips through real parsers: schema literals through structopc's own
 // schema parser here (it reads what torch's does); Python literals and
 // docstrings in quote_roundtrip_test.py; torch itself in hostile_text_test.py.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "base/diagnostics.h"
 #include "base/quote.h"

@@ -1,6 +1,6 @@
 // Unit tests of check/: name resolution, types by use, defaults, record order
 // and cycles, op checks. Run through load + resolve on in-memory files.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "check/describe.h"
 #include "test_support.h"

@@ -1,6 +1,5 @@
 // Unit tests of the schema grammar (syntax/schema_parser).
-#include <catch2/catch_approx.hpp>
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "base/diagnostics.h"
 #include "syntax/schema_parser.h"

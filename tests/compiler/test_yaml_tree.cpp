@@ -1,5 +1,5 @@
 // Unit tests of load/yaml_tree: YAML text -> nodes with spans.
-#include <catch2/catch_test_macros.hpp>
+#include "catch2.h"
 
 #include "test_support.h"
 

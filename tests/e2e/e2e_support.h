@@ -3,8 +3,7 @@
 
 // Prefixed macros: Debian's c10 includes glog, whose CHECK() would replace Catch's.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch_test_macros.hpp>
-#include <catch2/matchers/catch_matchers_string.hpp>
+#include "catch2.h"
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>

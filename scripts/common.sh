@@ -1,0 +1,30 @@
+# Sourced by the scripts in this folder: the tools they share.
+#   venv            .venv-torch, the virtual environment with pip's torch
+#   meson_cmd       Meson >= 1.0: the distribution's, else .venv-torch's (PyPI)
+#   configure DIR [OPTIONS...]
+#                   `meson setup` of a new build folder, `meson configure` of an
+#                   existing one (which reconfigures at the next build only when
+#                   an option changed); fails when Meson fails
+
+venv=.venv-torch
+
+meson_at_least_1() {
+  "$@" --version 2>/dev/null |
+    python3 -c 'import sys; v = sys.stdin.read().split(".")[0]; sys.exit(not (v.isdigit() and int(v) >= 1))'
+}
+
+if command -v meson >/dev/null && meson_at_least_1 meson; then
+  meson_cmd=(meson)
+else
+  meson_cmd=("$PWD/$venv/bin/meson")
+fi
+
+configure() {
+  local dir=$1
+  shift
+  if [ -f "$dir/build.ninja" ]; then
+    "${meson_cmd[@]}" configure "$dir" "$@" >/dev/null
+  else
+    "${meson_cmd[@]}" setup "$dir" "$@" >/dev/null
+  fi
+}
