@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Runs a command in Debian 13 (trixie), the platform structop builds and tests
-# on: directly when this machine is Debian 13, otherwise inside a Debian 13
-# chroot that this script creates with debootstrap on first use.
+# Runs a command in Debian 13 (trixie), where the distro leg of the tests runs
+# (Debian's torch 2.6, g++ 14, yaml-cpp 0.8, fmt 10, Catch2 3): directly when
+# this machine is Debian 13, otherwise inside a Debian 13 chroot that this
+# script creates with debootstrap on first use. Using structop needs none of
+# this (scripts/main-job.sh builds on the host); it is the second test leg.
 #
 #   bash scripts/debian13.sh COMMAND [ARGS...]
 #
-# The chroot (about 2 GB with structop's packages; 2-3 minutes to create) lives
-# in $STRUCTOP_DEBIAN13_ROOT (default /srv/chroot/structop-trixie) and is
-# reused. Each call enters it in a private mount namespace, so nothing stays
-# mounted afterwards and concurrent calls do not interfere. Inside, at the same
-# paths as outside:
+# The chroot (about 2.3 GB with the distro leg's packages) lives in
+# $STRUCTOP_DEBIAN13_ROOT (default /srv/chroot/structop-trixie) and is reused.
+# Its packages come from the Debian mirror this machine's apt uses (or
+# $STRUCTOP_DEBIAN_MIRROR). Each call enters it in a private mount namespace,
+# so nothing stays mounted afterwards and concurrent calls do not interfere.
+# Inside, at the same paths as outside:
 #   - this repository (read-write), the working directory;
-#   - the base installation of the Python that made .venv-torch, if any
-#     (read-only), so that the pip-torch virtual environment works inside;
 #   - the CUDA toolkit of $CUDA_HOME (default /usr/local/cuda), if there is
 #     one (read-only), as /usr/local/cuda with its bin/ on PATH: nvcc.
 # The environment is reset to a plain root shell's, except CI, TERM and the
@@ -35,7 +36,18 @@ fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 root=${STRUCTOP_DEBIAN13_ROOT:-/srv/chroot/structop-trixie}
-mirror=${STRUCTOP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# The Debian archive this machine's apt reads (its sources, not a host name
+# written here), unless STRUCTOP_DEBIAN_MIRROR names one.
+debian_mirror() {
+  if [ -n "${STRUCTOP_DEBIAN_MIRROR:-}" ]; then
+    echo "$STRUCTOP_DEBIAN_MIRROR"
+    return
+  fi
+  command -v apt-get >/dev/null &&
+    apt-get indextargets --format '$(ORIGIN)|$(LABEL)|$(REPO_URI)' 2>/dev/null |
+    awk -F'|' '$1 == "Debian" && $2 == "Debian" { print $3; exit }'
+}
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "structop: this machine is not Debian 13; entering the Debian 13 chroot needs root" >&2
@@ -50,7 +62,13 @@ if [ ! -x "$root/usr/bin/apt-get" ] || [ ! -e "$root/.structop-ready" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       debootstrap >/dev/null
   fi
-  echo "structop: this machine is not Debian 13; creating a Debian 13 chroot in $root" >&2
+  mirror=$(debian_mirror)
+  if [ -z "$mirror" ]; then
+    echo "structop: no Debian archive among this machine's apt sources (not a Debian machine?);" >&2
+    echo "          set STRUCTOP_DEBIAN_MIRROR to a Debian mirror's URL to create the chroot" >&2
+    exit 1
+  fi
+  echo "structop: this machine is not Debian 13; creating a Debian 13 chroot in $root ($mirror)" >&2
   rm -rf "$root"
   mkdir -p "$root"
   # Interrupted runs leave an incomplete tree; the marker file says it is whole.
@@ -66,14 +84,6 @@ cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
 # --- what to bind inside --------------------------------------------------------
 binds=("$repo")
-venv_python="$repo/.venv-torch/bin/python"
-if [ -x "$venv_python" ]; then
-  base=$("$venv_python" -c 'import sys; print(sys.base_prefix)')
-  case "$base" in
-    /usr | /usr/local) ;;  # the chroot's own; a host system Python cannot be shared
-    *) binds+=("ro:$base") ;;
-  esac
-fi
 
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 if [ -x "$cuda_home/bin/nvcc" ]; then

@@ -1,63 +1,119 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on Debian 13 with both torch versions structop
-# supports, then prints one summary line "N passed, N failed"
-# (tools/test_summary.py). Exit status is non-zero on any failure or if no
-# test ran. Installs what is missing first (scripts/setup.sh,
-# scripts/pip-torch.sh); on a machine that is not Debian 13 the builds and
-# tests run in the Debian 13 chroot of scripts/debian13.sh.
+# Runs the whole test suite in two legs, then prints one summary line
+# "N passed, N failed, N skipped" (tools/test_summary.py, from meson's
+# meson-logs/testlog.json of this run). Exits non-zero on any failure, when a
+# leg's configure or build fails, or when no test ran. Installs what is
+# missing first; quick when everything is there.
 #
-#   leg a  build/       Debian's torch 2.6 (/usr/bin/python3): every test,
-#          build-asan/  the compiler's tests again under ASan + UBSan,
-#          build-fuzz/  and 60 s of libFuzzer on the compiler (clang; suite fuzz)
-#   leg b  build-pip/   pip's torch 2.13.0 (.venv-torch): everything that
-#                       uses torch (suite `torch`), built against the wheel
+#   bash scripts/test.sh              both legs
+#   bash scripts/test.sh pip|distro   one leg
+#
+# pip leg, on this machine: torch 2.13.0 from pip (.venv-torch, activated),
+# this machine's compiler and libraries. Every test:
+#   build/        the compiler's tests, goldens, diagnostics, the examples, the
+#                 C++ and Python end-to-end tests, PT2, Python kernels, the
+#                 Meson consumer, hostile IDLs (all suites)
+#   build-asan/   the compiler's tests again under ASan + UBSan (-Dtorch=disabled)
+#   build-fuzz/   60 s of libFuzzer on the compiler (clang; suite fuzz)
+# distro leg, in Debian 13 (scripts/debian13.sh: directly on a Debian 13
+# machine, else in its chroot): Debian's torch 2.6, g++ 14, yaml-cpp 0.8,
+# fmt 10, Catch2 3. Only what depends on those versions:
+#   build-debian13/  everything built with -Werror, then suite `torch`: the
+#                    end-to-end, PT2 and Python-kernel tests, the schema corpus
+#                    of torch 2.6's native_functions.yaml, the Meson consumer
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${STRUCTOP_IN_DEBIAN13:-}" ]; then
-  bash scripts/setup.sh
-  bash scripts/pip-torch.sh
-  exec bash scripts/debian13.sh bash scripts/test.sh "$@"
-fi
+legs=("$@")
+((${#legs[@]})) || legs=(pip distro)
+for leg in "${legs[@]}"; do
+  case $leg in
+    pip | distro | distro-inside) ;;
+    *) echo "usage: bash scripts/test.sh [pip] [distro]" >&2; exit 2 ;;
+  esac
+done
 
-configure() {  # configure BUILD_DIR [meson options...]; re-uses an existing build dir
-  local dir=$1; shift
-  if [ -f "$dir/build.ninja" ]; then
-    meson configure "$dir" "$@" >/dev/null
-  else
-    meson setup "$dir" "$@" >/dev/null
-  fi
+. scripts/common.sh
+
+step() {  # step NAME COMMAND...: runs one command, prints its wall time
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  echo "   $name: $((SECONDS - start)) s$( ((rc == 0)) || echo " (failed: exit $rc)")" >&2
+  return $rc
+}
+
+meson_test() {  # meson_test DIR [ARGS...]: the tests of a built folder
+  "${meson_cmd[@]}" test -C "$@" --no-rebuild --print-errorlogs --num-processes 2
+}
+
+leg_pip() {
+  local failed=0
+  rm -f build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+    build-fuzz/meson-logs/testlog.json
+  step "configure build" configure build -Dpython="$PWD/$venv/bin/python" -Dtorch=enabled -Dtests=true
+  step "build build" ninja -C build
+  step "tests build" meson_test build || failed=1
+  step "configure build-asan" configure build-asan -Dpython="$PWD/$venv/bin/python" \
+    -Dtorch=disabled -Db_sanitize=address,undefined -Db_lundef=false
+  step "build build-asan" ninja -C build-asan
+  step "tests build-asan (suite compiler)" meson_test build-asan --suite compiler || failed=1
+  CC=clang CXX=clang++ step "configure build-fuzz" configure build-fuzz \
+    -Dpython="$PWD/$venv/bin/python" -Dtorch=disabled -Dfuzz=enabled
+  # Only the fuzzer: the rest of build-fuzz is the compiler's tests again.
+  step "build build-fuzz (fuzz_compile)" ninja -C build-fuzz tests/fuzz/fuzz_compile
+  step "tests build-fuzz (suite fuzz)" meson_test build-fuzz --suite fuzz || failed=1
+  return $failed
+}
+
+leg_distro_inside() {
+  local failed=0
+  rm -f build-debian13/meson-logs/testlog.json
+  step "packages" bash scripts/setup.sh --distro
+  step "configure build-debian13" configure build-debian13 -Dpython=/usr/bin/python3 \
+    -Dtorch=enabled -Dtests=true -Dwerror=true
+  step "build build-debian13 (-Werror)" ninja -C build-debian13
+  step "tests build-debian13 (suite torch)" meson_test build-debian13 --suite torch || failed=1
+  return $failed
 }
 
 status=0
-leg() {  # leg NAME COMMAND...: runs one leg, records failure, reports its wall time
-  local name=$1 start=$SECONDS; shift
+run_leg() {  # run_leg NAME FUNCTION: a leg stops at its first failed step
+  # (Called as a plain command, never after || or in an if: there bash would
+  # ignore `set -e` inside the leg, and a failed step would go unnoticed.)
+  local name=$1 start=$SECONDS rc
   echo "== $name" >&2
-  "$@" || status=1
-  echo "== $name: $((SECONDS - start)) s" >&2
+  set +e
+  (set -e; "$2")
+  rc=$?
+  set -e
+  ((rc == 0)) || status=1
+  echo "== $name: $((SECONDS - start)) s$( ((rc == 0)) || echo ", FAILED")" >&2
 }
 
-leg_a() {
-  configure build -Dpython=/usr/bin/python3 -Dtorch=enabled
-  configure build-asan -Dtorch=disabled -Db_sanitize=address,undefined -Db_lundef=false
-  CC=clang CXX=clang++ configure build-fuzz -Dtorch=disabled -Dfuzz=enabled
-  local ok=0
-  meson test -C build --print-errorlogs --num-processes 2 || ok=1
-  meson test -C build-asan --suite compiler --print-errorlogs --num-processes 2 || ok=1
-  # Only the fuzzer: `meson test --suite` would first build all of build-fuzz.
-  rm -f build-fuzz/meson-logs/testlog.json
-  { ninja -C build-fuzz tests/fuzz/fuzz_compile &&
-    meson test -C build-fuzz --suite fuzz --no-rebuild --print-errorlogs; } || ok=1
-  return $ok
-}
+if [ "${legs[*]}" = distro-inside ]; then  # scripts/debian13.sh brought us here
+  run_leg "distro leg: Debian 13, torch 2.6" leg_distro_inside
+  exit $status
+fi
 
-leg_b() {
-  configure build-pip -Dpython="$PWD/.venv-torch/bin/python" -Dtorch=enabled
-  meson test -C build-pip --suite torch --suite integration --print-errorlogs --num-processes 2
-}
+dirs=()
+for leg in "${legs[@]}"; do
+  case $leg in
+    pip)
+      step "packages" bash scripts/setup.sh --tests
+      step ".venv-torch" bash scripts/pip-torch.sh --tests
+      export PATH="$PWD/$venv/bin:$PATH"  # as an activated virtual environment
+      run_leg "pip leg: torch 2.13.0 (pip)" leg_pip
+      dirs+=(build build-asan build-fuzz)
+      ;;
+    distro)
+      start=$SECONDS
+      bash scripts/debian13.sh bash scripts/test.sh distro-inside || status=1
+      echo "== distro leg, with the chroot's set-up: $((SECONDS - start)) s" >&2
+      dirs+=(build-debian13)
+      ;;
+  esac
+done
 
-leg "leg a: Debian torch 2.6" leg_a
-leg "leg b: pip torch 2.13.0" leg_b
-
-python3 tools/test_summary.py build build-asan build-fuzz build-pip || status=1
+python3 tools/test_summary.py "${dirs[@]}" || status=1
 exit $status

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Prints "N passed, N failed" over the meson test logs of the given build dirs.
+"""Prints "N passed, N failed, N skipped" over the meson test logs of the given build dirs.
 
-The counts of each build dir go to stderr first; the last line on stdout is the
-total.
+Each build dir's counts go to stderr first, with the name of every test that
+did not pass and, for a skipped test, the reason it printed last; the last
+line on stdout is the total.
 
-A skipped, timed-out or errored test counts as failed: CI must not pass a
-run in which a test did not really run. Exits 1 if anything failed, if no
-test ran, or if a build dir has no test log.
+A test passes when Meson says OK (or EXPECTEDFAIL); a skipped test (exit status
+77, e.g. the GPU tests on a machine without a GPU, or a Python test with a
+skipped case: tests/support/unittest_main.py) is counted as skipped, never as
+passed; anything else (FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS) is a failure.
+Exits 1 when anything failed, when no test passed, or when a build dir has no
+test log (the harness removes the logs before each run, so a missing one means
+that the build failed before its tests ran).
+
 Usage: test_summary.py BUILD_DIR...
 """
 import json
@@ -14,34 +20,48 @@ import os
 import sys
 
 PASSED = {"OK", "EXPECTEDFAIL"}
+SKIPPED = {"SKIP"}
+
+
+def last_line(text):
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
 
 
 def main(build_dirs):
-    passed = failed = 0
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
     missing = []
     for d in build_dirs:
         log = os.path.join(d, "meson-logs", "testlog.json")
         if not os.path.exists(log):
             missing.append(log)
             continue
-        here_passed = here_failed = 0
+        here = {"passed": 0, "failed": 0, "skipped": 0}
+        notes = []
         with open(log, encoding="utf-8") as f:
             for line in f:
-                line = line.strip()
-                if not line:
+                if not line.strip():
                     continue
-                result = json.loads(line).get("result")
+                entry = json.loads(line)
+                result = entry.get("result")
                 if result in PASSED:
-                    here_passed += 1
+                    here["passed"] += 1
+                elif result in SKIPPED:
+                    here["skipped"] += 1
+                    notes.append(f"  skipped: {entry.get('name')}: {last_line(entry.get('stdout'))}")
                 else:
-                    here_failed += 1
-        print(f"{d}: {here_passed} passed, {here_failed} failed", file=sys.stderr)
-        passed += here_passed
-        failed += here_failed
+                    here["failed"] += 1
+                    notes.append(f"  {result}: {entry.get('name')}")
+        print(f"{d}: {here['passed']} passed, {here['failed']} failed, {here['skipped']} skipped",
+              file=sys.stderr)
+        for note in notes:
+            print(note, file=sys.stderr)
+        for key in totals:
+            totals[key] += here[key]
     for log in missing:
-        print(f"no test log: {log}", file=sys.stderr)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or missing or passed == 0 else 0
+        print(f"no test log (its build failed before the tests ran?): {log}", file=sys.stderr)
+    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped")
+    return 1 if totals["failed"] or missing or totals["passed"] == 0 else 0
 
 
 if __name__ == "__main__":

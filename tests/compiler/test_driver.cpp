@@ -937,22 +937,19 @@ std::string deep_long_names(size_t depth, size_t name_length, size_t ops) {
   return text;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
-// Correctness tests with generous time bounds, not benchmarks: without the
-// limits these inputs take tens of seconds and gigabytes of memory.
+// Without the limits these inputs take tens of seconds and gigabytes of memory;
+// with them, compile() stops where the diagnostic says (the first name over
+// the limit, the op where the flattened size passed it) and writes nothing.
+// No clock is read: cli_test.py bounds structopc's instructions and address
+// space on the first input.
 TEST_CASE("an IDL that would generate gigabytes is rejected at once", "[driver][limits][hostile]") {
   SECTION("200-deep records with 1,000-byte names, 150 ops: the names") {
     // 215 KB of IDL; structopc used to take 30 s and 1.4 GB to write 850 MB.
     const std::string text = deep_long_names(200, 1000, 150);
     REQUIRE(text.size() > 200'000);
-    auto start = std::chrono::steady_clock::now();
     CompileResult r = compile_text(text);
-    CHECK(seconds_since(start) < 2.0);
     CHECK_FALSE(r.ok);
     CHECK(r.outputs.empty());
     CHECK(contains(
@@ -963,9 +960,7 @@ TEST_CASE("an IDL that would generate gigabytes is rejected at once", "[driver][
   }
   SECTION("the same with names under the limit: the lowered names") {
     const std::string text = deep_long_names(100, 250, 150);
-    auto start = std::chrono::steady_clock::now();
     CompileResult r = compile_text(text);
-    CHECK(seconds_since(start) < 2.0);
     CHECK_FALSE(r.ok);
     // Once, where the name first gets too long (R4: 5 x 250 + 4 x 2 bytes),
     // not again for each record or op that contains it.
@@ -985,9 +980,7 @@ TEST_CASE("an IDL that would generate gigabytes is rejected at once", "[driver][
     text += "ops:\n";
     for (int k = 0; k < 1000; ++k)
       text += "  - func: op" + std::to_string(k) + "(Tensor x, B b) -> Tensor\n";
-    auto start = std::chrono::steady_clock::now();
     CompileResult r = compile_text(text);
-    CHECK(seconds_since(start) < 2.0);
     CHECK_FALSE(r.ok);
     CHECK(contains(
         r.diagnostics,

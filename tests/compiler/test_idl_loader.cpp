@@ -2,7 +2,6 @@
 // an in-memory FileReader, and the disk reader on a temporary folder.
 #include "catch2.h"
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -268,14 +267,13 @@ TEST_CASE("an included file name with a newline is an error", "[loader]") {
 
 namespace {
 
-/// Loads `path` from disk; returns the rendered diagnostics.
-std::string load_from_disk(const std::string& path, double* seconds = nullptr) {
+/// Loads `path` from disk; returns the rendered diagnostics. (A reader that
+/// blocked on a FIFO or read /dev/zero would never return: the test's Meson
+/// timeout fails it; no clock is read here.)
+std::string load_from_disk(const std::string& path) {
   SourceManager sources;
   Diagnostics diags(sources);
-  auto start = std::chrono::steady_clock::now();
   load_idl(path, {}, disk_reader(), sources, diags);
-  if (seconds)
-    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return diags.render();
 }
 
@@ -287,14 +285,11 @@ void write_file(const std::string& path, const std::string& text) {
 
 TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[loader][hostile]") {
   TempDir dir;
-  double seconds = 0;
   SECTION("a FIFO does not block") {
     const std::string fifo = dir.file("pipe.ops.yaml");
     REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
     CHECK(
-        load_from_disk(fifo, &seconds) ==
-        fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
-    CHECK(seconds < 5.0);
+        load_from_disk(fifo) == fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
     // Nor when it is included: it is found, then refused.
     write_file(dir.file("main.ops.yaml"), "namespace: m\ninclude: [pipe.ops.yaml]\n");
     CHECK(contains(
@@ -306,9 +301,7 @@ TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[lo
     const std::string link = dir.file("zero.ops.yaml");
     fs::create_symlink("/dev/zero", link);
     CHECK(
-        load_from_disk(link, &seconds) ==
-        link + ": error: cannot read file: is a device, not a regular file\n");
-    CHECK(seconds < 5.0);
+        load_from_disk(link) == link + ": error: cannot read file: is a device, not a regular file\n");
   }
   SECTION("a folder") {
     fs::create_directories(dir.file("folder.ops.yaml"));

@@ -7,7 +7,8 @@ pool of C++/Python/schema keywords, macros and the generated code's own
 helper names, and whose docs and string defaults hold quotes, backslashes,
 comment terminators, line breaks, NULs, trigraphs, bidi controls and other
 unicode. The first IDLs are a fixed set (one per finding of the hostile-input
-review that must compile); the rest are random. For each IDL structopc either
+review, each saying whether it must be accepted or rejected, and with which
+diagnostic); the rest are random. For each IDL structopc either
 
 - rejects it: exit status 1, nothing written, and a diagnostic of the form
   `FILE:LINE:COL: error: ...` (a crash, another exit status or a diagnostic
@@ -138,9 +139,27 @@ def pick_name(rng, used, pool=None):
     return name
 
 
+def fresh_name(prefix, used):
+    """The first of prefix0, prefix1, ... not in `used` (then in it)."""
+    k = 0
+    while f"{prefix}{k}" in used:
+        k += 1
+    used.add(f"{prefix}{k}")
+    return f"{prefix}{k}"
+
+
 def generate(index, rng, fixed=None):
+    """One IDL. A fixed case names what it tests; everything else in it is
+    plain (fresh names, defaults that fit), so that its verdict is about the
+    finding it holds and not about a random name or default."""
     idl = Idl(f"h{index}")
     spec = fixed or {}
+
+    def pick(used, pool=None, prefix="n"):
+        return fresh_name(prefix, used) if fixed else pick_name(rng, used, pool)
+
+    def default_of(choices, plain):
+        return plain if fixed else rng.choice(choices)
     ns = spec.get("namespace", f"h{index}")
     idl.lines += [f"namespace: {ns}"]
     if "cpp_namespace" in spec:
@@ -148,8 +167,8 @@ def generate(index, rng, fixed=None):
 
     enum_name = None
     if spec.get("enum", rng.random() < 0.5):
-        enum_name = spec.get("enum_name") or pick_name(rng, set(), ["E", "Mode", "Kind"] + NAMES)
-        values = spec.get("enum_values") or sorted({pick_name(rng, set()) for _ in range(rng.randint(1, 3))})
+        enum_name = spec.get("enum_name") or pick(set(), ["E", "Mode", "Kind"] + NAMES, "E")
+        values = spec.get("enum_values") or sorted({pick(set(), None, "v") for _ in range(rng.randint(1, 3))})
         idl.lines += ["enums:", f"  {yaml_dq(enum_name)}:",
                       "    values: [" + ", ".join(yaml_dq(v) for v in values) + "]"]
         if rng.random() < 0.6:
@@ -160,12 +179,12 @@ def generate(index, rng, fixed=None):
     n_records = spec.get("records", rng.randint(0, 2))
     record_names = set()
     for r in range(n_records):
-        rname = (spec.get("record_names") or [None] * 3)[r] or pick_name(rng, record_names, ["R", "Cfg", "Opts"] + NAMES)
+        rname = (spec.get("record_names") or [None] * 3)[r] or pick(record_names, ["R", "Cfg", "Opts"] + NAMES, "Rec")
         fields = []
         used = set()
         for f in range(len(spec["field_kinds"]) if "field_kinds" in spec else rng.randint(1, 4)):
             fname = (spec.get("field_names") or [None] * 5)[f] if f < len(spec.get("field_names", [])) else None
-            fname = fname or pick_name(rng, used)
+            fname = fname or pick(used, None, "f")
             used.add(fname)
             kind = rng.choice(["Tensor", "Tensor?", "int", "float", "bool", "str", "str", "enum", "int[]"])
             if f < len(spec.get("field_kinds", [])):
@@ -192,15 +211,15 @@ def generate(index, rng, fixed=None):
                 default = schema_str(value)
                 idl.str_defaults[("record", rname, fname)] = value
             elif kind == "int" and rng.random() < 0.5:
-                default = rng.choice(["0", "-1", "7", "010", "-0", "9223372036854775807", "0x10", "1_0"])
+                default = default_of(["0", "-1", "7", "010", "-0", "9223372036854775807", "0x10", "1_0"], "7")
             elif kind == "float" and rng.random() < 0.5:
-                default = rng.choice(["1.0", "-2.5", "1e-5", "1.", ".5", "inf", "nan", "1e400"])
+                default = default_of(["1.0", "-2.5", "1e-5", "1.", ".5", "inf", "nan", "1e400"], "1.0")
             elif kind == "bool" and rng.random() < 0.5:
-                default = rng.choice(["True", "False", "true", "1"])
+                default = default_of(["True", "False", "true", "1"], "True")
             elif kind == "enum" and rng.random() < 0.5:
                 default = enum_default
             elif kind == "int[]" and rng.random() < 0.3:
-                default = rng.choice(["[1, 2]", "[]", "[010]"])
+                default = default_of(["[1, 2]", "[]", "[010]"], "[1, 2]")
             entry = type_text + (f" = {default}" if default is not None else "")
             idl.lines += [f"      {yaml_dq(fname)}: {yaml_dq(entry)}"]
             if default is None:
@@ -215,11 +234,11 @@ def generate(index, rng, fixed=None):
         strs = [k for k, (_, kind) in enumerate(fields) if kind == "str"]
         if strs and all(fields[k][1] == "str" for k in
                         [i for i, (f, _) in enumerate(fields) if f in required.get(rname, [])]):
-            wname = spec.get("wrap_name") or pick_name(rng, record_names, ["W", "Outer"] + NAMES)
+            wname = spec.get("wrap_name") or pick(record_names, ["W", "Outer"] + NAMES, "Wrap")
             values = {k: spec.get("wrap_default", hostile_text(rng)) for k in strs}
             literal = "{" + ", ".join(f"{fields[k][0]}: {schema_str(v)}" for k, v in values.items()) + "}"
             idl.lines += [f"  {yaml_dq(wname)}:", "    fields:",
-                          f"      {yaml_dq(spec.get('wrap_field') or pick_name(rng, set()))}: "
+                          f"      {yaml_dq(spec.get('wrap_field') or pick(set(), None, 'inner'))}: "
                           f"{yaml_dq(rname + ' = ' + literal)}"]
             for k, value in values.items():
                 idl.str_defaults[("nested", wname, rname, k)] = value
@@ -230,20 +249,20 @@ def generate(index, rng, fixed=None):
     if n_ops:
         idl.lines += ["ops:"]
     for o in range(n_ops):
-        oname = (spec.get("op_names") or [None] * 3)[o] or pick_name(rng, op_names)
+        oname = (spec.get("op_names") or [None] * 3)[o] or pick(op_names, None, "op")
         overload = spec.get("overload") if o == 0 and "overload" in spec else (
-            pick_name(rng, set()) if rng.random() < 0.2 else None)
+            pick(set(), None, "ov") if not fixed and rng.random() < 0.2 else None)
         used = set()
         params = []
-        tname = (spec.get("param_names") or [None])[0] or pick_name(rng, used)
+        tname = (spec.get("param_names") or [None])[0] or pick(used, None, "a")
         used.add(tname)
         params.append(f"Tensor {tname}")
         for rname, fields in records:
             if rng.random() < 0.8:
-                params.append(f"{rname} {pick_name(rng, used)}")
+                params.append(f"{rname} {pick(used, None, 'a')}")
         str_param = None
         if rng.random() < 0.6 or "str_default" in spec:
-            str_param = pick_name(rng, used)
+            str_param = pick(used, None, "a")
             value = spec.get("str_default", hostile_text(rng))
             params.append(f"str {str_param}={schema_str(value)}")
             idl.str_defaults[("op", o, len(params) - 1)] = value
@@ -251,11 +270,11 @@ def generate(index, rng, fixed=None):
         # Sometimes a returned record (one output per leaf), preferring one
         # whose fields can be returned; another is rejected with a diagnostic.
         returns = "Tensor"
-        if records and spec.get("returns_record", rng.random() < 0.3):
+        if records and spec.get("returns_record", False if fixed else rng.random() < 0.3):
             returnable = [r for r, fields in records
                           if all(kind in ("Tensor", "int", "float", "bool") for _, kind in fields)]
             rname = returnable[0] if returnable else records[0][0]
-            returns = f"(Tensor, {rname} {pick_name(rng, used)})"
+            returns = f"(Tensor, {rname} {pick(used, None, 'a')})"
         func = f"{full}({', '.join(params)}) -> {returns}"
         idl.lines += [f"  - func: {yaml_dq(func)}"]
         doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
@@ -267,50 +286,85 @@ def generate(index, rng, fixed=None):
     return idl
 
 
-# One IDL per finding of the hostile-input review that must compile.
+# One IDL per finding of the hostile-input review, each with its verdict:
+# "accept" (it must compile, import and keep its text exact) or "reject" (the
+# diagnostic it must get; nothing written). Either way the other verdict fails.
+ACCEPT = {"accept": True}
+
+
+def reject(message):
+    return {"reject": message}
+
+
 FIXED = [
-    {"doc": "x\r#error injected\r", "records": 1, "ops": 1},
-    {"doc": "ends in a backslash\\", "records": 1, "ops": 1},
-    {"doc": 'docstring """ quotes \\u \\N \\x and a NUL \0 end"', "records": 1, "ops": 1},
-    {"doc": "tab\tnewline\ncr\r bidi \u202e trigraph ??/", "records": 1, "ops": 1},
-    {"str_default": 'a\rb\\"c\td\n', "records": 1, "ops": 1},
-    {"param_names": ["ctx"], "records": 0, "ops": 1},
-    {"param_names": ["ks"], "records": 0, "ops": 1},
-    {"param_names": ["grad_fn"], "records": 0, "ops": 1},
-    {"field_names": ["path", "errno", "NULL", "EOF"], "records": 1, "ops": 1},
-    {"field_names": ["INT64_MIN", "linux", "unix", "assert"], "records": 1, "ops": 1},
-    {"record_names": ["R", "RGrad"], "records": 2, "ops": 1},
-    {"record_names": ["op_grads"], "op_names": ["op"], "records": 1, "ops": 1},
-    {"op_names": ["kernels"], "records": 0, "ops": 1},
-    {"op_names": ["from"], "records": 0, "ops": 1},
-    {"op_names": ["lambda", "True"], "records": 0, "ops": 2},
-    {"op_names": ["torch", "typing"], "records": 0, "ops": 2},
-    {"op_names": ["dataclasses", "load_library"], "records": 0, "ops": 2},
-    {"op_names": ["_fast", "error"], "records": 0, "ops": 2},
-    {"op_names": ["x", "_x_op"], "records": 0, "ops": 2},
-    {"enum": True, "enum_values": ["mro", "_value_", "a"], "records": 1, "ops": 1},
-    {"overload": "default", "records": 0, "ops": 1},
-    {"param_names": ["class"], "records": 0, "ops": 1},
-    {"param_names": ["in"], "records": 0, "ops": 1},
-    {"param_names": ["None"], "records": 0, "ops": 1},
-    {"cpp_namespace": "ok::class", "records": 1, "ops": 1},
+    {"doc": "x\r#error injected\r", "records": 1, "ops": 1, **ACCEPT},
+    {"doc": "ends in a backslash\\", "records": 1, "ops": 1, **ACCEPT},
+    {"doc": 'docstring """ quotes \\u \\N \\x and a NUL \0 end"', "records": 1, "ops": 1, **ACCEPT},
+    {"doc": "tab\tnewline\ncr\r bidi \u202e trigraph ??/", "records": 1, "ops": 1, **ACCEPT},
+    {"str_default": 'a\rb\\"c\td\n', "records": 1, "ops": 1, **ACCEPT},
+    {"param_names": ["ctx"], "records": 0, "ops": 1, **ACCEPT},
+    {"param_names": ["ks"], "records": 0, "ops": 1, **ACCEPT},
+    {"param_names": ["grad_fn"], "records": 0, "ops": 1, **ACCEPT},
+    {"field_names": ["path", "errno", "NULL", "EOF"], "records": 1, "ops": 1, **ACCEPT},
+    {"field_names": ["INT64_MIN", "linux", "unix", "assert"], "records": 1, "ops": 1, **ACCEPT},
+    {"record_names": ["R", "RGrad"], "records": 2, "ops": 1, **ACCEPT},
+    {"record_names": ["op_grads"], "op_names": ["op"], "records": 1, "ops": 1,
+     **reject("record `op_grads` cannot be called `op_grads` in generated code: that is already the "
+              "C++ struct of op `op`'s gradients")},
+    {"op_names": ["kernels"], "records": 0, "ops": 1,
+     **reject("op `kernels` cannot be called `kernels` in generated code: that is already the C++ "
+              "namespace of the kernels")},
+    {"op_names": ["from"], "records": 0, "ops": 1, **ACCEPT},
+    {"op_names": ["lambda"], "records": 0, "ops": 1, **ACCEPT},
+    {"op_names": ["True"], "records": 0, "ops": 1,
+     **reject("op `True`: torch's schema parser reserves the word `True`")},
+    {"op_names": ["torch"], "records": 0, "ops": 1,
+     **reject("op `torch` cannot be called `torch` in generated code: that is already a module the "
+              "generated Python imports")},
+    {"op_names": ["typing"], "records": 0, "ops": 1,
+     **reject("op `typing` cannot be called `typing` in generated code: that is already a module the "
+              "generated Python imports")},
+    {"op_names": ["dataclasses"], "records": 0, "ops": 1,
+     **reject("op `dataclasses` cannot be called `dataclasses` in generated code")},
+    {"op_names": ["load_library"], "records": 0, "ops": 1,
+     **reject("op `load_library` cannot be called `load_library` in generated code: that is already "
+              "a global of the generated Python module")},
+    {"op_names": ["_fast", "error"], "records": 0, "ops": 2, **ACCEPT},
+    {"op_names": ["x", "_x_op"], "records": 0, "ops": 2,
+     **reject("op `_x_op` cannot be called `_x_op` in generated code: that is already the Python "
+              "global holding op `x`")},
+    {"enum": True, "enum_values": ["mro", "_value_", "a"], "records": 1, "ops": 1,
+     **reject("value `mro` of enum `E0`: Python's enum.Enum cannot have a member `mro`")},
+    {"overload": "default", "records": 0, "ops": 1,
+     **reject("`default` cannot be an overload name; torch calls the op without overload `default`")},
+    {"param_names": ["class"], "records": 0, "ops": 1,
+     **reject("parameter `class` of op `op0`: torch's schema parser reserves the word `class`")},
+    {"param_names": ["in"], "records": 0, "ops": 1,
+     **reject("parameter `in` of op `op0`: torch's schema parser reserves the word `in`")},
+    {"param_names": ["None"], "records": 0, "ops": 1,
+     **reject("parameter `None` of op `op0`: torch's schema parser reserves the word `None`")},
+    {"cpp_namespace": "ok::class", "records": 1, "ops": 1,
+     **reject("`ok::class` cannot be the C++ namespace of generated code: `class` is a C++ or Python "
+              "keyword")},
     # Records and enums named like the members of the generated adapter struct.
-    {"record_names": ["backward", "handle"], "records": 2, "ops": 1},
+    {"record_names": ["backward", "handle"], "records": 2, "ops": 1, **ACCEPT},
     # Returned records named like the adapter's conversions, with keyword fields.
     {"record_names": ["flat_outputs", "record_outputs"], "field_kinds": ["Tensor", "Tensor"],
      "field_names": ["errno", "result"], "records": 2, "ops": 1, "returns_record": True,
-     "backward": False, "enum": False, "accept": True},
+     "backward": False, "enum": False, **ACCEPT},
     # ... and like the Python helpers' own names, with a backward (grad records).
     {"record_names": ["flat", "grad"], "field_kinds": ["Tensor"], "records": 2, "ops": 1,
-     "returns_record": True, "backward": True, "enum": False, "accept": True},
-    {"enum": True, "enum_name": "Kernel", "record_names": ["signature"], "records": 1, "ops": 1},
+     "returns_record": True, "backward": True, "enum": False, **ACCEPT},
+    {"enum": True, "enum_name": "Kernel", "record_names": ["signature"], "records": 1, "ops": 1,
+     **ACCEPT},
     # A record named like the AutogradContext parameter of setup_context and
     # backward, or `op` (once the call API's local).
-    {"record_names": ["ctx", "op"], "records": 2, "ops": 1, "backward": True},
+    {"record_names": ["ctx", "op"], "records": 2, "ops": 1, "backward": True, **ACCEPT},
     # Hostile strings inside a record default (`inner: "R = {a: \"...\"}"`):
     # the literal's own delimiters, quotes, escapes and line breaks.
     {"records": 1, "ops": 0, "wrap": True, "field_kinds": ["str", "str"], "field_names": ["a", "b"],
-     "record_names": ["R"], "wrap_name": "W", "wrap_field": "inner", "wrap_default": 'q"}, b: "x\\\r\n]{:'},
+     "record_names": ["R"], "wrap_name": "W", "wrap_field": "inner", "wrap_default": 'q"}, b: "x\\\r\n]{:',
+     **ACCEPT},
 ]
 
 
@@ -536,8 +590,12 @@ def main():
             problems.append(f"{path}: structopc did not finish in 60 s")
             continue
         stderr = run.stderr.decode("utf-8", "replace")
-        if run.returncode == 1 and i < len(FIXED) and FIXED[i].get("accept"):
+        verdict = FIXED[i] if i < len(FIXED) else {}
+        if run.returncode == 1 and verdict.get("accept"):
             problems.append(f"{path}: a fixed case that must be accepted was rejected:\n{stderr}")
+        if "reject" in verdict and (run.returncode != 1 or verdict["reject"] not in stderr):
+            problems.append(f"{path}: a fixed case that must be rejected with `{verdict['reject']}` "
+                            f"got exit status {run.returncode}:\n{stderr}")
         if run.returncode == 1:
             rejected += 1
             first = LOCATED.search(stderr)
