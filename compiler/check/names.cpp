@@ -130,7 +130,7 @@ namespace {
 
 /// What a name of the generated code is, and which declaration it belongs to
 /// (none for the fixed names).
-struct Use {
+struct NameUse {
   std::string what;
   const void* owner = nullptr;
   /// Only a type hides it (a C++ namespace: `at::Tensor` ignores functions).
@@ -169,12 +169,12 @@ class ClashChecker {
 
  private:
   void take(const std::string& name, std::string what, const void* owner = nullptr) {
-    uses_.emplace(name, Use{std::move(what), owner, false});
+    uses_.emplace(name, NameUse{std::move(what), owner, false});
   }
 
   void generated_names() {
     for (const char* ns : {"at", "c10", "caffe2", "std", "structop"})
-      uses_.emplace(ns, Use{"a C++ namespace the generated code refers to", nullptr, true});
+      uses_.emplace(ns, NameUse{"a C++ namespace the generated code refers to", nullptr, true});
     take("kernels", "the C++ namespace of the kernels");
     take("to_string", "the C++ function that spells enum values");
     take("int64_t", "a C++ type the generated code spells unqualified");
@@ -422,7 +422,7 @@ class ClashChecker {
 
   const model::Module& m_;
   Diagnostics& diags_;
-  std::multimap<std::string, Use> uses_;
+  std::multimap<std::string, NameUse> uses_;
   struct Declared {
     const char* kind;
     std::string name;

@@ -289,7 +289,8 @@ TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[lo
     const std::string fifo = dir.file("pipe.ops.yaml");
     REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
     CHECK(
-        load_from_disk(fifo) == fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
+        load_from_disk(fifo) ==
+        fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
     // Nor when it is included: it is found, then refused.
     write_file(dir.file("main.ops.yaml"), "namespace: m\ninclude: [pipe.ops.yaml]\n");
     CHECK(contains(
@@ -301,7 +302,8 @@ TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[lo
     const std::string link = dir.file("zero.ops.yaml");
     fs::create_symlink("/dev/zero", link);
     CHECK(
-        load_from_disk(link) == link + ": error: cannot read file: is a device, not a regular file\n");
+        load_from_disk(link) ==
+        link + ": error: cannot read file: is a device, not a regular file\n");
   }
   SECTION("a folder") {
     fs::create_directories(dir.file("folder.ops.yaml"));

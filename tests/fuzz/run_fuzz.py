@@ -12,7 +12,8 @@ libFuzzer then runs over WORK/corpus (new inputs go there; with --keep it is
 reused, otherwise made afresh) and the seeds, with the dictionary, until the
 flags after `--` stop it (e.g. -max_total_time=60). Crash, leak and timeout
 inputs are written to WORK/artifacts/. The exit status is libFuzzer's (non-zero
-on any finding), and 1 if it printed a sanitizer or libFuzzer error anyway.
+on any finding), and 1 if it printed a sanitizer or libFuzzer error anyway, or
+if it executed no input (its final stats say how many it ran; printed last).
 
 Usage: run_fuzz.py FUZZER --work DIR --dict FILE --seeds DIR... [--keep] [-- LIBFUZZER_FLAGS...]
 """
@@ -104,7 +105,7 @@ def main():
     print("run_fuzz.py: " + " ".join(cmd), file=sys.stderr)
     # Streamed (a long run prints for hours); the verdict is libFuzzer's exit
     # status, and any sanitizer report that somehow did not change it.
-    reported, final = False, "finished"
+    reported, final, executed = False, "finished", None
     report = re.compile(r"^(==\d+==ERROR|SUMMARY: \w+Sanitizer|.*runtime error:)")
     # Symbolized stack traces: llvm-symbolizer if installed, else addr2line (binutils).
     env = dict(os.environ)
@@ -118,10 +119,18 @@ def main():
             reported = reported or bool(report.match(line))
             if re.match(r"#\d+\s+DONE", line):
                 final = line.strip()
+            units = re.match(r"stat::number_of_executed_units:\s*(\d+)", line)
+            if units:
+                executed = int(units.group(1))
     if run.returncode != 0 or reported:
         print(f"run_fuzz.py: FAILED (exit status {run.returncode}); inputs in {artifacts}", file=sys.stderr)
         return 1
+    if not executed:
+        print(f"run_fuzz.py: FAILED: libFuzzer executed no input (final stats: {executed})",
+              file=sys.stderr)
+        return 1
     print("run_fuzz.py: " + final, file=sys.stderr)
+    print(f"run_fuzz.py: {executed:,} inputs executed")
     return 0
 
 

@@ -15,11 +15,13 @@
    included IDL regenerates and rebuilds; changing a record of the included
    IDL regenerates the headers of all three IDLs (each checks the
    fingerprint of the shared header), and the build still succeeds.
-3. Installed: install structop into a temporary prefix and build the consumer
-   against the installed pkg-config file (no subproject); its Python test
-   imports the installed structop_runtime.py.
+3. Installed: install structop (the build this test belongs to, staged with
+   `meson install --destdir`, as a distribution packages it; its structop.pc
+   is relocatable) and build the consumer against the installed pkg-config
+   file (no subproject); its Python test imports the installed
+   structop_runtime.py.
 
-Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH
+Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH STRUCTOP_BUILD
 """
 import glob
 import json
@@ -144,7 +146,7 @@ def check_subproject_defines_only_the_compiler(build):
 
 
 def main():
-    source_root, work, python = (os.path.abspath(a) for a in sys.argv[1:4])
+    source_root, work, python, structop_build = (os.path.abspath(a) for a in sys.argv[1:5])
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ)
 
@@ -164,23 +166,22 @@ def main():
     run(["meson", "test", "-C", build, "--print-errorlogs"])
     print("subproject: ok")
 
-    # 3: installed structop, found through pkg-config.
-    prefix = os.path.join(work, "prefix")
-    structop_build = os.path.join(work, "structop-build")
-    for d in (prefix, structop_build):
-        if os.path.exists(d):
-            shutil.rmtree(d)
-    run(["meson", "setup", structop_build, source_root, f"--prefix={prefix}", f"-Dpython={python}",
-         "-Dtorch=enabled", "-Dtests=false", "-Dbenchmarks=disabled"], env=env)
-    run(["ninja", "-C", structop_build])
-    run(["meson", "install", "-C", structop_build, "--quiet"])
+    # 3: installed structop, found through pkg-config. The build this test is
+    # part of is installed into a staging folder (it is built already: the
+    # test builds structop once, as a subproject, not twice).
+    prefix = os.path.join(work, "staged")
+    if os.path.exists(prefix):
+        shutil.rmtree(prefix)
+    run(["meson", "install", "-C", structop_build, "--no-rebuild", "--quiet", f"--destdir={prefix}"],
+        env=env)
     pcs = glob.glob(os.path.join(prefix, "**", "structop.pc"), recursive=True)
     if len(pcs) != 1:
         fail(f"expected one installed structop.pc, found {pcs}")
-    if not os.access(os.path.join(prefix, "bin", "structopc"), os.X_OK):
-        fail("structopc was not installed into bin/")
+    installed_structopc = glob.glob(os.path.join(prefix, "**", "bin", "structopc"), recursive=True)
+    if len(installed_structopc) != 1 or not os.access(installed_structopc[0], os.X_OK):
+        fail(f"structopc was not installed into bin/: {installed_structopc}")
     for header in ("runtime.h", "registration.h", "autograd_bridge.h", "convert.h"):
-        if not glob.glob(os.path.join(prefix, "include", "structop", header)):
+        if not glob.glob(os.path.join(prefix, "**", "include", "structop", header), recursive=True):
             fail(f"structop/{header} was not installed")
     # The runtime library (runtime/src), which generated X.ops.cpp files call,
     # is installed and named by structop.pc ahead of torch's libraries.
@@ -192,7 +193,7 @@ def main():
             or pc_libs[0].index("-lstructop_runtime") > pc_libs[0].index("-ltorch"):
         fail(f"structop.pc does not link -lstructop_runtime before torch: {pc_libs}")
     for header in ("autograd_node.h", "no_backward.h"):
-        if glob.glob(os.path.join(prefix, "include", "structop", header)):
+        if glob.glob(os.path.join(prefix, "**", "include", "structop", header), recursive=True):
             fail(f"structop/{header} is internal to the runtime library but was installed")
     runtimes = glob.glob(os.path.join(prefix, "**", "structop_runtime.py"), recursive=True)
     if len(runtimes) != 1:
@@ -206,9 +207,13 @@ def main():
     if "structop found: YES" not in setup.stdout:
         fail(f"the installed structop was not found through pkg-config:\n{setup.stdout}")
     run(["ninja", "-C", ibuild], env=env_pc)
-    log = open(os.path.join(ibuild, "meson-logs", "meson-log.txt"), encoding="utf-8").read()
-    if os.path.join(prefix, "bin", "structopc") not in log:
-        fail("the consumer did not use the installed structopc")
+    # The .pc file is relocatable (${pcfiledir}/..): the path Meson ran
+    # structopc by is the staged one, spelled through the pkgconfig folder.
+    ninja_file = open(os.path.join(ibuild, "build.ninja"), encoding="utf-8").read()
+    used = {os.path.realpath(token) for token in ninja_file.split()
+            if token.endswith(os.sep + "structopc") and os.path.exists(token)}
+    if used != {os.path.realpath(installed_structopc[0])}:
+        fail(f"the consumer did not use the installed structopc {installed_structopc[0]}: {used}")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
     check_python_runtime_from(ibuild, os.path.dirname(runtimes[0]))
     print("installed: ok")

@@ -45,6 +45,9 @@ import time
 import unittest
 from contextlib import nullcontext
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass)
+
 import torch
 from torch._dynamo import compiled_autograd
 from torch.utils import _pytree
@@ -1059,4 +1062,4 @@ if __name__ == "__main__":
     if reimport:
         _reimport_child()
         sys.exit(0)
-    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)
+    unittest_main.main(argv=sys.argv[:1] + sys.argv[3:])

@@ -45,6 +45,9 @@ import tempfile
 import textwrap
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass)
+
 import torch
 
 MODULE_DIR = KERNELS_DIR = LIBRARY = None
@@ -699,4 +702,4 @@ if __name__ == "__main__":
     rest = sys.argv[3:]
     if rest and not rest[0].startswith("-"):
         LIBRARY = rest.pop(0)
-    unittest.main(argv=sys.argv[:1] + rest, verbosity=2)
+    unittest_main.main(argv=sys.argv[:1] + rest)

@@ -25,6 +25,9 @@ import tempfile
 import typing
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass)
+
 import torch
 from torch.utils import _pytree
 
@@ -254,4 +257,4 @@ class Pytree(unittest.TestCase):
 
 if __name__ == "__main__":
     RUNTIME_PY, RUNTIME_H, STRUCTOPC, GOLDEN_DIR = sys.argv[1:5]
-    unittest.main(argv=[sys.argv[0], "-v"])
+    unittest_main.main(argv=[sys.argv[0]])

@@ -29,6 +29,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass)
+
 import torch
 
 LIBRARY = None
@@ -441,4 +444,4 @@ if __name__ == "__main__":
     else:
         LIBRARY = sys.argv[1]
     MODULE_DIR = sys.argv[2]
-    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)
+    unittest_main.main(argv=sys.argv[:1] + sys.argv[3:])

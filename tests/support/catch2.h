@@ -20,7 +20,8 @@ using Detail::Approx;
 namespace Matchers {
 /// Catch2 3's name for version 2's Contains (a substring matcher).
 inline StdString::ContainsMatcher ContainsSubstring(
-    const std::string& text, CaseSensitive::Choice sensitivity = CaseSensitive::Yes) {
+    const std::string& text,
+    CaseSensitive::Choice sensitivity = CaseSensitive::Yes) {
   return Contains(text, sensitivity);
 }
 }  // namespace Matchers
