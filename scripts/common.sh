@@ -28,3 +28,7 @@ configure() {
     "${meson_cmd[@]}" setup "$dir" "$@" >/dev/null
   fi
 }
+
+# ccache (Meson uses it when installed) with paths relative to this checkout,
+# so that a fresh clone elsewhere (CI) reuses what an earlier one compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
