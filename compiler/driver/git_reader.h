@@ -1,0 +1,34 @@
+// A FileReader over one git revision, for `structopc --compat REV:x.ops.yaml
+// x.ops.yaml`: every path (the main file, its includes, -I folders) is read as
+// `git cat-file blob REV:./PATH`, relative to the current folder like the
+// working tree's, and diagnostics name it `REV:PATH`.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "load/idl_loader.h"
+
+namespace structop {
+
+class GitRevisionReader : public FileReader {
+ public:
+  explicit GitRevisionReader(std::string revision) : revision_(std::move(revision)) {}
+
+  std::optional<std::string> read(const std::string& path, std::string* error) override;
+  std::string identity(const std::string& path) override;
+  bool exists(const std::string& path) override;
+  std::string display_path(const std::string& path) override;
+
+ private:
+  /// `REV:./path`: git reads `./` and `../` relative to the current folder.
+  std::string object_name(const std::string& path) const;
+
+  std::string revision_;
+};
+
+/// Splits `REV:PATH` when `arg` names no file on disk and has a `:` after a
+/// non-empty revision; nullopt otherwise (a plain path).
+std::optional<std::pair<std::string, std::string>> split_revision_path(const std::string& arg);
+
+}  // namespace structop
