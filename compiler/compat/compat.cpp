@@ -360,11 +360,11 @@ class Comparison {
           nop.params[p].span,
           op_,
           fmt::format(
-              "{} {} {} now of record parameter `{}` (`{}`); the lowered names are pinned, so "
-              "the flat schema keeps {}",
+              "{} {} {} of record parameter `{}` (`{}`); the lowered names are pinned, so the "
+              "flat schema keeps {}",
               plain.size() == 1 ? "parameter" : "parameters",
               quoted_list(plain),
-              plain.size() == 1 ? "is a field" : "are fields",
+              plain.size() == 1 ? "is now a field" : "are now fields",
               nop.params[p].name,
               describe_type(nop.params[p].type, new_.m),
               plain.size() == 1 ? "it" : "them"));

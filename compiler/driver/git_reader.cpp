@@ -84,20 +84,19 @@ std::optional<GitRun> run_git(
 
 }  // namespace
 
-std::string GitRevisionReader::object_name(const std::string& path) const {
-  fs::path p(path);
-  if (p.is_absolute()) {
-    std::error_code ec;
-    fs::path rel = fs::relative(p, fs::current_path(ec), ec);
-    if (!ec && !rel.empty()) p = rel;
-  }
-  std::string s = p.lexically_normal().generic_string();
-  if (s.rfind("../", 0) != 0 && s.rfind('/', 0) != 0) s = "./" + s;
-  return revision_ + ":" + s;
+GitRevisionReader::Object GitRevisionReader::object(const std::string& path) const {
+  // git runs in the file's folder and reads `REV:./NAME` there: relative
+  // paths are then the working tree's, whatever the current folder is (a
+  // build folder outside the repository too).
+  const fs::path p = fs::path(path).lexically_normal();
+  std::string folder = p.parent_path().string();
+  return {folder.empty() ? "." : folder, revision_ + ":./" + p.filename().string()};
 }
 
 std::optional<std::string> GitRevisionReader::read(const std::string& path, std::string* error) {
-  auto run = run_git({"cat-file", "blob", object_name(path)}, YamlLimits().max_bytes + 1, error);
+  const Object o = object(path);
+  auto run =
+      run_git({"-C", o.folder, "cat-file", "blob", o.name}, YamlLimits().max_bytes + 1, error);
   if (!run) return std::nullopt;
   if (run->status != 0) {
     std::string message = run->err;
@@ -111,12 +110,15 @@ std::optional<std::string> GitRevisionReader::read(const std::string& path, std:
 }
 
 std::string GitRevisionReader::identity(const std::string& path) {
-  return object_name(path);
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  return revision_ + ":" + (ec ? path : absolute.lexically_normal().string());
 }
 
 bool GitRevisionReader::exists(const std::string& path) {
   std::string error;
-  auto run = run_git({"cat-file", "-e", object_name(path)}, 0, &error);
+  const Object o = object(path);
+  auto run = run_git({"-C", o.folder, "cat-file", "-e", o.name}, 0, &error);
   return run && run->status == 0;
 }
 

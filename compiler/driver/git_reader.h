@@ -1,7 +1,7 @@
 // A FileReader over one git revision, for `structopc --compat REV:x.ops.yaml
-// x.ops.yaml`: every path (the main file, its includes, -I folders) is read as
-// `git cat-file blob REV:./PATH`, relative to the current folder like the
-// working tree's, and diagnostics name it `REV:PATH`.
+// x.ops.yaml`: every path (the main file, its includes, -I folders) names a
+// file of the working tree, read as it was at REV (`git -C FOLDER cat-file
+// blob REV:./NAME`), and diagnostics name it `REV:PATH`.
 #pragma once
 
 #include <optional>
@@ -21,8 +21,12 @@ class GitRevisionReader : public FileReader {
   std::string display_path(const std::string& path) override;
 
  private:
-  /// `REV:./path`: git reads `./` and `../` relative to the current folder.
-  std::string object_name(const std::string& path) const;
+  /// Where git runs and the object it reads: the file's folder, `REV:./NAME`.
+  struct Object {
+    std::string folder;
+    std::string name;
+  };
+  Object object(const std::string& path) const;
 
   std::string revision_;
 };
