@@ -21,7 +21,6 @@ Two more checks run every time:
 Usage: run_compat.py STRUCTOPC SOURCE_ROOT [--approve]
 """
 import difflib
-import glob
 import os
 import shutil
 import subprocess
