@@ -28,6 +28,9 @@ import torch
 STRUCTOPC, LIBRARY, IDL_DIR = sys.argv[1:4]
 del sys.argv[1:4]
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import unittest_main  # noqa: E402
+
 import vllm_records_ops as v  # noqa: E402  (generated; PYTHONPATH from Meson)
 
 v.load_library(LIBRARY)
@@ -240,4 +243,4 @@ class PagedAttentionV1(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    unittest_main.main(argv=[sys.argv[0]])
