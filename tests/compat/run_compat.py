@@ -11,7 +11,8 @@ On a difference the actual result is written to `expected.txt.unapproved`
 beside the case and the test fails; review it, and if it is right, run this
 script with --approve to move it into place (never approve blindly).
 
-Two more checks run every time:
+Three more checks run every time:
+- usage: misuses of --compat, --allow and --print-json-schema exit 2.
 - git: a temporary repository with an IDL and its include committed, then
   changed: `--compat HEAD:x.ops.yaml x.ops.yaml` reads OLD (and its include)
   from git and names it `HEAD:...` in its diagnostics.
@@ -114,6 +115,26 @@ def git_case(structopc):
     return problems
 
 
+def usage_errors(structopc, cases_root):
+    """Exit 2 with a message for each misuse of --compat and --allow."""
+    case = os.path.join(cases_root, "identical")
+    problems = []
+    for args, message in [
+            (["--compat", "old.ops.yaml"], "--compat"),
+            (["extra.ops.yaml", "--compat", "old.ops.yaml", "new.ops.yaml"], "takes no other IDL file"),
+            (["--compat", "old.ops.yaml", "new.ops.yaml", "extra.ops.yaml"], "--compat"),
+            (["--compat", "old.ops.yaml", "new.ops.yaml", "--emit", "h"], "writes nothing"),
+            (["--compat", "old.ops.yaml", "new.ops.yaml", "--explain", "affine"], "writes nothing"),
+            (["--allow", "affine", "new.ops.yaml"], "--allow goes with --compat"),
+            (["--print-json-schema", "new.ops.yaml"], "takes no IDL file"),
+            ([], "no IDL file given")]:
+        r = run(structopc, args, case)
+        if r.returncode != 2 or message not in r.stderr or r.stdout:
+            problems.append(f"{args}: exit {r.returncode}, stdout {r.stdout[:200]!r}, "
+                            f"stderr {r.stderr[:300]!r}")
+    return problems
+
+
 def self_compare(structopc, source_root):
     """Every example, test and golden IDL against itself: silent, exit 0."""
     skip = {os.path.join(source_root, "tests", "diagnostics"),  # bad IDLs by design
@@ -142,6 +163,9 @@ def main():
     count, failures = corpus(structopc, root, approve)
     if approve:
         return 0
+    usage_problems = usage_errors(structopc, root)
+    if usage_problems:
+        failures.append(("usage errors", usage_problems))
     git_problems = git_case(structopc)
     if git_problems:
         failures.append(("git REV:path", git_problems))
@@ -152,7 +176,8 @@ def main():
         print(f"FAIL {name}")
         for p in problems:
             print("  " + p.replace("\n", "\n  "))
-    print(f"{count} compat cases, git REV:path, {self_count} IDLs compared with themselves; "
+    print(f"{count} compat cases, usage errors, git REV:path, {self_count} IDLs compared with "
+          "themselves; "
           f"{len(failures)} failed")
     if count < 30 or self_count < 10:
         print("too few cases found")
