@@ -14,7 +14,10 @@
 #include <CLI/CLI.hpp>
 
 #include "base/quote.h"
+#include "driver/compat_run.h"
 #include "driver/compile.h"
+#include "driver/git_reader.h"
+#include "driver/json_schema.h"
 #include "driver/output_writer.h"
 
 namespace {
@@ -66,8 +69,11 @@ int run(int argc, char** argv) {
   std::string depfile;
   std::string explain;
   bool check_only = false;
+  std::vector<std::string> compat_files;
+  std::vector<std::string> allow;
+  bool print_json_schema = false;
 
-  app.add_option("input", input, "The IDL file (NAME.ops.yaml)")->required();
+  app.add_option("input", input, "The IDL file (NAME.ops.yaml)");
   app.add_option("-o,--out-dir", out_dir, "Where outputs go (default: the current folder)");
   // One value per occurrence, so `--emit json FILE` does not swallow FILE.
   app.add_option("--emit", emit_list, "Comma list of outputs: h,cpp,stubs,py,json (default: h,cpp)")
@@ -82,11 +88,27 @@ int run(int argc, char** argv) {
          explain,
          "Print OP's slot map (original path -> lowered name) and write nothing")
       ->type_name("OP");
+  app.add_option(
+         "--compat",
+         compat_files,
+         "Report every change from OLD to NEW (both IDL files; OLD may be REV:PATH, read from "
+         "git) and exit 1 if one breaks callers; writes nothing")
+      ->expected(2)
+      ->type_name("OLD NEW");
+  app.add_option("--allow", allow, "With --compat: accept OP's breaking changes (repeatable)")
+      ->type_name("OP")
+      ->allow_extra_args(false);
+  app.add_flag(
+      "--print-json-schema",
+      print_json_schema,
+      "Print the JSON Schema of the IDL format (for editors) and exit");
   app.set_version_flag("--version", fmt::format("structopc {}", structopc_version()));
   app.footer(
       "Outputs for X.ops.yaml: X.ops.h, X.ops.cpp, X.ops.stubs.cpp (never overwritten), X_ops.py, "
       "X.ops.json.\n"
-      "Exit status: 0 success, 1 errors in the IDL, 2 usage errors, 3 internal errors.");
+      "Exit status: 0 success, 1 errors in the IDL, 2 usage errors, 3 internal errors.\n"
+      "With --compat: 0 nothing breaks, 1 something breaks (or an IDL has errors), 2 usage "
+      "errors.");
 
   try {
     app.parse(argc, argv);
@@ -94,6 +116,42 @@ int run(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
+
+  if (print_json_schema) {
+    if (!input.empty() || !compat_files.empty())
+      return usage_error("--print-json-schema takes no IDL file");
+    fmt::print("{}", idl_json_schema());
+    return 0;
+  }
+  if (!compat_files.empty()) {
+    if (!input.empty())
+      return usage_error(fmt::format("--compat OLD NEW takes no other IDL file (`{}`)", input));
+    if (check_only || !explain.empty() || !emit_list.empty() || !depfile.empty())
+      return usage_error("--compat writes nothing: it takes only -I and --allow");
+    CompatOptions compat;
+    compat.old_input = compat_files[0];
+    compat.new_input = compat_files[1];
+    compat.include_dirs = include_dirs;
+    compat.allow = allow;
+    std::optional<GitRevisionReader> old_git, new_git;
+    if (auto rev = split_revision_path(compat.old_input)) {
+      old_git.emplace(rev->first);
+      compat.old_input = rev->second;
+    }
+    if (auto rev = split_revision_path(compat.new_input)) {
+      new_git.emplace(rev->first);
+      compat.new_input = rev->second;
+    }
+    CompatResult result = run_compat(
+        compat,
+        old_git ? static_cast<FileReader&>(*old_git) : disk_reader(),
+        new_git ? static_cast<FileReader&>(*new_git) : disk_reader());
+    if (result.usage_error) return usage_error(*result.usage_error);
+    fmt::print(stderr, "{}", result.report);
+    return result.status;
+  }
+  if (!allow.empty()) return usage_error("--allow goes with --compat OLD NEW");
+  if (input.empty()) return usage_error("no IDL file given");
 
   CompileOptions options;
   options.input = input;

@@ -22,13 +22,24 @@ void Diagnostics::note(Span span, std::string message) {
   items_.push_back({Severity::Note, span, std::move(message), {}});
 }
 
+void Diagnostics::add(Diagnostic d) {
+  if (d.severity == Severity::Error) {
+    ++error_count_;
+    dropping_ = error_count_ > kMaxKeptErrors;
+    if (dropping_) return;
+  }
+  items_.push_back(std::move(d));
+}
+
 std::string Diagnostics::headline(const Diagnostic& d) const {
   // Messages quote user text and paths: shown escaped, never able to drive
   // the terminal or fake a line of their own.
-  const char* kind = d.severity == Severity::Error ? "error" : "note";
+  const char* kind = d.severity == Severity::Error     ? "error"
+                     : d.severity == Severity::Warning ? "warning"
+                                                       : "note";
   const std::string message = terminal_text(d.message);
   if (d.span.file < 0) return fmt::format("structopc: {}: {}", kind, message);
-  const std::string path = terminal_text(sources_.file(d.span.file).path());
+  const std::string path = terminal_text(sources_.file(d.span.file).display());
   if (d.span.line <= 0) return fmt::format("{}: {}: {}", path, kind, message);
   return fmt::format("{}:{}:{}: {}: {}", path, d.span.line, d.span.column, kind, message);
 }
@@ -157,6 +168,17 @@ std::string Diagnostics::render() const {
     out += text;
     previous = std::move(text);
   }
+  if (error_count_ > kMaxKeptErrors) {
+    out += fmt::format(
+        "structopc: note: {} more errors not shown\n",
+        error_count_ - kMaxKeptErrors);
+  }
+  return out;
+}
+
+std::string Diagnostics::render_in_order() const {
+  std::string out;
+  for (const auto& d : items_) out += render_one(d);
   if (error_count_ > kMaxKeptErrors) {
     out += fmt::format(
         "structopc: note: {} more errors not shown\n",

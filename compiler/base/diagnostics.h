@@ -14,7 +14,7 @@
 
 namespace structop {
 
-enum class Severity { Error, Note };
+enum class Severity { Error, Warning, Note };
 
 /// One problem: where, what, and (optionally) how to fix it.
 struct Diagnostic {
@@ -36,6 +36,9 @@ class Diagnostics {
   void error(Span span, std::string message, std::string hint = {});
   /// Adds a note attached to the previous error (e.g. "first defined here").
   void note(Span span, std::string message);
+  /// Adds a diagnostic as it is (a warning, or a note that stands alone);
+  /// an error counts as one. For reports rendered with render_in_order().
+  void add(Diagnostic d);
 
   bool has_errors() const { return error_count_ > 0; }
   size_t error_count() const { return error_count_; }
@@ -44,6 +47,9 @@ class Diagnostics {
   /// All diagnostics, ordered by file and position (notes stay after their
   /// error), formatted with source lines and carets.
   std::string render() const;
+  /// All diagnostics in the order they were added, formatted like render()
+  /// (for reports whose order is their own, such as `--compat`'s, op by op).
+  std::string render_in_order() const;
   /// One diagnostic without the source excerpt: "file:line:col: error: msg".
   std::string headline(const Diagnostic& d) const;
 

@@ -4,8 +4,8 @@
 
 namespace structop {
 
-SourceFile::SourceFile(std::string path, std::string text)
-    : path_(std::move(path)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string path, std::string text, std::string display)
+    : path_(std::move(path)), text_(std::move(text)), display_(std::move(display)) {
   line_starts_.push_back(0);
   for (size_t i = text_.find('\n'); i != std::string::npos; i = text_.find('\n', i + 1)) {
     line_starts_.push_back(i + 1);
@@ -62,8 +62,8 @@ size_t utf8_char_length(std::string_view text, size_t i) {
   return len;
 }
 
-int SourceManager::add(std::string path, std::string text) {
-  files_.emplace_back(std::move(path), std::move(text));
+int SourceManager::add(std::string path, std::string text, std::string display) {
+  files_.emplace_back(std::move(path), std::move(text), std::move(display));
   return static_cast<int>(files_.size()) - 1;
 }
 

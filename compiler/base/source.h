@@ -32,9 +32,12 @@ struct Span {
 /// One loaded file: the path as it should appear in diagnostics, and its text.
 class SourceFile {
  public:
-  SourceFile(std::string path, std::string text);
+  SourceFile(std::string path, std::string text, std::string display = {});
 
   const std::string& path() const { return path_; }
+  /// How diagnostics name the file: its path, or what its reader says
+  /// (`REV:path` for a file read from git).
+  const std::string& display() const { return display_.empty() ? path_ : display_; }
   const std::string& text() const { return text_; }
   /// The text of 1-based `line` without its line terminator ("" if out of range).
   std::string_view line_text(int line) const;
@@ -44,6 +47,7 @@ class SourceFile {
  private:
   std::string path_;
   std::string text_;
+  std::string display_;
   std::vector<size_t> line_starts_;
 };
 
@@ -57,7 +61,7 @@ size_t utf8_char_length(std::string_view text, size_t i);
 class SourceManager {
  public:
   /// Adds a file and returns its id.
-  int add(std::string path, std::string text);
+  int add(std::string path, std::string text, std::string display = {});
   const SourceFile& file(int id) const { return files_.at(static_cast<size_t>(id)); }
   size_t size() const { return files_.size(); }
 

@@ -51,6 +51,7 @@ class IdentifierCheck {
       name(r.name, "record name");
       for (const auto& field : r.fields) {
         name(field.name, "field name");
+        if (field.schema_name) name(*field.schema_name, "schema name");
         type(field.type);
         if (field.default_value) literal(*field.default_value);
       }

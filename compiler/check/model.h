@@ -115,6 +115,7 @@ struct Enum {
   std::string name;
   std::string cpp_namespace;
   std::vector<std::string> values;
+  std::vector<Span> value_spans;  // parallel to values
   std::string doc;
   Span span;
   bool from_include = false;
@@ -132,6 +133,9 @@ struct Field {
   bool bad_default = false;
   std::string doc;
   Span span;
+  /// `schema_name:`: the leaf's lowered name, whatever path reaches it (checked:
+  /// an identifier the schema accepts, on a field that is not a record).
+  std::optional<syntax::Name> schema_name;
 };
 
 struct Record {
@@ -214,6 +218,7 @@ struct IncludedFile {
 /// dependency order (a record comes after every record it contains).
 struct Module {
   std::string namespace_;
+  Span namespace_span;  // the value of `namespace:` in the main file
   std::string cpp_namespace;
   std::string source_path;  // the main IDL file as given on the command line
   std::string stem;         // `demo` for demo.ops.yaml

@@ -369,7 +369,7 @@ class ClashChecker {
       const std::string& lowered,
       const std::map<std::string, std::string>& types) {
     for (const auto& f : m_.records[static_cast<size_t>(record)].fields) {
-      const std::string name = lowered + "__" + f.name;
+      const std::string name = f.schema_name ? f.schema_name->text : lowered + "__" + f.name;
       if (f.type.is_record()) {
         if (leaf_names(op, p, f.type.decl, name, types)) return true;
         continue;

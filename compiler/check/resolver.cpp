@@ -45,6 +45,7 @@ class Resolver {
     if (idl_.files.empty()) return m;
     const syntax::IdlFile& main = idl_.files.back();
     m.namespace_ = main.namespace_.text;
+    m.namespace_span = main.namespace_.span;
     m.cpp_namespace = cpp_namespace_of(main);
     m.files = idl_.paths;
     m.source_path = sources_.file(main.file_id).path();
@@ -270,8 +271,16 @@ class Resolver {
         declare(r.name, s);
         if (!main_file) continue;
         check_name(r.name, NameUse::Record, fmt::format("record `{}`", r.name.text));
-        for (const auto& f : r.fields)
+        for (const auto& f : r.fields) {
           check_name(f.name, NameUse::Field, Subject::field(r.name.text, f.name.text).str());
+          if (f.schema_name)
+            check_name(
+                *f.schema_name,
+                NameUse::Param,
+                fmt::format(
+                    "the `schema_name` of {}",
+                    Subject::field(r.name.text, f.name.text).str()));
+        }
       }
     }
   }
@@ -379,6 +388,7 @@ class Resolver {
             continue;
           }
           out.values.push_back(v.text);
+          out.value_spans.push_back(v.span);
         }
         // A broken enum stays unresolved (index -1): its uses are skipped
         // quietly instead of reporting "unknown type" or bad defaults.
@@ -433,6 +443,23 @@ class Resolver {
           continue;
         }
         field.type = std::move(*type);
+        if (f.schema_name) {
+          if (field.type.is_record()) {
+            // A record field has no slot of its own: its leaves do.
+            diags_.error(
+                f.schema_name->span,
+                fmt::format(
+                    "{} is a record (`{}`): it has no lowered parameter whose name `schema_name` "
+                    "could pin",
+                    what.str(),
+                    describe_type(field.type, *module_)),
+                fmt::format(
+                    "pin the names of the leaf fields of `{}` instead",
+                    module_->records[static_cast<size_t>(field.type.decl)].name));
+          } else {
+            field.schema_name = f.schema_name;
+          }
+        }
         if (f.default_value) {
           field.default_value = check_default(
               field.type,

@@ -62,24 +62,37 @@ std::string emit_one(OutputKind kind, const EmitInput& in) {
 
 }  // namespace
 
+Analysis analyze(
+    const std::string& input,
+    const std::vector<std::string>& include_dirs,
+    FileReader& reader,
+    SourceManager& sources,
+    Diagnostics& diags,
+    bool record_layouts) {
+  Analysis out;
+  {
+    LoadedIdl idl = load_idl(input, include_dirs, reader, sources, diags);
+    // Size limits come before the work they bound (check/limits.h).
+    if (check_identifier_lengths(idl, diags)) out.module = resolve(idl, sources, diags);
+    out.inputs = std::move(idl.paths);
+  }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
+  if (!diags.has_errors()) check_flattened_size(out.module, diags);
+  if (!diags.has_errors()) out.lowered = lower_module(out.module, diags, record_layouts);
+  return out;
+}
+
 CompileResult compile(const CompileOptions& options, FileReader& reader) {
   CompileResult result;
   SourceManager sources;
   Diagnostics diags(sources);
 
-  model::Module module;
-  {
-    LoadedIdl idl = load_idl(options.input, options.include_dirs, reader, sources, diags);
-    // Size limits come before the work they bound (check/limits.h).
-    if (check_identifier_lengths(idl, diags)) module = resolve(idl, sources, diags);
-    result.inputs = std::move(idl.paths);
-  }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
-  if (!diags.has_errors()) check_flattened_size(module, diags);
-  lower::LoweredModule lowered;
   const bool layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
     return k != OutputKind::Json;
   });
-  if (!diags.has_errors()) lowered = lower_module(module, diags, layouts);
+  Analysis analysis = analyze(options.input, options.include_dirs, reader, sources, diags, layouts);
+  const model::Module& module = analysis.module;
+  const lower::LoweredModule& lowered = analysis.lowered;
+  result.inputs = std::move(analysis.inputs);
   result.diagnostics = diags.render();
   if (diags.has_errors()) return result;
 

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "check/limits.h"
+#include "check/model.h"
 #include "load/idl_loader.h"
+#include "lower/lowered.h"
 
 namespace structop {
 
@@ -44,6 +46,26 @@ struct CompileResult {
   /// Every IDL file read, main file first.
   std::vector<std::string> inputs;
 };
+
+/// One IDL file checked and lowered (load -> check -> lower), for tools that
+/// read the models instead of emitting code (`--compat`).
+struct Analysis {
+  model::Module module;
+  lower::LoweredModule lowered;
+  /// Every IDL file read, main file first.
+  std::vector<std::string> inputs;
+};
+
+/// Runs load -> check -> lower on `input`, reading files through `reader`
+/// into `sources`; problems go to `diags`, and the models are complete only
+/// when it has no errors. `record_layouts`: see lower_module.
+Analysis analyze(
+    const std::string& input,
+    const std::vector<std::string>& include_dirs,
+    FileReader& reader,
+    SourceManager& sources,
+    Diagnostics& diags,
+    bool record_layouts);
 
 /// Compiles `options.input`. On any IDL error `ok` is false and `outputs` is empty.
 CompileResult compile(const CompileOptions& options, FileReader& reader);

@@ -56,6 +56,7 @@ Json records_json(const model::Module& m) {
                       .set("name", f.name)
                       .set("type", describe_type(f.type, m))
                       .set("default", optional_default(f.default_value))
+                      .set("schema_name", f.schema_name ? Json(f.schema_name->text) : Json())
                       .set("doc", f.doc));
     }
     out.push(Json::object()
@@ -85,6 +86,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
     slots.push(Json::object()
                    .set("path", s.path)
                    .set("name", s.name)
+                   .set("pinned", s.pinned)
                    .set("cpp_name", s.cpp_name)
                    .set("param", op.params[s.param].name)
                    .set("type", describe_type(s.type, in.module))
@@ -101,6 +103,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   for (const auto& o : lo.outputs) {
     outputs.push(Json::object()
                      .set("name", o.name)
+                     .set("pinned", o.pinned)
                      .set("api_path", o.api_path)
                      .set("schema_type", o.schema_type));
   }
@@ -170,7 +173,12 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
         def += " (schema: " + *s.schema_default + ")";
     }
     rows.push_back(
-        {{s.path, s.name, type, def, s.kwarg_only ? "yes" : "no", s.mutated ? "yes" : "no"}});
+        {{s.path,
+          s.pinned ? s.name + " (pinned)" : s.name,
+          type,
+          def,
+          s.kwarg_only ? "yes" : "no",
+          s.mutated ? "yes" : "no"}});
   }
   size_t width[6] = {};
   for (const auto& r : rows) {
@@ -195,7 +203,8 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
   if (lo.has_record_return) {
     out += "\nreturned records (one output per leaf):\n";
     for (const auto& o : lo.outputs) {
-      if (!o.fields.empty()) out += fmt::format("  {} -> {}\n", o.api_path, o.name);
+      if (!o.fields.empty())
+        out += fmt::format("  {} -> {}{}\n", o.api_path, o.name, o.pinned ? " (pinned)" : "");
     }
   }
   // Optional records: what makes each absent (Slot::optional_at; the

@@ -105,7 +105,7 @@ class Loader {
     std::string error;
     auto text = reader_.read(main_path, &error);
     if (!text) {
-      int id = sources_.add(main_path, "");
+      int id = sources_.add(main_path, "", reader_.display_path(main_path));
       diags_.error(Span{id, 0, 0, 1}, fmt::format("cannot read file: {}", error));
       return {};
     }
@@ -121,7 +121,7 @@ class Loader {
     stack_.push_back({key, path, included_from});
     result_.paths.push_back(path);
 
-    int id = sources_.add(path, std::move(text));
+    int id = sources_.add(path, std::move(text), reader_.display_path(path));
     YamlDocument doc;
     syntax::IdlFile file;
     if (load_yaml(sources_, id, diags_, &doc)) {

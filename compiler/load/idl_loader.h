@@ -23,6 +23,8 @@ struct FileReader {
   /// A key that is equal for two paths naming the same file.
   virtual std::string identity(const std::string& path) = 0;
   virtual bool exists(const std::string& path) = 0;
+  /// How diagnostics name the file at `path` (a git reader: `REV:path`).
+  virtual std::string display_path(const std::string& path) { return path; }
 };
 
 /// The FileReader over the real file system.

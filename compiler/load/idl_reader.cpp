@@ -21,7 +21,7 @@ const std::vector<std::string> kFileKeys =
     {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"};
 const std::vector<std::string> kEnumKeys = {"values", "doc"};
 const std::vector<std::string> kRecordKeys = {"fields", "doc"};
-const std::vector<std::string> kFieldKeys = {"type", "default", "doc"};
+const std::vector<std::string> kFieldKeys = {"type", "default", "doc", "schema_name"};
 const std::vector<std::string> kOpKeys =
     {"func", "mutates", "backward", "meta", "dispatch", "tags", "annotations", "doc"};
 const std::vector<std::string> kAnyKey = {};
@@ -532,6 +532,7 @@ class IdlReader {
   bool read_long_field(const Name& record, const YamlNode& node, syntax::FieldDecl* f) {
     const YamlNode* type = nullptr;
     const YamlNode* def = nullptr;
+    const YamlNode* pin = nullptr;
     const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
     bool clean =
         walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
@@ -539,6 +540,8 @@ class IdlReader {
             type = &v;
           else if (key.text == "default")
             def = &v;
+          else if (key.text == "schema_name")
+            pin = &v;
           else
             read_doc(v, &f->doc);
         });
@@ -560,6 +563,17 @@ class IdlReader {
           "in the long form the default goes under `default:`",
           fmt::format("write `default: {}`", none->text));
       return false;
+    }
+    if (pin) {
+      if (!expect_scalar(*pin, "`schema_name`")) return false;
+      if (!is_identifier(pin->value)) {
+        diags_.error(
+            pin->span,
+            fmt::format("{}: `schema_name` `{}` is not a valid identifier", what, pin->value),
+            "use letters, digits and `_`, not starting with a digit (a lowered parameter name)");
+        return false;
+      }
+      f->schema_name = Name{pin->value, pin->span};
     }
     if (def) {
       f->default_is_yaml_string = def->is_scalar() && def->quoted;

@@ -52,6 +52,8 @@ struct RecordLeaf {
   std::vector<size_t> fields;  // field indices from the record down to the leaf
   std::string path;            // `inner.w`
   std::string name;            // `inner__w`: the schema's spelling after `param__`
+  /// `name` is a field's `schema_name:`, the whole lowered name (no `param__`).
+  bool pinned = false;
   /// Inside a list-of-records field: how many of `fields` lie above the list
   /// (1: `fields[0]` is the list field); `type` is then a list.
   std::optional<size_t> list_depth;
@@ -91,7 +93,9 @@ struct RecordLayout {
 
 /// One flat parameter of the lowered schema.
 struct Slot {
-  std::string name;            // lowered name: `cfg__inner__w`
+  std::string name;  // lowered name: `cfg__inner__w`
+  /// `name` is pinned by the leaf field's `schema_name:` (not built from the path).
+  bool pinned = false;
   std::string cpp_name;        // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
   std::string path;            // original path: `cfg.inner.w` (`x` for a plain parameter)
   std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)
@@ -135,6 +139,8 @@ struct Slot {
 /// stats__var`; unnamed, `Tensor mean, Tensor var`).
 struct Output {
   std::string name;  // may be empty
+  /// `name` is pinned by the leaf field's `schema_name:`.
+  bool pinned = false;
   model::Type type;
   std::string schema_type;
   size_t ret = 0;              // index of the IDL's return (model::Op::returns, ApiReturn)

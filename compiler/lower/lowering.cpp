@@ -155,7 +155,8 @@ class OpLowering {
         flatten_record(param, f.type.decl, leaf_name, leaf_path, value, fields);
       } else {
         lower::Slot s;
-        s.name = leaf_name;
+        s.name = f.schema_name ? f.schema_name->text : leaf_name;
+        s.pinned = f.schema_name.has_value();
         s.path = leaf_path;
         s.param = param;
         s.fields = *fields;
@@ -203,7 +204,7 @@ class OpLowering {
         return_leaves(i, r.type.decl, return_name(i), "", fields);
       } else {
         // api_path is set below, once every return is named.
-        out_.outputs.push_back({r.name, r.type, schema_type(r.type), i, {}, {}, {}});
+        out_.outputs.push_back({r.name, false, r.type, schema_type(r.type), i, {}, {}, {}});
       }
       a.output_count = out_.outputs.size() - a.first_output;
       out_.api_returns.push_back(std::move(a));
@@ -243,8 +244,16 @@ class OpLowering {
       if (field.type.is_record()) {
         return_leaves(ret, field.type.decl, leaf, access, fields);
       } else {
+        const bool pinned = field.schema_name.has_value();
         out_.outputs.push_back(
-            {leaf, field.type, schema_type(field.type), ret, fields, {}, access});
+            {pinned ? field.schema_name->text : leaf,
+             pinned,
+             field.type,
+             schema_type(field.type),
+             ret,
+             fields,
+             {},
+             access});
       }
       fields.pop_back();
     }
@@ -347,6 +356,50 @@ class OpLowering {
     out_.locals.error = model::first_free("error", params);
   }
 
+  /// The field of record leaf `s` (Slot::fields walked from its parameter's record).
+  const model::Field& leaf_field(const lower::Slot& s) const {
+    const model::Field* f = nullptr;
+    int decl = op_.params[s.param].type.decl;
+    for (size_t i : s.fields) {
+      f = &module_.records[static_cast<size_t>(decl)].fields[i];
+      decl = f->type.decl;
+    }
+    return *f;
+  }
+
+  /// Two slots with one name where (at least) one name is pinned
+  /// (`schema_name:`, SPEC rule 3.7: a pinned name must be unique in the op).
+  void report_pinned_collision(const lower::Slot& first, const lower::Slot& later) {
+    const lower::Slot& pinned = later.pinned ? later : first;
+    const lower::Slot& other = later.pinned ? first : later;
+    const model::Field& field = leaf_field(pinned);
+    const bool same_field = other.pinned && &leaf_field(other) == &field;
+    std::string hint;
+    if (same_field) {
+      hint =
+          "a pinned name is the whole lowered name, whatever path reaches the field: use a record "
+          "with pinned names once per op, or pin the names in a copy of the record";
+    } else if (!other.from_record()) {
+      hint = fmt::format(
+          "rename the parameter `{}`, or pin another name (an op's lowered names are unique)",
+          other.path);
+    } else {
+      hint = "pin another name, or rename the field (an op's lowered names are unique)";
+    }
+    diags_.error(
+        field.schema_name->span,
+        fmt::format(
+            "op `{}`: the pinned name `{}` of `{}` is also the lowered name of `{}`",
+            op_.qualified_name(),
+            pinned.name,
+            pinned.path,
+            other.path),
+        hint);
+    diags_.note(
+        op_.params[other.param].span,
+        fmt::format("`{}` comes from parameter `{}`", other.path, op_.params[other.param].name));
+  }
+
   void check_collisions() {
     std::vector<std::string_view> names;
     names.reserve(out_.slots.size());
@@ -354,6 +407,10 @@ class OpLowering {
     for (auto [first_index, later_index] : find_duplicates(names)) {
       const lower::Slot& first = out_.slots[first_index];
       const lower::Slot& later = out_.slots[later_index];
+      if (first.pinned || later.pinned) {
+        report_pinned_collision(first, later);
+        continue;
+      }
       diags_.error(
           op_.params[later.param].span,
           fmt::format(
@@ -741,7 +798,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
           lower::RecordLeaf l = leaf;
           l.fields.insert(l.fields.begin(), i);
           l.path = f.name + "." + leaf.path;
-          l.name = f.name + "__" + leaf.name;
+          if (!leaf.pinned) l.name = f.name + "__" + leaf.name;
           if (l.list_depth) {
             ++*l.list_depth;
           } else if (f.type.is_record_list()) {  // one list per leaf
@@ -761,7 +818,13 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
         layout.has_enum_leaf |= inner.has_enum_leaf;
       } else {
         if (!f.type.is_optional()) layout.required_leaves.push_back(layout.leaves.size());
-        layout.leaves.push_back({{i}, f.name, f.name, std::nullopt, f.type});
+        layout.leaves.push_back(
+            {{i},
+             f.name,
+             f.schema_name ? f.schema_name->text : f.name,
+             f.schema_name.has_value(),
+             std::nullopt,
+             f.type});
         layout.has_enum_leaf |= f.type.is_enum();
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;

@@ -104,6 +104,8 @@ struct FieldDecl {
   TypeExpr type;
   std::optional<Literal> default_value;
   std::string doc;
+  /// `schema_name:` (long form): the leaf's lowered name, pinned.
+  std::optional<Name> schema_name;
   /// The default was a quoted YAML scalar in long form (`default: "x"`), so a
   /// str field takes it as the string itself.
   bool default_is_yaml_string = false;

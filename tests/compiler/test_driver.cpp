@@ -161,6 +161,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
       w.keys() == std::vector<std::string>{
                       "path",
                       "name",
+                      "pinned",
                       "cpp_name",
                       "param",
                       "type",
@@ -173,6 +174,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
                       "grad_list",
                       "optional_records"});
   CHECK(w["path"].string == "cfg.inner.w");
+  CHECK_FALSE(w["pinned"].boolean);
   CHECK(w["name"].string == "cfg__inner__w");
   CHECK(w["param"].string == "cfg");
   CHECK(w["differentiable"].boolean);

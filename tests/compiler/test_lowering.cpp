@@ -804,3 +804,84 @@ TEST_CASE("the generated code's own names give way to the user's", "[lowering]")
   CHECK(op.locals.ctx == "ctx3");
   CHECK(op.locals.error == "error2");
 }
+
+TEST_CASE("schema_name pins a leaf's whole lowered name, at any depth", "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}\n"
+      "  Cfg:\n"
+      "    fields:\n"
+      "      inner: Inner\n"
+      "      eps: {type: float, default: 1e-6, schema_name: epsilon}\n"
+      "  Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Cfg cfg, Cfg[] more) -> Stats\n"
+      "    meta: custom\n");
+  INFO(fe.errors);
+  // Cfg twice in one op: its pinned names would repeat.
+  REQUIRE_FALSE(fe.ok());
+  CHECK(contains(
+      fe.errors,
+      "the pinned name `weight` of `more.inner.w` is also the lowered name of `cfg.inner.w`"));
+  CHECK(contains(fe.errors, "use a record with pinned names once per op"));
+
+  fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}\n"
+      "  Cfg:\n"
+      "    fields:\n"
+      "      inner: Inner\n"
+      "      eps: {type: float, default: 1e-6, schema_name: epsilon}\n"
+      "  Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}\n"
+      "  Gate: {fields: {g: {type: Tensor, schema_name: gate}, b: Tensor}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Cfg cfg) -> Stats\n"
+      "    meta: custom\n"
+      "  - func: many(Tensor x, Inner[] layers, Gate? extra=None) -> Tensor\n"
+      "    meta: custom\n");
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const auto& lo = fe.op("op");
+  CHECK(names(lo) == std::vector<std::string>{"x", "weight", "cfg__inner__b", "epsilon"});
+  CHECK(lo.slots[1].pinned);
+  CHECK(lo.slots[1].path == "cfg.inner.w");
+  CHECK(lo.slots[1].cpp_name == "cfg_inner_w");  // the APIs keep the record's names
+  CHECK_FALSE(lo.slots[2].pinned);
+  CHECK(
+      lo.schema ==
+      "op(Tensor x, Tensor weight, Tensor cfg__inner__b, float epsilon=1e-6) -> (Tensor "
+      "output__mean, Tensor variance)");
+  CHECK(lo.outputs[1].pinned);
+  CHECK(lo.outputs[1].api_path == "output.var");
+  // In a list of records and an optional record the pinned name names the
+  // list or optional slot.
+  CHECK(
+      fe.op("many").schema ==
+      "many(Tensor x, Tensor[] weight, Tensor[] layers__b, Tensor? gate=None, Tensor? "
+      "extra__b=None) -> Tensor");
+}
+
+TEST_CASE("schema_name must be unique in the op and pin a leaf", "[lowering]") {
+  FrontEnd fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  Norm: {fields: {w: {type: Tensor, schema_name: weight}}}\n"
+      "ops:\n"
+      "  - func: op(Tensor weight, Norm cfg) -> Tensor\n");
+  CHECK(contains(
+      fe.errors,
+      "the pinned name `weight` of `cfg.w` is also the lowered name of `weight`"));
+  CHECK(contains(fe.errors, "rename the parameter `weight`, or pin another name"));
+
+  fe = run_front_end(
+      "namespace: demo\n"
+      "records:\n"
+      "  Inner: {fields: {w: Tensor}}\n"
+      "  Norm: {fields: {inner: {type: Inner, schema_name: inner}}}\n"
+      "ops:\n"
+      "  - func: op(Tensor x, Norm cfg) -> Tensor\n");
+  CHECK(
+      contains(fe.errors, "field `Norm.inner` is a record (`Inner`): it has no lowered parameter"));
+}
