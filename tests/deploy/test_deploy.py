@@ -16,7 +16,8 @@ ExportSaveLoad (Meson test deploy-export): the exported program, and the
 same computation with its records as inputs, saved with torch.export.save,
 loaded with torch.export.load in a fresh process (which imports the
 generated modules and loads the library), run on two batch sizes: equal to
-eager in this process. No compiler runs.
+eager in this process; and loaded without the library: torch's log names
+the op it cannot resolve. No compiler runs.
 
 Aoti (Meson test deploy-aoti): the program packaged once with
 torch._inductor.aoti_compile_and_package (inductor runs g++), then
@@ -176,6 +177,11 @@ def child(mode):
         outputs = [inside(*model_inputs(n, seed=10 + n)) for n in BATCHES]
         outputs += [passed(*record_inputs(n, seed=20 + n)) for n in BATCHES]
         torch.save(outputs, work("export_outputs.pt"))
+    elif mode == "export-no-library":  # torch logs why, then raises a generic RuntimeError
+        try:
+            torch.export.load(work("inside.pt2"))
+        except RuntimeError:
+            sys.exit(3)
     else:
         sys.exit(f"unknown --child mode {mode}")
 
@@ -196,29 +202,38 @@ class Timed(unittest.TestCase):
 
 
 class ExportSaveLoad(Timed):
+    """Both programs exported and saved once, in setUpClass."""
+
     @classmethod
     def setUpClass(cls):
         os.makedirs(ARGS.work, exist_ok=True)
         W, _, _ = import_generated()
         W.load_library(ARGS.library)
-
-    def test_save_load_in_fresh_process(self):
         model = DeployModel()
         inside = export_program(model, model_inputs(4, seed=0))
-        self.assertEqual(structop_nodes(inside), OPS, "each op is one node of the graph")
         passed = export_program(RecordsModel(), record_inputs(4, seed=0), records_as_inputs=True)
-        self.assertEqual(structop_nodes(passed), OPS)
+        cls.nodes = [structop_nodes(inside), structop_nodes(passed)]
         torch.export.save(inside, work("inside.pt2"))
         torch.export.save(passed, work("records.pt2"))
         with torch.no_grad():
-            want = [model(*model_inputs(n, seed=10 + n)) for n in BATCHES]
-            want += [compute(*record_inputs(n, seed=20 + n)) for n in BATCHES]
+            cls.want = [model(*model_inputs(n, seed=10 + n)) for n in BATCHES]
+            cls.want += [compute(*record_inputs(n, seed=20 + n)) for n in BATCHES]
+
+    def test_graph(self):
+        self.assertEqual(self.nodes, [OPS, OPS], "each op is one node of the graph")
+
+    def test_save_load_in_fresh_process(self):
         out = run_child("export")
         self.assert_child_ok(out)
         got = torch.load(work("export_outputs.pt"))
-        self.assertEqual([g.shape[0] for g in got], list(BATCHES) * 2)
-        for i, (g, w) in enumerate(zip(got, want)):
+        self.assertEqual([g.shape for g in got], [(n, FEATURES) for n in BATCHES] * 2)
+        for i, (g, w) in enumerate(zip(got, self.want)):
             torch.testing.assert_close(g, w, msg=lambda m: f"output {i}: {m}")
+
+    def test_load_without_library(self):
+        out = run_child("export-no-library")
+        self.assertEqual(out.returncode, 3, out.stdout + out.stderr)
+        self.assertIn("failed to resolve torch.ops.weights.op.default to an operator", out.stderr)
 
 
 class Aoti(Timed):
