@@ -15,7 +15,8 @@
 // It links libtorch only (no libtorch_python, no libpython) and says so: it
 // prints whether any Python library is mapped into the process after the run.
 // Exit status: 0 on success, 1 when loading or running fails (the message on
-// stderr), 2 on a usage error or an ops library that cannot be opened.
+// stderr; an op's error included), 2 on a usage error or an ops library that
+// cannot be opened.
 #include <ATen/ATen.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
@@ -112,7 +113,19 @@ void run(const Options& options) {
     std::vector<at::Tensor> args;
     for (const c10::IValue& arg : entry.toListRef()) args.push_back(arg.toTensor());
     const std::vector<at::Tensor> outputs = loader.run(args);
-    std::cout << "call " << ++call << ": inputs";
+    ++call;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      // torch 2.6's AOTInductor logs an op's exception ("Exception in
+      // aoti_torch: ...") and returns no tensor instead of throwing it.
+      TORCH_CHECK(
+          outputs[i].defined(),
+          "call ",
+          call,
+          ": output ",
+          i,
+          " is undefined (an op failed; its error is logged above)");
+    }
+    std::cout << "call " << call << ": inputs";
     for (const at::Tensor& arg : args) std::cout << " " << shape(arg);
     std::cout << " -> outputs";
     c10::List<at::Tensor> row;
@@ -147,7 +160,10 @@ int main(int argc, char** argv) {
   } catch (const c10::Error& error) {
     message = error.what_without_backtrace();  // what() ends with a C++ backtrace
   } catch (const std::exception& error) {
+    // AOTInductor rethrows an op's c10::Error as a std::runtime_error with
+    // the whole what(), C++ backtrace included.
     message = error.what();
+    message = message.substr(0, message.find("\nException raised from"));
   }
   std::cerr << "deploy_runner: " << options.package << ": " << message << "\n";
   if (message.find("Could not find schema for") != std::string::npos) {
