@@ -17,7 +17,9 @@
 // Exit status: 0 on success, 1 when loading or running fails (the message on
 // stderr; an op's error included), 2 on a usage error or an ops library that
 // cannot be opened.
-#include <ATen/ATen.h>
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
