@@ -44,16 +44,19 @@ Internal: test_deploy.py --child MODE ... (the fresh processes).
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 import unittest
 
-import torch
-import torch._inductor
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass)
+
+import torch  # noqa: E402
+import torch._inductor  # noqa: E402
 
 ARGS = None
-SKIP = 77  # Meson: the test was skipped
 BATCHES = (3, 8)  # the two input shapes; the program is exported at batch 4
 FEATURES = 6
 # torch 2.6's AOTInductor passes an optional list argument left at its None
@@ -169,10 +172,23 @@ def work(name):
     return os.path.join(ARGS.work, name)
 
 
+def child_env():
+    """The environment of the fresh processes and the runners: TMPDIR in the
+    work folder. A package loader that fails (no ops library) leaves the
+    package's extracted files in TMPDIR (torch 2.13; 2.6 ignores TMPDIR and
+    leaves them in /tmp)."""
+    return dict(os.environ, TMPDIR=work("tmp"))
+
+
+def fresh_work_folder():
+    shutil.rmtree(ARGS.work, ignore_errors=True)
+    os.makedirs(work("tmp"))
+
+
 def run_child(mode, timeout=600):
     command = [sys.executable, os.path.abspath(__file__), "--child", mode, "--library", ARGS.library,
                "--modules", ARGS.modules, "--work", ARGS.work]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env())
 
 
 def child(mode):
@@ -227,7 +243,7 @@ class ExportSaveLoad(Timed):
 
     @classmethod
     def setUpClass(cls):
-        os.makedirs(ARGS.work, exist_ok=True)
+        fresh_work_folder()
         W, _, _ = import_generated()
         W.load_library(ARGS.library)
         model = DeployModel()
@@ -262,7 +278,7 @@ class Aoti(Timed):
 
     @classmethod
     def setUpClass(cls):
-        os.makedirs(ARGS.work, exist_ok=True)
+        fresh_work_folder()
         W, _, _ = import_generated()
         W.load_library(ARGS.library)
         model = DeployModel()
@@ -300,7 +316,7 @@ class Aoti(Timed):
         if ARGS.no_runner:
             self.skipTest(ARGS.no_runner)
         runner = ARGS.linked_runner if linked else ARGS.runner
-        out = subprocess.run([runner, *args], capture_output=True, text=True, timeout=600)
+        out = subprocess.run([runner, *args], capture_output=True, text=True, timeout=600, env=child_env())
         print(f"$ {os.path.basename(runner)} {' '.join(os.path.basename(a) for a in args)}\n"
               f"{out.stdout}{out.stderr}(exit {out.returncode})", file=sys.stderr, flush=True)
         return out
@@ -381,15 +397,9 @@ def main():
     missing = [name for name in ("aoti_compile_and_package", "aoti_load_package")
                if not hasattr(torch._inductor, name)]
     if "Aoti" in rest and missing:
-        print(f"SKIP: torch {torch.__version__} has no torch._inductor.{', '.join(missing)}")
-        sys.exit(SKIP)
-    result = unittest.main(argv=sys.argv[:1] + rest, verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.skipped:
-        for test, reason in result.skipped:
-            print(f"SKIP: {test.id()}: {reason}")
-        sys.exit(SKIP)
+        print(f"skipped: torch {torch.__version__} has no torch._inductor.{', '.join(missing)}")
+        sys.exit(unittest_main.SKIPPED)
+    unittest_main.main(argv=sys.argv[:1] + rest)
 
 
 if __name__ == "__main__":
