@@ -395,10 +395,6 @@ def main():
     if ARGS.child:
         child(ARGS.child)
         return
-    # Inductor's cache in the test's folder, out of the default one that other
-    # tests and users share (a rerun costs the same CPU: AOTInductor compiles
-    # the package's C++ again).
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(ARGS.work, "inductor-cache"))
     missing = [name for name in ("aoti_compile_and_package", "aoti_load_package")
                if not hasattr(torch._inductor, name)]
     if "Aoti" in rest and missing:
