@@ -35,11 +35,24 @@ done
 
 . scripts/common.sh
 
-step() {  # step NAME COMMAND...: runs one command, prints its wall time
-  local name=$1 start=$SECONDS rc=0
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
+cpu_seconds() {  # sets cpu: user + system CPU seconds of this shell's finished children
+  local lines
+  times >"$times_file"  # (in this shell: `times` in a subshell would count the subshell's)
+  mapfile -t lines <"$times_file"
+  cpu=$(awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); t += p[1] * 60 + p[2] } printf "%d", t }' \
+    <<<"${lines[1]}")
+}
+
+step() {  # step NAME COMMAND...: runs one command, prints its wall and CPU time
+  local name=$1 start=$SECONDS before rc=0
   shift
+  cpu_seconds
+  before=$cpu
   "$@" || rc=$?
-  echo "   $name: $((SECONDS - start)) s$( ((rc == 0)) || echo " (failed: exit $rc)")" >&2
+  cpu_seconds
+  echo "   $name: $((SECONDS - start)) s wall, $((cpu - before)) s CPU$( ((rc == 0)) || echo " (failed: exit $rc)")" >&2
   return $rc
 }
 
@@ -81,39 +94,46 @@ status=0
 run_leg() {  # run_leg NAME FUNCTION: a leg stops at its first failed step
   # (Called as a plain command, never after || or in an if: there bash would
   # ignore `set -e` inside the leg, and a failed step would go unnoticed.)
-  local name=$1 start=$SECONDS rc
+  local name=$1 start=$SECONDS before rc
   echo "== $name" >&2
+  cpu_seconds
+  before=$cpu
   set +e
   (set -e; "$2")
   rc=$?
   set -e
+  cpu_seconds
   ((rc == 0)) || status=1
-  echo "== $name: $((SECONDS - start)) s$( ((rc == 0)) || echo ", FAILED")" >&2
+  echo "== $name: $((SECONDS - start)) s wall, $((cpu - before)) s CPU$( ((rc == 0)) || echo ", FAILED")" >&2
 }
 
-if [ "${legs[*]}" = distro-inside ]; then  # scripts/debian13.sh brought us here
-  run_leg "distro leg: Debian 13, torch 2.6" leg_distro_inside
+main() {  # (a function, so that bash has read the whole file before it runs)
+  if [ "${legs[*]}" = distro-inside ]; then  # scripts/debian13.sh brought us here
+    run_leg "distro leg: Debian 13, torch 2.6" leg_distro_inside
+    exit $status
+  fi
+
+  dirs=()
+  for leg in "${legs[@]}"; do
+    case $leg in
+      pip)
+        step "packages" bash scripts/setup.sh --tests
+        step ".venv-torch" bash scripts/pip-torch.sh --tests
+        export PATH="$PWD/$venv/bin:$PATH"  # as an activated virtual environment
+        run_leg "pip leg: torch 2.13.0 (pip)" leg_pip
+        dirs+=(build build-asan build-fuzz)
+        ;;
+      distro)
+        start=$SECONDS
+        bash scripts/debian13.sh bash scripts/test.sh distro-inside || status=1
+        echo "== distro leg, with the chroot's set-up: $((SECONDS - start)) s" >&2
+        dirs+=(build-debian13)
+        ;;
+    esac
+  done
+
+  python3 tools/test_summary.py "${dirs[@]}" || status=1
   exit $status
-fi
+}
 
-dirs=()
-for leg in "${legs[@]}"; do
-  case $leg in
-    pip)
-      step "packages" bash scripts/setup.sh --tests
-      step ".venv-torch" bash scripts/pip-torch.sh --tests
-      export PATH="$PWD/$venv/bin:$PATH"  # as an activated virtual environment
-      run_leg "pip leg: torch 2.13.0 (pip)" leg_pip
-      dirs+=(build build-asan build-fuzz)
-      ;;
-    distro)
-      start=$SECONDS
-      bash scripts/debian13.sh bash scripts/test.sh distro-inside || status=1
-      echo "== distro leg, with the chroot's set-up: $((SECONDS - start)) s" >&2
-      dirs+=(build-debian13)
-      ;;
-  esac
-done
-
-python3 tools/test_summary.py "${dirs[@]}" || status=1
-exit $status
+main
