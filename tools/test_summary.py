@@ -2,8 +2,9 @@
 """Prints "N passed, N failed, N skipped" over the meson test logs of the given build dirs.
 
 Each build dir's counts go to stderr first, with the name of every test that
-did not pass and, for a skipped test, the reason it printed last; the last
-line on stdout is the total.
+did not pass and, for a skipped test, the reason it printed last, and where
+the time went (the tests' durations summed per suite, the slowest tests); the
+last line on stdout is the total.
 
 A test passes when Meson says OK (or EXPECTEDFAIL); a skipped test (exit status
 77, e.g. the GPU tests on a machine without a GPU, or a Python test with a
@@ -38,12 +39,18 @@ def main(build_dirs):
             continue
         here = {"passed": 0, "failed": 0, "skipped": 0}
         notes = []
+        suites, durations = {}, []
         with open(log, encoding="utf-8") as f:
             for line in f:
                 if not line.strip():
                     continue
                 entry = json.loads(line)
                 result = entry.get("result")
+                duration = float(entry.get("duration") or 0)
+                durations.append((duration, entry.get("name")))
+                # "project:suite1+suite2 / test" (Meson 1.0 writes no "suite" key)
+                for suite in entry.get("name", "").split(" / ")[0].split(":")[-1].split("+"):
+                    suites[suite] = suites.get(suite, 0.0) + duration
                 if result in PASSED:
                     here["passed"] += 1
                 elif result in SKIPPED:
@@ -56,6 +63,11 @@ def main(build_dirs):
               file=sys.stderr)
         for note in notes:
             print(note, file=sys.stderr)
+        print("  seconds per suite (a test in two suites counts in both): "
+              + ", ".join(f"{k} {v:.0f}" for k, v in sorted(suites.items())), file=sys.stderr)
+        print("  slowest: " + ", ".join(f"{name.split(' / ')[-1]} {d:.0f} s"
+                                        for d, name in sorted(durations, reverse=True)[:6]),
+              file=sys.stderr)
         for key in totals:
             totals[key] += here[key]
     for log in missing:
