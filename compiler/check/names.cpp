@@ -265,7 +265,13 @@ class ClashChecker {
 
   void generated_names() {
     for (const char* ns : {"at", "c10", "caffe2", "std", "structop"})
-      take(ns, NameUse{"a C++ namespace the generated code refers to", NameUse::Owner::None, nullptr, true});
+      take(
+          ns,
+          NameUse{
+              "a C++ namespace the generated code refers to",
+              NameUse::Owner::None,
+              nullptr,
+              true});
     take("kernels", "the C++ namespace of the kernels");
     take("to_string", "the C++ function that spells enum values");
     take("int64_t", "a C++ type the generated code spells unqualified");
@@ -335,7 +341,8 @@ class ClashChecker {
     const void* decl;  // a model::Record, Enum or Op
 
     std::string name() const {
-      if (kind == std::string_view("op")) return static_cast<const model::Op*>(decl)->qualified_name();
+      if (kind == std::string_view("op"))
+        return static_cast<const model::Op*>(decl)->qualified_name();
       if (kind == std::string_view("record")) return static_cast<const model::Record*>(decl)->name;
       return static_cast<const model::Enum*>(decl)->name;
     }
@@ -370,8 +377,7 @@ class ClashChecker {
     const bool both_ops = other->second.kind == std::string_view("op") &&
                           kind == other->second.kind;
     const bool both_types = other->second.kind != std::string_view("op") &&
-                            kind != std::string_view("op") &&
-                            other->second.name() == self.name();
+                            kind != std::string_view("op") && other->second.name() == self.name();
     if (!both_ops && !both_types) {
       diags_.error(
           span,
@@ -397,7 +403,8 @@ class ClashChecker {
       const std::string& cpp = op_spelled_[i];
       kernels.clear();
       model::op_kernel_names(op, cpp, &kernels);
-      if (op.meta == model::MetaKind::Custom) kernels.push_back(model::join_identifier({cpp, "meta"}));
+      if (op.meta == model::MetaKind::Custom)
+        kernels.push_back(model::join_identifier({cpp, "meta"}));
       if (op.backward) {
         kernels.push_back(model::join_identifier({cpp, "setup_context"}));
         kernels.push_back(model::join_identifier({cpp, "backward"}));
@@ -520,7 +527,8 @@ class ClashChecker {
           "RuntimeError"};
       for (const auto& p : op.params) {
         // A reserved word is spelled with a trailing `_`, which none of these has.
-        if (std::find(std::begin(globals), std::end(globals), p.name) == std::end(globals)) continue;
+        if (std::find(std::begin(globals), std::end(globals), p.name) == std::end(globals))
+          continue;
         const std::string& name = p.name;
         diags_.error(
             p.span,

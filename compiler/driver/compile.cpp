@@ -87,8 +87,9 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
   Diagnostics diags(sources);
 
   LowerOptions lowering;
-  lowering.record_layouts = std::any_of(
-      options.emit.begin(), options.emit.end(), [](OutputKind k) { return k != OutputKind::Json; });
+  lowering.record_layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
+    return k != OutputKind::Json;
+  });
   lowering.api_facts = !options.emit.empty() || options.explain_op.has_value();
   Analysis analysis = analyze(options.input, options.include_dirs, reader, sources, diags, lowering);
   const model::Module& module = analysis.module;

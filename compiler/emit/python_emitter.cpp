@@ -684,7 +684,9 @@ class PythonEmitter {
           fmt::format(
               lo.has_record_return ? "_{0}_results({1}({2}))" : "{1}({2})",
               name,
-              fmt::format("(_{0}_op.overload if _rt.is_dynamo_compiling() else _{0}_op.eager)", name),
+              fmt::format(
+                  "(_{0}_op.overload if _rt.is_dynamo_compiling() else _{0}_op.eager)",
+                  name),
               args)},
          {"error", lo.locals.error},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},

@@ -573,8 +573,7 @@ class OpLowering {
               "op `{}` returns `{}`, which a default meta kernel cannot shape",
               op_.qualified_name(),
               return_list()),
-          fmt::format(
-              "set `meta: custom` and write `kernels::{}`", model::op_names(op_).meta));
+          fmt::format("set `meta: custom` and write `kernels::{}`", model::op_names(op_).meta));
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {

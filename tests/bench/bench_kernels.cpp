@@ -30,7 +30,11 @@ at::Tensor kernels::nest3(const at::Tensor& x, const Outer& /*cfg*/) {
   return x.clone();
 }
 
-at::Tensor kernels::two_rec(const at::Tensor& x, const Core& /*a*/, const Mid& /*b*/, Mode /*mode*/) {
+at::Tensor kernels::two_rec(
+    const at::Tensor& x,
+    const Core& /*a*/,
+    const Mid& /*b*/,
+    Mode /*mode*/) {
   return x.clone();
 }
 

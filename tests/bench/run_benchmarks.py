@@ -15,7 +15,8 @@ machine's drift between rounds (shared CPUs, frequency changes).
 --all runs, for the torch of the Python running this script, every
 benchmark the call-overhead targets are judged by and prints their ratios
 side by side: the C++ call API and autograd (bench_overhead), the eager
-Python record calls against the flat calls (shim_bench.py), a compiled
+Python record calls against the flat calls (shim_bench.py, timed and, with
+valgrind, in instructions), a compiled
 10-layer model (compiled_bench.py) and the front end (structopc against a
 yaml-cpp load of native_functions.yaml: instructions, frontend_instructions
 under callgrind, and wall time, frontend_bench). It builds what they need
@@ -39,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # (label, benchmark, baseline, target): benchmark / baseline should be <= target.
 RATIOS = [
     ("C++ call, 8-leaf record vs hand-written flat op",
-     "call/generated_record", "call/handwritten_flat", 1.05),
+     "call/generated_record", "call/handwritten_flat", 1.00),
     ("forward+backward, generated bridge vs autograd::Function",
      "fwd_bwd/generated_bridge", "fwd_bwd/autograd_function", 1.00),
     ("forward+backward, generated bridge vs eager ATen (addcmul)",
@@ -138,8 +139,9 @@ def everything(args):
                "tests/bench/bench_ops.py"]
     frontend_bench = os.path.join(bench_dir, "frontend", "frontend_bench")
     counter = os.path.join(build_dir, "tests", "instructions", "frontend_instructions")
+    toggle = os.path.join(build_dir, "tests", "instructions", "libcallgrind_toggle.so")
     subprocess.run(["ninja", "-C", build_dir, *targets], check=True, stdout=subprocess.DEVNULL)
-    for exe in (frontend_bench, counter):
+    for exe in (frontend_bench, counter, toggle):
         if os.path.exists(exe):
             subprocess.run(["ninja", "-C", build_dir, os.path.relpath(exe, build_dir)],
                            check=True, stdout=subprocess.DEVNULL)
@@ -159,6 +161,12 @@ def everything(args):
                      [(r["label"], r["ratio"], r["target"], r["kind"] == "at least")
                       for r in eager]))
     print()
+    if os.path.exists(toggle) and shutil.which("valgrind"):
+        counted = python_json("shim_bench.py", [library, bench_dir, "--instructions", toggle], env)
+        sections.append(("Python eager calls (shim_bench.py --instructions, callgrind)",
+                         [(r["label"], r["ratio"], r["target"], r["kind"] == "at least")
+                          for r in counted]))
+        print()
     compiled = python_json("compiled_bench.py", [library, bench_dir], env)
     sections.append(("torch.compile, inductor (compiled_bench.py, wall time)",
                      [(r["label"], r["ratio"], r["target"]) for r in compiled]))

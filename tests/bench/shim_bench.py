@@ -28,7 +28,15 @@ and, for information, OpOverload._op (what OpOverload.__call__ calls).
 Rounds are interleaved; a ratio is the median over rounds of the per-round
 ratio, which cancels the machine's drift (bench_stats).
 
+With --instructions TOGGLE_LIB (tests/instructions' libcallgrind_toggle.so)
+the same ratios are counted in instructions instead of timed: the script
+runs itself under `valgrind --tool=callgrind --instr-atstart=no` and counts
+N and 2N calls of each case between callgrind client requests; (I(2N) -
+I(N)) / N is one call. The counts repeat within about 1% whatever the
+machine's load, where times on a loaded machine spread by tens of percent.
+
 Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N] [--json FILE]
+                     [--instructions TOGGLE_LIB [--valgrind PATH]]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
@@ -108,7 +116,13 @@ def main():
     p.add_argument("--rounds", type=int, default=25)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--json", help="write the ratios here too")
+    p.add_argument("--instructions", metavar="TOGGLE_LIB",
+                   help="count instructions under callgrind instead of timing")
+    p.add_argument("--valgrind", default="valgrind")
+    p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
+    if a.instructions:
+        return instructions(a)
 
     sys.path.insert(0, a.module_dir)
     import bench_ops  # noqa: E402  (generated)
@@ -149,6 +163,10 @@ def main():
         expected = x + w * b if name.startswith("rec8") or name.startswith("items4") else x
         torch.testing.assert_close(call(), expected, msg=name)
 
+    if a.count:
+        count(calls, a.count)
+        return
+
     times = interleaved_times(calls, a.rounds, a.calls)
 
     print(f"Python eager calls, torch {torch.__version__}, {a.rounds} interleaved rounds of "
@@ -157,13 +175,56 @@ def main():
     for name in calls:
         print(f"  {name:<22}{statistics.median(times[name]) * 1e6:>10.2f}")
     print()
+    report(times, a.json, median_ratio)
+
+
+COUNTED = 200  # calls per counted loop (and twice as many)
+
+
+def count(calls, toggle):
+    """Under callgrind: each case's N and 2N calls between client requests."""
+    import ctypes
+    lib = ctypes.CDLL(toggle)
+    for name, call in calls.items():
+        for n in (COUNTED, 2 * COUNTED):
+            lib.structop_callgrind_start()
+            for _ in range(n):
+                call()
+            lib.structop_callgrind_stop(f"{name} {n}".encode())
+
+
+def instructions(a):
+    """--instructions: this script under callgrind; the ratios of instructions per call."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "instructions"))
+    from callgrind_steps import steps
+    counts, out = steps([sys.executable, os.path.abspath(__file__), a.library, a.module_dir,
+                         "--count", a.instructions], a.valgrind, extra=["--instr-atstart=no"])
+    per_call = {}
+    for key, value in counts.items():
+        name, n = key.rsplit(" ", 1)
+        per_call.setdefault(name, {})[int(n)] = value
+    per_call = {name: [(c[2 * COUNTED] - c[COUNTED]) / COUNTED] for name, c in per_call.items()}
+    print(f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
+          f"{COUNTED} and {2 * COUNTED} calls)")
+    for name, (value,) in per_call.items():
+        print(f"  {name:<22}{value:>10.0f}")
+    print()
+    report(per_call, a.json, lambda x, y: x[0] / y[0], unit="instructions")
+
+
+def report(values, json_path, ratio_of, unit="time"):
+    """Prints RATIOS and SPEEDUPS from `values` (per case: what ratio_of takes)."""
     results = []
+    suffix = ", instructions" if unit == "instructions" else ""
     for label, num, den, target in RATIOS:
-        r = median_ratio(times[num], times[den])
-        results.append({"label": label, "ratio": r, "target": target, "kind": "at most"})
+        r = ratio_of(values[num], values[den])
+        results.append({"label": label + suffix, "ratio": r, "target": target, "kind": "at most"})
     for label, slow, fast, least in SPEEDUPS:
-        r = median_ratio(times[slow], times[fast])
-        results.append({"label": label, "ratio": r, "target": least, "kind": "at least"})
+        r = ratio_of(values[slow], values[fast])
+        results.append({"label": label + suffix, "ratio": r, "target": least,
+                        "kind": "at least"})
     for res in results:
         verdict = ""
         if res["target"] is not None:
@@ -172,8 +233,8 @@ def main():
             sign = "<=" if res["kind"] == "at most" else ">="
             verdict = f"{sign} {res['target']:.2f} {'ok' if ok else 'MISSED'}"
         print(f"  {res['label']:<58}{res['ratio']:7.3f}x  {verdict}")
-    if a.json:
-        with open(a.json, "w") as f:
+    if json_path:
+        with open(json_path, "w") as f:
             json.dump({"torch": torch.__version__, "ratios": results}, f)
 
 

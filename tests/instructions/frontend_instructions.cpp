@@ -37,7 +37,8 @@ std::string wrap_native_functions(const std::string& path, int every, int* ops) 
     if (line.compare(0, prefix.size(), prefix) != 0) continue;
     if (seen++ % every != 0) continue;
     std::string quoted;
-    for (char c : line.substr(prefix.size())) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    for (char c : line.substr(prefix.size()))
+      quoted += c == '\'' ? std::string("''") : std::string(1, c);
     out += "  - func: '" + quoted + "'\n    meta: custom\n";
     ++*ops;
   }
@@ -102,7 +103,11 @@ int main(int argc, char** argv) {
   CALLGRIND_DUMP_STATS_AT("yaml-cpp load");
   const bool ok = front_end(reader);
   CALLGRIND_DUMP_STATS_AT("structopc front end");
-  std::printf("%d ops, %zu bytes; yaml-cpp loaded %zu ops; front end %s\n",
-              ops, idl.size(), loaded, ok ? "ok" : "failed");
+  std::printf(
+      "%d ops, %zu bytes; yaml-cpp loaded %zu ops; front end %s\n",
+      ops,
+      idl.size(),
+      loaded,
+      ok ? "ok" : "failed");
   return ok && loaded == static_cast<size_t>(ops) ? 0 : 1;
 }
