@@ -91,7 +91,8 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
     return k != OutputKind::Json;
   });
   lowering.api_facts = !options.emit.empty() || options.explain_op.has_value();
-  Analysis analysis = analyze(options.input, options.include_dirs, reader, sources, diags, lowering);
+  Analysis analysis =
+      analyze(options.input, options.include_dirs, reader, sources, diags, lowering);
   const model::Module& module = analysis.module;
   const lower::LoweredModule& lowered = analysis.lowered;
   result.inputs = std::move(analysis.inputs);
