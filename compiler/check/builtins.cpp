@@ -417,12 +417,17 @@ bool is_reserved_word(std::string_view name) {
       "xor_eq",
       "yield"};
   static_assert(strictly_sorted(std::begin(kWords), std::end(kWords)), "keep kWords sorted");
-  return std::binary_search(std::begin(kWords), std::end(kWords), name) ||
-         is_predefined_macro(name);
+  static const WordList kList(std::begin(kWords), std::end(kWords));
+  return kList.contains(name) || is_predefined_macro(name);
 }
 
 std::string api_spelling(const std::string& name) {
   return is_reserved_word(name) ? name + "_" : name;
+}
+
+std::string api_spelling(std::string&& name) {
+  if (is_reserved_word(name)) name += '_';
+  return std::move(name);
 }
 
 }  // namespace structop::model

@@ -85,6 +85,7 @@ bool is_reserved_word(std::string_view name);
 /// `name` as the generated C++ and Python APIs spell it: a reserved word
 /// gets a trailing `_` (`from` -> `from_`); the schema keeps the IDL name.
 std::string api_spelling(const std::string& name);
+std::string api_spelling(std::string&& name);
 /// True if `name` is a Python keyword (keyword.kwlist): not a valid name for
 /// a Python parameter, e.g. in torch.fx's signature of a custom op.
 bool is_python_keyword(std::string_view name);

@@ -9,8 +9,10 @@
 namespace structop::model {
 
 bool is_predefined_macro(std::string_view name) {
-  for (std::string_view prefix : {"AT_", "C10_", "CAFFE2_", "STRUCTOP_", "TORCH_"}) {
-    if (name.substr(0, prefix.size()) == prefix) return true;
+  if (!name.empty() && name[0] >= 'A' && name[0] <= 'Z') {  // the prefixes' first letters
+    for (std::string_view prefix : {"AT_", "C10_", "CAFFE2_", "STRUCTOP_", "TORCH_"}) {
+      if (name.substr(0, prefix.size()) == prefix) return true;
+    }
   }
   static const WordList kMacros(R"(
 ADJ_ESTERROR ADJ_FREQUENCY ADJ_MAXERROR ADJ_MICRO ADJ_NANO ADJ_OFFSET ADJ_OFFSET_SINGLESHOT

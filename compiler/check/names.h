@@ -14,6 +14,8 @@
 //     to the names of parameters and fields: lowering numbers them (`ctx2`).
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,14 +41,21 @@ bool is_predefined_macro(std::string_view name);
 bool is_global_name(std::string_view name);
 
 /// A fixed set of words given as one string of words separated by spaces and
-/// line breaks (the lists of check/macros.cpp and check/globals.cpp).
+/// line breaks (the lists of check/macros.cpp and check/globals.cpp), or as
+/// an array. Every name the compiler emits is looked up in these lists, most
+/// of them in none: `contains` rejects a word whose first character and
+/// length no listed word has before it searches.
 class WordList {
  public:
   explicit WordList(std::string_view words);
+  WordList(const std::string_view* begin, const std::string_view* end);
   bool contains(std::string_view word) const;
 
  private:
+  void index();
   std::vector<std::string_view> sorted_;
+  /// Bit min(length, 63) of lengths_[c] is set when a word starts with c.
+  uint64_t lengths_[128] = {};
 };
 
 /// A name C++ reserves for the compiler and its library: beginning with `__`,
@@ -56,6 +65,9 @@ bool is_implementation_reserved(std::string_view name);
 /// Joins C++ identifier parts with `_` without creating `__`: a trailing
 /// `_` of a part moves to the end (`scale_` + `meta` -> `scale_meta_`).
 std::string join_identifier(const std::vector<std::string>& parts);
+std::string join_identifier(std::initializer_list<std::string_view> parts);
+/// join_identifier into `out` (its memory reused).
+void join_identifier_into(std::string& out, std::initializer_list<std::string_view> parts);
 
 /// The names generated for one op. None contains `__` (reserved in C++).
 struct OpNames {
@@ -66,13 +78,16 @@ struct OpNames {
   std::string grads;          // <op>_grads: what backward returns
   std::string grad_slot;      // <op>_grad_slot: index of each grad slot
   std::string adapter;        // op_<op>: the adapter struct (X.ops.cpp)
-  std::string py_op;          // _<op>_op: the bound OpOverload (X_ops.py)
-  std::string py_params;      // _<op>_params: the parameter checks (X_ops.py)
+  std::string py_op;          // _<op>_op: the op's structop_runtime.Op (X_ops.py)
   std::string py_records;     // _<op>_records: flat arguments -> record form (X_ops.py)
   /// The forward kernels: `<op>`, or `<op>_<key>` per `dispatch:` key.
   std::vector<std::string> kernels;
 };
 OpNames op_names(const Op& op);
+/// OpNames::cpp alone.
+std::string op_cpp_name(const Op& op);
+/// OpNames::kernels, for an op whose OpNames::cpp is `cpp`, appended to `kernels`.
+void op_kernel_names(const Op& op, const std::string& cpp, std::vector<std::string>* kernels);
 
 /// `<Record>Grad`: the grad record of a record with a tensor that takes a gradient.
 std::string grad_record_name(const Record& r);

@@ -166,7 +166,9 @@ class Resolver {
   /// Reports a name that cannot work wherever it is used (check/names.h,
   /// rules 1 and 2); `what` describes it (`parameter `x` of op `f``).
   /// Returns false if it reported.
-  bool check_name(const syntax::Name& n, NameUse use, const std::string& what) {
+  /// `what` (a std::string or a Subject) is only formatted for a diagnostic.
+  template <typename What>
+  bool check_name(const syntax::Name& n, NameUse use, const What& what) {
     const std::string& text = n.text;
     const bool in_schema = use == NameUse::Op || use == NameUse::Overload ||
                            use == NameUse::Param || use == NameUse::Return || use == NameUse::Field;
@@ -272,7 +274,7 @@ class Resolver {
         if (!main_file) continue;
         check_name(r.name, NameUse::Record, fmt::format("record `{}`", r.name.text));
         for (const auto& f : r.fields) {
-          check_name(f.name, NameUse::Field, Subject::field(r.name.text, f.name.text).str());
+          check_name(f.name, NameUse::Field, Subject::field(r.name.text, f.name.text));
           if (f.schema_name)
             check_name(
                 *f.schema_name,
@@ -888,10 +890,10 @@ class Resolver {
     bool ok = check_name(sig.name, NameUse::Op, op_label);
     if (!sig.overload.text.empty()) ok &= check_name(sig.overload, NameUse::Overload, op_label);
     for (const auto& p : sig.params)
-      ok &= check_name(p.name, NameUse::Param, Subject::param(p.name.text, op_label).str());
+      ok &= check_name(p.name, NameUse::Param, Subject::param(p.name.text, op_label));
     for (const auto& r : sig.returns) {
       if (!r.name.text.empty())
-        ok &= check_name(r.name, NameUse::Return, Subject::ret(r.name.text, op_label).str());
+        ok &= check_name(r.name, NameUse::Return, Subject::ret(r.name.text, op_label));
     }
 
     std::vector<std::string_view> names;

@@ -11,6 +11,10 @@ namespace structop {
 
 namespace {
 
+/// The comparison reads the lowered schemas and API facts, not the record
+/// layouts.
+const LowerOptions kLowering{/*record_layouts=*/false, /*api_facts=*/true};
+
 bool names_op(const lower::LoweredModule& lowered, const std::string& name) {
   return std::any_of(lowered.ops.begin(), lowered.ops.end(), [&](const lower::LoweredOp& l) {
     return l.qualified_name == name || l.cpp_name == name;
@@ -32,9 +36,9 @@ CompatResult run_compat(
   SourceManager sources;
   Diagnostics errors(sources);
   Analysis old_version =
-      analyze(options.old_input, options.include_dirs, old_reader, sources, errors, false);
+      analyze(options.old_input, options.include_dirs, old_reader, sources, errors, kLowering);
   Analysis new_version =
-      analyze(options.new_input, options.include_dirs, new_reader, sources, errors, false);
+      analyze(options.new_input, options.include_dirs, new_reader, sources, errors, kLowering);
   if (errors.has_errors()) {
     result.status = 1;
     result.report = errors.render();

@@ -68,7 +68,7 @@ Analysis analyze(
     FileReader& reader,
     SourceManager& sources,
     Diagnostics& diags,
-    bool record_layouts) {
+    const LowerOptions& lowering) {
   Analysis out;
   {
     LoadedIdl idl = load_idl(input, include_dirs, reader, sources, diags);
@@ -77,7 +77,7 @@ Analysis analyze(
     out.inputs = std::move(idl.paths);
   }  // The model copies what it needs: freeing the syntax here lets lowering reuse its memory.
   if (!diags.has_errors()) check_flattened_size(out.module, diags);
-  if (!diags.has_errors()) out.lowered = lower_module(out.module, diags, record_layouts);
+  if (!diags.has_errors()) out.lowered = lower_module(out.module, diags, lowering);
   return out;
 }
 
@@ -86,10 +86,13 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
   SourceManager sources;
   Diagnostics diags(sources);
 
-  const bool layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
+  LowerOptions lowering;
+  lowering.record_layouts = std::any_of(options.emit.begin(), options.emit.end(), [](OutputKind k) {
     return k != OutputKind::Json;
   });
-  Analysis analysis = analyze(options.input, options.include_dirs, reader, sources, diags, layouts);
+  lowering.api_facts = !options.emit.empty() || options.explain_op.has_value();
+  Analysis analysis =
+      analyze(options.input, options.include_dirs, reader, sources, diags, lowering);
   const model::Module& module = analysis.module;
   const lower::LoweredModule& lowered = analysis.lowered;
   result.inputs = std::move(analysis.inputs);

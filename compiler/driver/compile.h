@@ -11,6 +11,7 @@
 #include "check/model.h"
 #include "load/idl_loader.h"
 #include "lower/lowered.h"
+#include "lower/lowering.h"
 
 namespace structop {
 
@@ -58,14 +59,15 @@ struct Analysis {
 
 /// Runs load -> check -> lower on `input`, reading files through `reader`
 /// into `sources`; problems go to `diags`, and the models are complete only
-/// when it has no errors. `record_layouts`: see lower_module.
+/// when it has no errors. `lowering`: what lowering decides beyond the checks
+/// (see LowerOptions).
 Analysis analyze(
     const std::string& input,
     const std::vector<std::string>& include_dirs,
     FileReader& reader,
     SourceManager& sources,
     Diagnostics& diags,
-    bool record_layouts);
+    const LowerOptions& lowering);
 
 /// Compiles `options.input`. On any IDL error `ok` is false and `outputs` is empty.
 CompileResult compile(const CompileOptions& options, FileReader& reader);

@@ -300,7 +300,6 @@ class PythonEmitter {
           """Loads the compiled extension that registers these ops (no search: give its path);
           refused once ops of this namespace are implemented in Python."""
           _rt.load_library(path, NAMESPACE)
-          _bind()
     )py");
   }
 
@@ -356,48 +355,6 @@ class PythonEmitter {
       p_.line();
       p_.line(fmt::format("torch.serialization.add_safe_globals([{}])", fmt::join(classes, ", ")));
     }
-    // Names are strings (find_op): an op or overload may be named like a
-    // Python keyword (`from`).
-    std::string globals, binds;
-    for (const auto& lo : in_.lowered.ops) {
-      const model::Op& op = m_.ops[lo.op];
-      std::string name = api_name(lo.cpp_name);
-      globals += (globals.empty() ? "" : ", ") + fmt::format("_{}_op", name);
-      binds += fmt::format(
-          "if _{0}_op is None:\n"
-          "    _{0}_op = _rt.find_op(ops, {1}, {2})\n"
-          "    bound = bound or _{0}_op is not None\n",
-          name,
-          python_string_literal(op.name),
-          python_string_literal(op.overload.empty() ? "default" : op.overload));
-    }
-    if (binds.empty()) {
-      p_.emit(R"py(
-
-
-      def _bind():
-          """This IDL declares no ops: nothing to bind."""
-          return False
-      )py");
-      return;
-    }
-    binds.pop_back();
-    p_.emit(
-        {{"globals", globals}, {"binds", binds}, {"ns", m_.namespace_}},
-        R"py(
-
-
-      def _bind():
-          """Binds each function whose op is registered (by the compiled extension,
-          or defined from Python) to its torch.ops OpOverload (itself, so that
-          torch.compile and torch.export see one op call); returns whether it bound
-          one that was not bound."""
-          global $globals$
-          ops = torch.ops.$ns$
-          bound = False
-          $binds$
-          return bound
-    )py");
   }
 
   void enum_class(const model::Enum& e) {
@@ -653,7 +610,7 @@ class PythonEmitter {
 
     // def op(x: torch.Tensor, cfg: WeightCfg, *, k: int = 1) -> torch.Tensor
     std::string params;
-    std::vector<std::string> checks, values;
+    std::vector<std::string> checks, positional, keyword;
     bool star = false;
     for (const auto& p : op.params) {
       if (!params.empty()) params += ", ";
@@ -665,15 +622,22 @@ class PythonEmitter {
       params += fmt::format("{}: {}", api.name, hint(p.type, true));
       if (api.default_value) params += " = " + literal(*api.default_value, false);
       checks.push_back(fmt::format("({}, {})", python_string_literal(p.name), check_spec(p.type)));
-      values.push_back(api_name(p.name));
+      // How Op.failed calls the function again: as it was called.
+      if (p.kwarg_only) {
+        keyword.push_back(fmt::format("{}: {}", python_string_literal(api.name), api.name));
+      } else {
+        positional.push_back(api.name);
+      }
     }
 
     // The flat call: one argument per slot, keyword-only slots by name (one
     // named like a Python keyword, `from`, through `**{"from": from_}`).
     std::string args, slot_map, keyword_named;
     for (const auto& s : lo.slots) {
-      const std::string access = s.list_depth             ? list_leaf(s)
-                                 : !s.optional_at.empty() ? optional_leaf(s)
+      const bool as_str = enum_value_leaf(s);
+      const std::string access = s.list_depth             ? list_leaf(s, as_str)
+                                 : !s.optional_at.empty() ? optional_leaf(s, as_str)
+                                 : as_str                 ? enum_str(s.api_path)
                                                           : s.api_path;
       if (s.kwarg_only && model::is_python_keyword(s.name)) {
         keyword_named += fmt::format(
@@ -714,31 +678,35 @@ class PythonEmitter {
           python_keeps_docstring(doc)
               ? ""
               : fmt::format("{}.__doc__ = {}", name, python_string_literal(doc))},
+         // torch.compile and torch.export trace the OpOverload; an eager call
+         // skips OpOverload.__call__'s frame (structop_runtime.Op).
          {"call",
-          lo.has_record_return ? fmt::format("_{}_results(_{}_op({}))", name, name, args)
-                               : fmt::format("_{}_op({})", name, args)},
-         {"qualified_attr", fmt::format("{}.{}.{}", m_.namespace_, op.name, overload)},
+          fmt::format(
+              lo.has_record_return ? "_{0}_results({1}({2}))" : "{1}({2})",
+              name,
+              fmt::format(
+                  "(_{0}_op.overload if _rt.is_dynamo_compiling() else _{0}_op.eager)",
+                  name),
+              args)},
          {"error", lo.locals.error},
          {"qualified", python_string_literal(m_.namespace_ + "::" + lo.qualified_name)},
+         {"op_name", python_string_literal(op.name)},
+         {"overload", python_string_literal(overload)},
          {"checks", py_tuple(checks)},
-         {"values", py_tuple(values)},
+         {"args", py_tuple(positional)},
+         {"kwargs", "{" + fmt::format("{}", fmt::join(keyword, ", ")) + "}"},
          {"slot_map", slot_map},
          {"schema", python_string_literal(m_.namespace_ + "::" + lo.schema)}},
         R"py(
-      _$name$_params = $checks$
-      _$name$_op = None  # torch.ops.$qualified_attr$, bound by _bind()
+      _$name$_op = _rt.Op($qualified$, $op_name$, $overload$, $checks$)
 
 
       def $name$($params$) -> $ret$:
           $doc$
-          while True:  # a second time once _bind() has bound the op
-              try:
-                  return $call$
-              except (AttributeError, TypeError, RuntimeError) as $error$:
-                  if _$name$_op is None and _bind():
-                      continue
-                  _rt.explain_failure($qualified$, _$name$_params, $values$, $error$, _$name$_op is not None)
-                  raise
+          try:
+              return $call$
+          except (AttributeError, TypeError, RuntimeError) as $error$:
+              return _$name$_op.failed($error$, $name$, $args$, $kwargs$)
 
 
       $name$.slot_map = {
@@ -770,9 +738,25 @@ class PythonEmitter {
     return fmt::format("(None if {} is None else {})", flat_name(s), convert);
   }
 
+  /// Whether the flat call passes slot `s` as an enum value's string
+  /// (enum_str): a leaf of enum type, optional or in a list of records, whose
+  /// value is one enum member or str. (Enum lists pass their members.)
+  static bool enum_value_leaf(const lower::Slot& s) {
+    const model::Type& leaf = s.list_depth ? s.declared_type : s.type;
+    return leaf.is_enum() &&
+           (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));
+  }
+
+  /// `getattr(cfg.mode, "_value_", cfg.mode)`: an enum member's value, a
+  /// plain str, which torch parses faster than the member (a str subclass);
+  /// a str or None stays as it is.
+  static std::string enum_str(const std::string& value) {
+    return fmt::format("getattr({0}, \"_value_\", {0})", value);
+  }
+
   /// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
   /// below optional records (Slot::optional_at), None when one is absent.
-  static std::string optional_leaf(const lower::Slot& s) {
+  static std::string optional_leaf(const lower::Slot& s, bool as_str) {
     const std::vector<std::string> parts = model::split_path(s.api_path);
     std::vector<std::string> absent;
     for (size_t k : s.optional_at) {
@@ -780,17 +764,21 @@ class PythonEmitter {
           "{} is None",
           fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), ".")));
     }
-    return fmt::format("(None if {} else {})", fmt::join(absent, " or "), s.api_path);
+    return fmt::format(
+        "(None if {} else {})",
+        fmt::join(absent, " or "),
+        as_str ? enum_str(s.api_path) : s.api_path);
   }
 
   /// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
   /// list (Slot::list_depth), its api_path split where the list ends.
-  static std::string list_leaf(const lower::Slot& s) {
+  static std::string list_leaf(const lower::Slot& s, bool as_str) {
     const std::vector<std::string> parts = model::split_path(s.api_path);
     const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
+    const std::string item = fmt::format("r.{}", fmt::join(end, parts.end(), "."));
     return fmt::format(
-        "[r.{} for r in {}]",
-        fmt::join(end, parts.end(), "."),
+        "[{} for r in {}]",
+        as_str ? enum_str(item) : item,
         fmt::join(parts.begin(), end, "."));
   }
 

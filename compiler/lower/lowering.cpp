@@ -40,18 +40,10 @@ class OpLowering {
       : module_(module), op_(module.ops[op_index]), diags_(diags) {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
-    names_ = model::op_names(op_);
-    out_.cpp_name = names_.cpp;
-    out_.names = {
-        names_.meta,
-        names_.setup_context,
-        names_.backward,
-        names_.grads,
-        names_.grad_slot,
-        names_.adapter};
+    out_.cpp_name = model::op_cpp_name(op_);
   }
 
-  lower::LoweredOp run() {
+  lower::LoweredOp run(bool with_api_facts) {
     const size_t errors_before = diags_.error_count();
     out_.slots.reserve(op_.params.size());
     for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
@@ -69,7 +61,7 @@ class OpLowering {
     resolve_meta();
     apply_schema_defaults();
     print_schema();
-    api_facts();
+    if (with_api_facts) api_facts();
     return std::move(out_);
   }
 
@@ -79,7 +71,7 @@ class OpLowering {
   void flatten_param(size_t index) {
     const model::Param& p = op_.params[index];
     if (!p.type.is_record()) {
-      lower::Slot s;
+      lower::Slot& s = out_.slots.emplace_back();
       s.name = p.name;
       s.path = p.name;
       s.param = index;
@@ -88,7 +80,7 @@ class OpLowering {
       s.kwarg_only = p.kwarg_only;
       s.cpp_name = p.name;
       s.api_path = model::api_spelling(p.name);
-      add_slot(std::move(s));
+      complete_slot(s);
       return;
     }
     std::vector<size_t> fields;
@@ -154,7 +146,7 @@ class OpLowering {
       } else if (f.type.is_record()) {
         flatten_record(param, f.type.decl, leaf_name, leaf_path, value, fields);
       } else {
-        lower::Slot s;
+        lower::Slot& s = out_.slots.emplace_back();
         s.name = f.schema_name ? f.schema_name->text : leaf_name;
         s.pinned = f.schema_name.has_value();
         s.path = leaf_path;
@@ -180,7 +172,7 @@ class OpLowering {
         s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
         for (const auto& part : cpp_parts_)
           s.api_path += (s.api_path.empty() ? "" : ".") + model::api_spelling(part);
-        add_slot(std::move(s));
+        complete_slot(s);
       }
       fields->pop_back();
       cpp_parts_.pop_back();
@@ -265,16 +257,24 @@ class OpLowering {
     return op_.returns.size() == 1 ? "output" : fmt::format("output{}", i);
   }
 
-  void add_slot(lower::Slot s) {
+  /// The facts of a slot that follow from its type and default.
+  void complete_slot(lower::Slot& s) {
     s.takes_grad = s.type.takes_grad();
     s.grad_list = s.type.takes_grad_list();
     if (s.default_value) s.value = lower::typed_default(module_, s.type, *s.default_value);
-    out_.slots.push_back(std::move(s));
   }
 
   // ---- facts for the APIs ---------------------------------------------------
 
   void api_facts() {
+    const model::OpNames names = model::op_names(op_);
+    out_.names = {
+        names.meta,
+        names.setup_context,
+        names.backward,
+        names.grads,
+        names.grad_slot,
+        names.adapter};
     // Parameters of the record-form APIs. C++ default arguments only for the
     // trailing run of parameters that all have one (a keyword-only parameter
     // without default ends the run).
@@ -332,9 +332,9 @@ class OpLowering {
       if (out_.grad_params.empty() || out_.grad_params.back() != p) out_.grad_params.push_back(p);
     }
     // Forward kernels.
-    for (size_t k = 0; k < names_.kernels.size(); ++k) {
+    for (size_t k = 0; k < names.kernels.size(); ++k) {
       out_.kernels.push_back(
-          {names_.kernels[k],
+          {names.kernels[k],
            op_.dispatch.empty() ? std::nullopt : std::optional<std::string>(op_.dispatch[k])});
     }
     local_names(taken);
@@ -573,7 +573,7 @@ class OpLowering {
               "op `{}` returns `{}`, which a default meta kernel cannot shape",
               op_.qualified_name(),
               return_list()),
-          fmt::format("set `meta: custom` and write `kernels::{}`", out_.names.meta));
+          fmt::format("set `meta: custom` and write `kernels::{}`", model::op_names(op_).meta));
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {
@@ -763,7 +763,6 @@ class OpLowering {
   const model::Op& op_;
   Diagnostics& diags_;
   lower::LoweredOp out_;
-  model::OpNames names_;
   std::map<std::string, NameTarget> targets_;
   std::vector<std::string> cpp_parts_;  // the path being flattened, for Slot::cpp_name
   /// While flattening the items of a list of records: Slot::list_depth, and
@@ -1004,12 +1003,12 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
 lower::LoweredModule lower_module(
     const model::Module& module,
     Diagnostics& diags,
-    bool with_record_layouts) {
+    const LowerOptions& options) {
   lower::LoweredModule out;
-  if (with_record_layouts) out.records = record_layouts(module);
+  if (options.record_layouts) out.records = record_layouts(module);
   out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i)
-    out.ops.push_back(OpLowering(module, i, diags).run());
+    out.ops.push_back(OpLowering(module, i, diags).run(options.api_facts));
   return out;
 }
 

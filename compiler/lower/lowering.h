@@ -12,15 +12,24 @@
 
 namespace structop {
 
+/// What lowering decides beyond what checking an IDL needs: facts only the
+/// emitters print. `structopc --check` needs neither.
+struct LowerOptions {
+  /// The record layouts (the C++ and Python emitters; not JSON, and for
+  /// records nested a thousand levels deep their leaf paths are cubic in the
+  /// depth).
+  bool record_layouts = true;
+  /// Each op's API facts (LoweredOp::api_params, api_returns, kernels, grad
+  /// slots, C++ names of record slots, locals): every emitter and --explain.
+  bool api_facts = true;
+};
+
 /// Lowers every op of `module`. Problems (unknown `mutates:` names, lowered
-/// name collisions...) go to `diags`. The record layouts are only computed
-/// with `record_layouts` (the C++ and Python emitters need them; `--check`
-/// and JSON do not, and for records nested a thousand levels deep their
-/// leaf paths are cubic in the depth).
+/// name collisions...) go to `diags`; they do not depend on `options`.
 lower::LoweredModule lower_module(
     const model::Module& module,
     Diagnostics& diags,
-    bool record_layouts = true);
+    const LowerOptions& options = {});
 
 /// The schema spelling of a default for a parameter of `type`, or nullopt
 /// when torch's schema cannot express it (the APIs still apply it).

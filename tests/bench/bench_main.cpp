@@ -6,7 +6,8 @@
 //                TORCH_LIBRARY op with the same kernel, both via the dispatcher
 //   fwd_bwd/*    forward + backward through the generated autograd bridge vs a
 //                torch::autograd::Function registered as the op's Autograd
-//                kernel (the dispatcher tutorial's way)
+//                kernel (the dispatcher tutorial's way), and vs eager ATen
+//                (at::addcmul and its derivative, no custom op)
 //   no_grad/*    a `backward: true` op called with no input requiring grad vs
 //                the same op registered without autograd (and the Function op)
 //   fwd_graph/*  the forward alone with inputs requiring grad (graph node built
@@ -251,6 +252,10 @@ at::Tensor flat8(const Inputs& in, const bench::Cfg8&) {
 at::Tensor flat8_fn(const Inputs& in, const bench::Cfg8&) {
   return bench_ref::flat8_fn(in.x, in.w, in.b);
 }
+/// The same math in ATen, with ATen's own derivative of addcmul.
+at::Tensor eager_aten(const Inputs& in, const bench::Cfg8&) {
+  return at::addcmul(in.x, in.w, in.b);
+}
 
 void call_generated_record(benchmark::State& s) {
   run_forward(s, false, generated_rec8);
@@ -264,6 +269,9 @@ void fwd_bwd_generated_bridge(benchmark::State& s) {
 }
 void fwd_bwd_autograd_function(benchmark::State& s) {
   run_forward_backward(s, flat8_fn);
+}
+void fwd_bwd_eager_aten(benchmark::State& s) {
+  run_forward_backward(s, eager_aten);
 }
 
 void fwd_graph_generated_bridge(benchmark::State& s) {
@@ -289,6 +297,7 @@ BENCHMARK(call_generated_record)->Name("call/generated_record");
 BENCHMARK(call_handwritten_flat)->Name("call/handwritten_flat");
 BENCHMARK(fwd_bwd_generated_bridge)->Name("fwd_bwd/generated_bridge");
 BENCHMARK(fwd_bwd_autograd_function)->Name("fwd_bwd/autograd_function");
+BENCHMARK(fwd_bwd_eager_aten)->Name("fwd_bwd/eager_aten");
 BENCHMARK(fwd_graph_generated_bridge)->Name("fwd_graph/generated_bridge");
 BENCHMARK(fwd_graph_autograd_function)->Name("fwd_graph/autograd_function");
 BENCHMARK(no_grad_generated_bridge)->Name("no_grad/generated_bridge");

@@ -10,11 +10,12 @@ the compiled graph, so its per-call time should equal the flat one's. The
 eager times are reported too, for information. Rounds are interleaved; a
 ratio is the median over rounds of the per-round ratio.
 
-Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N]
+Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N] [--json FILE]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
 import argparse
+import json
 import random
 import statistics
 import sys
@@ -33,6 +34,7 @@ def main():
     p.add_argument("module_dir")
     p.add_argument("--rounds", type=int, default=25)
     p.add_argument("--calls", type=int, default=500)
+    p.add_argument("--json", help="write the ratios here too")
     a = p.parse_args()
 
     sys.path.insert(0, a.module_dir)
@@ -78,12 +80,22 @@ def main():
     for name in calls:
         print(f"{name:<28}{statistics.median(times[name]) * 1e6:>10.2f}")
     r = median_ratio(times["compiled record"], times["compiled flat"])
-    print(f"\ncompiled record / compiled flat: {r:.3f}x (target <= 1.05x)")
+    print(f"\ncompiled record / compiled flat: {r:.3f}x (target <= 1.02x)")
     print(f"eager record / eager flat:       "
           f"{median_ratio(times['eager record'], times['eager flat']):.3f}x (information)")
     print(f"compiled flat / eager flat:      "
           f"{median_ratio(times['compiled flat'], times['eager flat']):.3f}x (information)")
     print(f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__}, inductor)")
+    if a.json:
+        ratios = [
+            ("10 layers compiled (inductor): record model vs flat model", r, 1.02),
+            ("(info) 10 layers eager: record model vs flat model",
+             median_ratio(times["eager record"], times["eager flat"]), None),
+        ]
+        with open(a.json, "w") as f:
+            json.dump({"torch": torch.__version__,
+                       "ratios": [{"label": label, "ratio": value, "target": target,
+                                   "kind": "at most"} for label, value, target in ratios]}, f)
 
 
 if __name__ == "__main__":

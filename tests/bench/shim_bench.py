@@ -1,24 +1,112 @@
 #!/usr/bin/env python3
-"""The generated Python wrapper vs the flat torch.ops call, on the same op.
+"""Eager Python calls: the generated record API vs the flat call of the same op.
 
-bench.rec8(x, cfg) takes an 8-leaf record (Cfg8: two tensors, six scalars and
-an enum); the wrapper flattens it and calls torch.ops.bench.rec8.default. The
-baseline is that same call with the flat arguments written out (and, for
-information, the OpOverloadPacket spelling torch.ops.bench.rec8(...)). Rounds
-are interleaved; a ratio is the median over rounds of (wrapper / baseline)
-within a round, which cancels the machine's drift.
+Each case calls one op of bench.ops.yaml (C++ kernels, libbench_ops.so) in
+record form through the generated Python API, and the same op's OpOverload
+(torch.ops.bench.<op>.default) with the flat arguments written out as plain
+values (a plain str for an enum). Target: record <= 1.0x flat.
 
-Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N]
+  rec8     Cfg8: 2 tensors, 5 scalars, an enum (kernel x + w * b)
+  dc8      Dc8: 2 tensors, 4 scalars (one an optional float), a bool, an enum
+           (kernel x.clone(), the issue's case)
+  nest3    Outer { Mid { Core { w, bias }, scale, mode }, gain, steps }: three
+           levels, defaults
+  two_rec  two records (Core, Mid) and an enum parameter
+  items4   a list of 4 records (Item4[]), against the flat call on the 4
+           lists, built once outside the loop
+
+For dc8 also two Python baselines with the same body (x.clone()):
+  custom_op flat    torch.library.custom_op over the flat signature: what a
+                    Python user writes instead of structop
+  decorator         a stand-in of the dataclass decorator structop replaces
+                    (magi_register_custom_op, not in this repository): a
+                    custom_op over the leaves with generic flattening of the
+                    dataclass at each call (dataclasses.fields, getattr) and
+                    unflattening in the kernel. Target: >= 10x structop.
+and, for information, OpOverload._op (what OpOverload.__call__ calls).
+
+Rounds are interleaved; a ratio is the median over rounds of the per-round
+ratio, which cancels the machine's drift (bench_stats).
+
+With --instructions TOGGLE_LIB (tests/instructions' libcallgrind_toggle.so)
+the same ratios are counted in instructions instead of timed: the script
+runs itself under `valgrind --tool=callgrind --instr-atstart=no` and counts
+N and 2N calls of each case between callgrind client requests; (I(2N) -
+I(N)) / N is one call. The counts repeat within about 1% whatever the
+machine's load, where times on a loaded machine spread by tens of percent.
+
+Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N] [--json FILE]
+                     [--instructions TOGGLE_LIB [--valgrind PATH]]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
 import argparse
+import dataclasses
+import json
 import statistics
 import sys
+import typing
 
 import torch
 
 from bench_stats import interleaved_times, median_ratio
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedDc8:
+    w: torch.Tensor
+    b: torch.Tensor
+    scale: float = 1.0
+    shift: float = 0.0
+    eps: typing.Optional[float] = None
+    steps: int = 1
+    flag: bool = False
+    mode: str = "a"
+
+
+def decorator_stand_in():
+    """A dataclass-taking op the way a generic decorator has to build it."""
+    names = [f.name for f in dataclasses.fields(SeedDc8)]
+
+    def user_fn(x, cfg):
+        return x.clone()
+
+    @torch.library.custom_op("shimbench::dc8_seed", mutates_args=())
+    def dc8_seed(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
+                 eps: typing.Optional[float], steps: int, flag: bool, mode: str) -> torch.Tensor:
+        cfg = SeedDc8(**dict(zip(names, (w, b, scale, shift, eps, steps, flag, mode))))
+        return user_fn(x, cfg)
+
+    def call(x, cfg):
+        return dc8_seed(x, *[getattr(cfg, f.name) for f in dataclasses.fields(cfg)])
+
+    return call
+
+
+def flat_custom_op():
+    @torch.library.custom_op("shimbench::dc8_flat", mutates_args=())
+    def dc8_flat(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
+                 eps: typing.Optional[float], steps: int, flag: bool, mode: str) -> torch.Tensor:
+        return x.clone()
+
+    return dc8_flat
+
+
+# (label, record call, flat call, target): record / flat <= target.
+RATIOS = [
+    ("rec8: record call vs flat OpOverload", "rec8 record", "rec8 flat", 1.0),
+    ("dc8: record call vs flat OpOverload", "dc8 record", "dc8 flat", 1.0),
+    ("nest3: record call vs flat OpOverload", "nest3 record", "nest3 flat", 1.0),
+    ("two_rec: record call vs flat OpOverload", "two_rec record", "two_rec flat", 1.0),
+    ("items4: record call vs flat OpOverload", "items4 record", "items4 flat", 1.0),
+    ("dc8: record call vs custom_op flat (Python kernel)", "dc8 record", "dc8 custom_op flat",
+     None),
+    ("dc8: (info) OpOverload._op vs flat OpOverload", "dc8 _op", "dc8 flat", None),
+]
+# (label, slower, faster, at least): slower / faster >= target.
+SPEEDUPS = [
+    ("dc8: dataclass decorator stand-in vs record call", "dc8 decorator", "dc8 record", 10.0),
+]
 
 
 def main():
@@ -27,39 +115,127 @@ def main():
     p.add_argument("module_dir")
     p.add_argument("--rounds", type=int, default=25)
     p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--json", help="write the ratios here too")
+    p.add_argument("--instructions", metavar="TOGGLE_LIB",
+                   help="count instructions under callgrind instead of timing")
+    p.add_argument("--valgrind", default="valgrind")
+    p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
+    if a.instructions:
+        return instructions(a)
 
     sys.path.insert(0, a.module_dir)
     import bench_ops  # noqa: E402  (generated)
 
     bench_ops.load_library(a.library)
     torch.set_num_threads(1)
+    ops = torch.ops.bench
     x, w, b = (torch.randn(8) for _ in range(3))
-    cfg = bench_ops.Cfg8(w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1,
-                         mode=bench_ops.Mode.a)
-    default = torch.ops.bench.rec8.default
-    packet = torch.ops.bench.rec8
+    rec8 = bench_ops.Cfg8(w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1,
+                          mode=bench_ops.Mode.a)
+    dc8 = bench_ops.Dc8(w=w, b=b, scale=1.0, shift=0.0, eps=None, steps=1, flag=False,
+                        mode=bench_ops.Mode.a)
+    outer = bench_ops.Outer(mid=bench_ops.Mid(core=bench_ops.Core(w=w)))
+    core, mid = bench_ops.Core(w=w, bias=0.5), bench_ops.Mid(core=bench_ops.Core(w=b))
+    items = [bench_ops.Item4(w=w, b=b, scale=2.0, steps=3) for _ in range(4)]
+    item_w, item_b, item_scale, item_steps = [w] * 4, [b] * 4, [2.0] * 4, [3] * 4
+    seed, seed_cfg = decorator_stand_in(), SeedDc8(w=w, b=b)
+    custom = flat_custom_op()
+    flat = {name: getattr(ops, name).default for name in ("rec8", "dc8", "nest3", "two_rec", "items8")}
+    dc8_op = flat["dc8"]._op
+
     calls = {
-        "wrapper": lambda: bench_ops.rec8(x, cfg),
-        "flat .default": lambda: default(x, w, b, 1.0, 0.0, 1e-5, False, 1, "a"),
-        "flat packet": lambda: packet(x, w, b, 1.0, 0.0, 1e-5, False, 1, "a"),
+        "rec8 record": lambda: bench_ops.rec8(x, rec8),
+        "rec8 flat": lambda: flat["rec8"](x, w, b, 1.0, 0.0, 1e-5, False, 1, "a"),
+        "dc8 record": lambda: bench_ops.dc8(x, dc8),
+        "dc8 flat": lambda: flat["dc8"](x, w, b, 1.0, 0.0, None, 1, False, "a"),
+        "dc8 _op": lambda: dc8_op(x, w, b, 1.0, 0.0, None, 1, False, "a"),
+        "dc8 custom_op flat": lambda: custom(x, w, b, 1.0, 0.0, None, 1, False, "a"),
+        "dc8 decorator": lambda: seed(x, seed_cfg),
+        "nest3 record": lambda: bench_ops.nest3(x, outer),
+        "nest3 flat": lambda: flat["nest3"](x, w, 0.0, 1.0, "b", 1.0, 2),
+        "two_rec record": lambda: bench_ops.two_rec(x, core, mid, bench_ops.Mode.c),
+        "two_rec flat": lambda: flat["two_rec"](x, w, 0.5, b, 0.0, 1.0, "b", "c"),
+        "items4 record": lambda: bench_ops.items8(x, items),
+        "items4 flat": lambda: flat["items8"](x, item_w, item_b, item_scale, item_steps),
     }
-    expected = x + w * b
     for name, call in calls.items():  # warm up, and prove they compute the same
+        expected = x + w * b if name.startswith("rec8") or name.startswith("items4") else x
         torch.testing.assert_close(call(), expected, msg=name)
+
+    if a.count:
+        count(calls, a.count)
+        return
 
     times = interleaved_times(calls, a.rounds, a.calls)
 
-    def ratio(name, base):
-        return median_ratio(times[name], times[base])
-
-    print(f"{'call':<16}{'median us':>10}")
+    print(f"Python eager calls, torch {torch.__version__}, {a.rounds} interleaved rounds of "
+          f"{a.calls} calls, one thread")
+    print(f"  {'call':<22}{'median us':>10}")
     for name in calls:
-        print(f"{name:<16}{statistics.median(times[name]) * 1e6:>10.2f}")
-    r = ratio("wrapper", "flat .default")
-    print(f"\nwrapper / flat .default: {r:.3f}x (target <= 1.3x)")
-    print(f"wrapper / flat packet:   {ratio('wrapper', 'flat packet'):.3f}x (information)")
-    print(f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__})")
+        print(f"  {name:<22}{statistics.median(times[name]) * 1e6:>10.2f}")
+    print()
+    report(times, a.json, median_ratio)
+
+
+COUNTED = 200  # calls per counted loop (and twice as many)
+
+
+def count(calls, toggle):
+    """Under callgrind: each case's N and 2N calls between client requests."""
+    import ctypes
+    lib = ctypes.CDLL(toggle)
+    for name, call in calls.items():
+        for n in (COUNTED, 2 * COUNTED):
+            lib.structop_callgrind_start()
+            for _ in range(n):
+                call()
+            lib.structop_callgrind_stop(f"{name} {n}".encode())
+
+
+def instructions(a):
+    """--instructions: this script under callgrind; the ratios of instructions per call."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "instructions"))
+    from callgrind_steps import steps
+    counts, out = steps([sys.executable, os.path.abspath(__file__), a.library, a.module_dir,
+                         "--count", a.instructions], a.valgrind, extra=["--instr-atstart=no"])
+    per_call = {}
+    for key, value in counts.items():
+        name, n = key.rsplit(" ", 1)
+        per_call.setdefault(name, {})[int(n)] = value
+    per_call = {name: [(c[2 * COUNTED] - c[COUNTED]) / COUNTED] for name, c in per_call.items()}
+    print(f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
+          f"{COUNTED} and {2 * COUNTED} calls)")
+    for name, (value,) in per_call.items():
+        print(f"  {name:<22}{value:>10.0f}")
+    print()
+    report(per_call, a.json, lambda x, y: x[0] / y[0], unit="instructions")
+
+
+def report(values, json_path, ratio_of, unit="time"):
+    """Prints RATIOS and SPEEDUPS from `values` (per case: what ratio_of takes)."""
+    results = []
+    suffix = ", instructions" if unit == "instructions" else ""
+    for label, num, den, target in RATIOS:
+        r = ratio_of(values[num], values[den])
+        results.append({"label": label + suffix, "ratio": r, "target": target, "kind": "at most"})
+    for label, slow, fast, least in SPEEDUPS:
+        r = ratio_of(values[slow], values[fast])
+        results.append({"label": label + suffix, "ratio": r, "target": least,
+                        "kind": "at least"})
+    for res in results:
+        verdict = ""
+        if res["target"] is not None:
+            ok = res["ratio"] <= res["target"] if res["kind"] == "at most" else \
+                res["ratio"] >= res["target"]
+            sign = "<=" if res["kind"] == "at most" else ">="
+            verdict = f"{sign} {res['target']:.2f} {'ok' if ok else 'MISSED'}"
+        print(f"  {res['label']:<58}{res['ratio']:7.3f}x  {verdict}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"torch": torch.__version__, "ratios": results}, f)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-nf=$(/usr/bin/python3 -c 'import os, torchgen; print(os.path.join(os.path.dirname(torchgen.__file__), "packaged/ATen/native/native_functions.yaml"))')
+nf=$(${PYTHON:-/usr/bin/python3} -c 'import os, torchgen; print(os.path.join(os.path.dirname(torchgen.__file__), "packaged/ATen/native/native_functions.yaml"))')
 ninja -C "$build" tests/bench/frontend/frontend_bench compiler/structopc >/dev/null
 json=$(mktemp)
 "$build/tests/bench/frontend/frontend_bench" "$nf" "$build/compiler/structopc" \

@@ -39,7 +39,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path);
     refused once ops of this namespace are implemented in Python."""
     _rt.load_library(path, NAMESPACE)
-    _bind()
 
 
 # Records and enums of the included IDL files, from their own generated modules.
@@ -107,20 +106,15 @@ Tuned._structop_fields = (("main", _rt.record(Range)), ("backup", _rt.record(Ran
 _rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 
-_pick_params = (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts)))
-_pick_op = None  # torch.ops.golden_features.pick.default, bound by _bind()
+_pick_op = _rt.Op("golden_features::pick", "pick", "default", (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts))))
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
     """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _pick_op(from_, to, opts.sizes, opts.weights, opts.mask, opts.acts, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, opts.window.act, opts.fallback, opts.steps, opts.shape)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _pick_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_features::pick", _pick_params, (from_, to, opts), error, _pick_op is not None)
-            raise
+    try:
+        return (_pick_op.overload if _rt.is_dynamo_compiling() else _pick_op.eager)(from_, to, opts.sizes, opts.weights, opts.mask, opts.acts, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, getattr(opts.window.act, "_value_", opts.window.act), getattr(opts.fallback, "_value_", opts.fallback), opts.steps, opts.shape)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _pick_op.failed(error, pick, (from_, to, opts), {})
 
 
 pick.slot_map = {
@@ -159,20 +153,15 @@ _rt.python_kernels(
 )
 
 
-_pick_scalar_params = (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT), ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act)))))
-_pick_scalar_op = None  # torch.ops.golden_features.pick.scalar, bound by _bind()
+_pick_scalar_op = _rt.Op("golden_features::pick.scalar", "pick", "scalar", (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT), ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act))))))
 
 
 def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1, chain: typing.Optional[typing.Sequence[typing.Union[Act, str]]] = None) -> torch.Tensor:
     """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _pick_scalar_op(from_, value, act, n, chain)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _pick_scalar_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_features::pick.scalar", _pick_scalar_params, (from_, value, act, n, chain), error, _pick_scalar_op is not None)
-            raise
+    try:
+        return (_pick_scalar_op.overload if _rt.is_dynamo_compiling() else _pick_scalar_op.eager)(from_, value, getattr(act, "_value_", act), n, chain)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _pick_scalar_op.failed(error, pick_scalar, (from_, value, act, n, chain), {})
 
 
 pick_scalar.slot_map = {
@@ -201,20 +190,15 @@ _rt.python_kernels(
 )
 
 
-_tune_params = (("x", _rt.TENSOR), ("t", _rt.record(Tuned)))
-_tune_op = None  # torch.ops.golden_features.tune.default, bound by _bind()
+_tune_op = _rt.Op("golden_features::tune", "tune", "default", (("x", _rt.TENSOR), ("t", _rt.record(Tuned))))
 
 
 def tune(x: torch.Tensor, t: Tuned = Tuned(main=Range(lo=-1.0, hi=1.0), sizes=[2, 3])) -> torch.Tensor:
     """Calls torch.ops.golden_features.tune (lowered schema: tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _tune_op(x, t.main.lo, t.main.hi, t.main.act, t.backup.lo, t.backup.hi, t.backup.act, t.sizes)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _tune_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_features::tune", _tune_params, (x, t), error, _tune_op is not None)
-            raise
+    try:
+        return (_tune_op.overload if _rt.is_dynamo_compiling() else _tune_op.eager)(x, t.main.lo, t.main.hi, getattr(t.main.act, "_value_", t.main.act), t.backup.lo, t.backup.hi, getattr(t.backup.act, "_value_", t.backup.act), t.sizes)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _tune_op.failed(error, tune, (x, t), {})
 
 
 tune.slot_map = {
@@ -246,23 +230,3 @@ _rt.python_kernels(
 
 
 torch.serialization.add_safe_globals([Opts, Range, Tuned])
-
-
-def _bind():
-    """Binds each function whose op is registered (by the compiled extension,
-    or defined from Python) to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); returns whether it bound
-    one that was not bound."""
-    global _pick_op, _pick_scalar_op, _tune_op
-    ops = torch.ops.golden_features
-    bound = False
-    if _pick_op is None:
-        _pick_op = _rt.find_op(ops, "pick", "default")
-        bound = bound or _pick_op is not None
-    if _pick_scalar_op is None:
-        _pick_scalar_op = _rt.find_op(ops, "pick", "scalar")
-        bound = bound or _pick_scalar_op is not None
-    if _tune_op is None:
-        _tune_op = _rt.find_op(ops, "tune", "default")
-        bound = bound or _tune_op is not None
-    return bound

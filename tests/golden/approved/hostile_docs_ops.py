@@ -42,7 +42,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path);
     refused once ops of this namespace are implemented in Python."""
     _rt.load_library(path, NAMESPACE)
-    _bind()
 
 
 class Mode(str, enum.Enum):
@@ -93,20 +92,15 @@ Texts._structop_fields = (("cr", _rt.STR), ("quoted", _rt.STR), ("nul", _rt.STR)
 _rt.register_pytree(Texts, (), ("cr", "quoted", "nul", "bidi", "controls", "trigraph", "accents", "mode"), NAMESPACE, _IDL_STEM)
 
 
-_echo_params = (("x", _rt.TENSOR), ("t", _rt.record(Texts)), ("tag", _rt.STR), ("label", _rt.optional(_rt.STR)))
-_echo_op = None  # torch.ops.hostile_docs.echo.default, bound by _bind()
+_echo_op = _rt.Op("hostile_docs::echo", "echo", "default", (("x", _rt.TENSOR), ("t", _rt.record(Texts)), ("tag", _rt.STR), ("label", _rt.optional(_rt.STR))))
 
 
 def echo(x: torch.Tensor, t: Texts = Texts(), tag: str = "a\"b\\c\rd", label: typing.Optional[str] = None) -> torch.Tensor:
     """q\"\"" \\u \\N{x} \\x41 ends in a quote"\n\nCalls torch.ops.hostile_docs.echo (lowered schema: echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _echo_op(x, t.cr, t.quoted, t.nul, t.bidi, t.controls, t.trigraph, t.accents, t.mode, tag, label)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _echo_op is None and _bind():
-                continue
-            _rt.explain_failure("hostile_docs::echo", _echo_params, (x, t, tag, label), error, _echo_op is not None)
-            raise
+    try:
+        return (_echo_op.overload if _rt.is_dynamo_compiling() else _echo_op.eager)(x, t.cr, t.quoted, t.nul, t.bidi, t.controls, t.trigraph, t.accents, getattr(t.mode, "_value_", t.mode), tag, label)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _echo_op.failed(error, echo, (x, t, tag, label), {})
 
 
 echo.slot_map = {
@@ -140,19 +134,14 @@ _rt.python_kernels(
 )
 
 
-_cleaned_params = (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade)))
-_cleaned_op = None  # torch.ops.hostile_docs.cleaned.default, bound by _bind()
+_cleaned_op = _rt.Op("hostile_docs::cleaned", "cleaned", "default", (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade))))
 
 
 def cleaned(x: torch.Tensor, flag: typing.Union[Flag, str] = Flag.on, shade: typing.Union[Shade, str] = Shade.dark) -> torch.Tensor:
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _cleaned_op(x, flag, shade)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _cleaned_op is None and _bind():
-                continue
-            _rt.explain_failure("hostile_docs::cleaned", _cleaned_params, (x, flag, shade), error, _cleaned_op is not None)
-            raise
+    try:
+        return (_cleaned_op.overload if _rt.is_dynamo_compiling() else _cleaned_op.eager)(x, getattr(flag, "_value_", flag), getattr(shade, "_value_", shade))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _cleaned_op.failed(error, cleaned, (x, flag, shade), {})
 
 
 cleaned.slot_map = {
@@ -179,20 +168,15 @@ _rt.python_kernels(
 )
 
 
-_indented_params = (("x", _rt.TENSOR),)
-_indented_op = None  # torch.ops.hostile_docs.indented.default, bound by _bind()
+_indented_op = _rt.Op("hostile_docs::indented", "indented", "default", (("x", _rt.TENSOR),))
 
 
 def indented(x: torch.Tensor) -> torch.Tensor:
     """First line.\n  Every later line\n  is indented.\n\nCalls torch.ops.hostile_docs.indented (lowered schema: indented(Tensor x) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _indented_op(x)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _indented_op is None and _bind():
-                continue
-            _rt.explain_failure("hostile_docs::indented", _indented_params, (x,), error, _indented_op is not None)
-            raise
+    try:
+        return (_indented_op.overload if _rt.is_dynamo_compiling() else _indented_op.eager)(x)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _indented_op.failed(error, indented, (x,), {})
 
 
 indented.slot_map = {
@@ -217,23 +201,3 @@ _rt.python_kernels(
 
 
 torch.serialization.add_safe_globals([Mode, Flag, Shade, Texts])
-
-
-def _bind():
-    """Binds each function whose op is registered (by the compiled extension,
-    or defined from Python) to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); returns whether it bound
-    one that was not bound."""
-    global _echo_op, _cleaned_op, _indented_op
-    ops = torch.ops.hostile_docs
-    bound = False
-    if _echo_op is None:
-        _echo_op = _rt.find_op(ops, "echo", "default")
-        bound = bound or _echo_op is not None
-    if _cleaned_op is None:
-        _cleaned_op = _rt.find_op(ops, "cleaned", "default")
-        bound = bound or _cleaned_op is not None
-    if _indented_op is None:
-        _indented_op = _rt.find_op(ops, "indented", "default")
-        bound = bound or _indented_op is not None
-    return bound

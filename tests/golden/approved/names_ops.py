@@ -42,7 +42,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path);
     refused once ops of this namespace are implemented in Python."""
     _rt.load_library(path, NAMESPACE)
-    _bind()
 
 
 class Signal(str, enum.Enum):
@@ -124,20 +123,15 @@ class OuterGrad:
 Outer._structop_grad = OuterGrad
 
 
-_from__params = (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR))
-_from__op = None  # torch.ops.golden_names.from.default, bound by _bind()
+_from__op = _rt.Op("golden_names::from", "from", "default", (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR)))
 
 
 def from_(x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor) -> torch.Tensor:
     """An op named like a Python keyword, with parameters named like the locals of the generated code.\n\nCalls torch.ops.golden_names.from (lowered schema: from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _from__op(x, ctx, ks, grad_fn)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _from__op is None and _bind():
-                continue
-            _rt.explain_failure("golden_names::from", _from__params, (x, ctx, ks, grad_fn), error, _from__op is not None)
-            raise
+    try:
+        return (_from__op.overload if _rt.is_dynamo_compiling() else _from__op.eager)(x, ctx, ks, grad_fn)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _from__op.failed(error, from_, (x, ctx, ks, grad_fn), {})
 
 
 from_.slot_map = {
@@ -166,20 +160,15 @@ _rt.python_kernels(
 )
 
 
-_from_lambda_params = (("x", _rt.TENSOR), ("kernel", _rt.record(Outer)), ("handle", _rt.TENSOR), ("op_name", _rt.INT))
-_from_lambda_op = None  # torch.ops.golden_names.from.lambda, bound by _bind()
+_from_lambda_op = _rt.Op("golden_names::from.lambda", "from", "lambda", (("x", _rt.TENSOR), ("kernel", _rt.record(Outer)), ("handle", _rt.TENSOR), ("op_name", _rt.INT)))
 
 
 def from_lambda(x: torch.Tensor, kernel: Outer, handle: torch.Tensor, op_name: int = 0) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden_names.from.lambda (lowered schema: from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _from_lambda_op(x, kernel.path.at, kernel.path.path, kernel.path.EDOM_, kernel.path.NULL_, kernel.path.EOF_, kernel.path.INT64_MIN_, kernel.path.linux_, kernel.path.std, kernel.path.names, kernel.path.fn, kernel.args, handle, op_name)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _from_lambda_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_names::from.lambda", _from_lambda_params, (x, kernel, handle, op_name), error, _from_lambda_op is not None)
-            raise
+    try:
+        return (_from_lambda_op.overload if _rt.is_dynamo_compiling() else _from_lambda_op.eager)(x, kernel.path.at, kernel.path.path, kernel.path.EDOM_, kernel.path.NULL_, kernel.path.EOF_, kernel.path.INT64_MIN_, getattr(kernel.path.linux_, "_value_", kernel.path.linux_), kernel.path.std, kernel.path.names, kernel.path.fn, kernel.args, handle, op_name)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _from_lambda_op.failed(error, from_lambda, (x, kernel, handle, op_name), {})
 
 
 from_lambda.slot_map = {
@@ -218,20 +207,15 @@ _rt.python_kernels(
 )
 
 
-_scale_params = (("scale", _rt.TENSOR), ("fn", _rt.record(errno_)), ("Kernel", _rt.enum_of(Signal)), ("args", _rt.enum_of(stdin_)), ("error", _rt.FLOAT))
-_scale_op = None  # torch.ops.golden_names.scale.default, bound by _bind()
+_scale_op = _rt.Op("golden_names::scale", "scale", "default", (("scale", _rt.TENSOR), ("fn", _rt.record(errno_)), ("Kernel", _rt.enum_of(Signal)), ("args", _rt.enum_of(stdin_)), ("error", _rt.FLOAT)))
 
 
 def scale(scale: torch.Tensor, fn: errno_, Kernel: typing.Union[Signal, str] = Signal.NULL_, args: typing.Union[stdin_, str] = stdin_.a, error: float = 1.0) -> torch.Tensor:
     """A parameter named like its op, and locals of the adapter.\n\nCalls torch.ops.golden_names.scale (lowered schema: scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _scale_op(scale, fn.at, fn.path, fn.EDOM_, fn.NULL_, fn.EOF_, fn.INT64_MIN_, fn.linux_, fn.std, fn.names, fn.fn, Kernel, args, error)
-        except (AttributeError, TypeError, RuntimeError) as error2:
-            if _scale_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_names::scale", _scale_params, (scale, fn, Kernel, args, error), error2, _scale_op is not None)
-            raise
+    try:
+        return (_scale_op.overload if _rt.is_dynamo_compiling() else _scale_op.eager)(scale, fn.at, fn.path, fn.EDOM_, fn.NULL_, fn.EOF_, fn.INT64_MIN_, getattr(fn.linux_, "_value_", fn.linux_), fn.std, fn.names, fn.fn, getattr(Kernel, "_value_", Kernel), getattr(args, "_value_", args), error)
+    except (AttributeError, TypeError, RuntimeError) as error2:
+        return _scale_op.failed(error2, scale, (scale, fn, Kernel, args, error), {})
 
 
 scale.slot_map = {
@@ -268,20 +252,15 @@ _rt.python_kernels(
 )
 
 
-_linux__params = (("unix", _rt.TENSOR), ("NULL", _rt.FLOAT), ("INT64_MIN", _rt.INT), ("op", _rt.optional(_rt.TENSOR)))
-_linux__op = None  # torch.ops.golden_names.linux.default, bound by _bind()
+_linux__op = _rt.Op("golden_names::linux", "linux", "default", (("unix", _rt.TENSOR), ("NULL", _rt.FLOAT), ("INT64_MIN", _rt.INT), ("op", _rt.optional(_rt.TENSOR))))
 
 
 def linux_(unix_: torch.Tensor, NULL_: float = 0.5, INT64_MIN_: int = 0, op: typing.Optional[torch.Tensor] = None) -> torch.Tensor:
     """An op and parameters named like GCC's and C's macros.\n\nCalls torch.ops.golden_names.linux (lowered schema: linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _linux__op(unix_, NULL_, INT64_MIN_, op)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _linux__op is None and _bind():
-                continue
-            _rt.explain_failure("golden_names::linux", _linux__params, (unix_, NULL_, INT64_MIN_, op), error, _linux__op is not None)
-            raise
+    try:
+        return (_linux__op.overload if _rt.is_dynamo_compiling() else _linux__op.eager)(unix_, NULL_, INT64_MIN_, op)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _linux__op.failed(error, linux_, (unix_, NULL_, INT64_MIN_, op), {})
 
 
 linux_.slot_map = {
@@ -310,20 +289,15 @@ _rt.python_kernels(
 )
 
 
-_yield_from_params = (("with_records", _rt.TENSOR), ("backward_def", _rt.TENSOR), ("signature", _rt.TENSOR), ("grad_paths", _rt.TENSOR))
-_yield_from_op = None  # torch.ops.golden_names.yield.from, bound by _bind()
+_yield_from_op = _rt.Op("golden_names::yield.from", "yield", "from", (("with_records", _rt.TENSOR), ("backward_def", _rt.TENSOR), ("signature", _rt.TENSOR), ("grad_paths", _rt.TENSOR)))
 
 
 def yield_from(with_records: torch.Tensor, backward_def: torch.Tensor, signature: torch.Tensor, grad_paths: torch.Tensor) -> torch.Tensor:
     """Calls torch.ops.golden_names.yield.from (lowered schema: yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _yield_from_op(with_records, backward_def, signature, grad_paths)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _yield_from_op is None and _bind():
-                continue
-            _rt.explain_failure("golden_names::yield.from", _yield_from_params, (with_records, backward_def, signature, grad_paths), error, _yield_from_op is not None)
-            raise
+    try:
+        return (_yield_from_op.overload if _rt.is_dynamo_compiling() else _yield_from_op.eager)(with_records, backward_def, signature, grad_paths)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _yield_from_op.failed(error, yield_from, (with_records, backward_def, signature, grad_paths), {})
 
 
 yield_from.slot_map = {
@@ -351,29 +325,3 @@ _rt.python_kernels(
 
 
 torch.serialization.add_safe_globals([Signal, stdin_, errno_, Outer])
-
-
-def _bind():
-    """Binds each function whose op is registered (by the compiled extension,
-    or defined from Python) to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); returns whether it bound
-    one that was not bound."""
-    global _from__op, _from_lambda_op, _scale_op, _linux__op, _yield_from_op
-    ops = torch.ops.golden_names
-    bound = False
-    if _from__op is None:
-        _from__op = _rt.find_op(ops, "from", "default")
-        bound = bound or _from__op is not None
-    if _from_lambda_op is None:
-        _from_lambda_op = _rt.find_op(ops, "from", "lambda")
-        bound = bound or _from_lambda_op is not None
-    if _scale_op is None:
-        _scale_op = _rt.find_op(ops, "scale", "default")
-        bound = bound or _scale_op is not None
-    if _linux__op is None:
-        _linux__op = _rt.find_op(ops, "linux", "default")
-        bound = bound or _linux__op is not None
-    if _yield_from_op is None:
-        _yield_from_op = _rt.find_op(ops, "yield", "from")
-        bound = bound or _yield_from_op is not None
-    return bound

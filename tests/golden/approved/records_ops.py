@@ -54,7 +54,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path);
     refused once ops of this namespace are implemented in Python."""
     _rt.load_library(path, NAMESPACE)
-    _bind()
 
 
 class Mode(str, enum.Enum):
@@ -204,20 +203,15 @@ class StackGrad:
 Stack._structop_grad = StackGrad
 
 
-_affine_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
-_affine_op = None  # torch.ops.golden.affine.default, bound by _bind()
+_affine_op = _rt.Op("golden::affine", "affine", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
 
 
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     """(x * cfg.inner.w + cfg.inner.b) * cfg.scale\n\nCalls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _affine_op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _affine_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::affine", _affine_params, (x, cfg), error, _affine_op is not None)
-            raise
+    try:
+        return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _affine_op.failed(error, affine, (x, cfg), {})
 
 
 affine.slot_map = {
@@ -247,20 +241,15 @@ _rt.python_kernels(
 )
 
 
-_split_params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
-_split_op = None  # torch.ops.golden.split.default, bound by _bind()
+_split_op = _rt.Op("golden::split", "split", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
 
 
 def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden.split (lowered schema: split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _split_op(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=cfg.mode)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _split_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::split", _split_params, (x, cfg), error, _split_op is not None)
-            raise
+    try:
+        return (_split_op.overload if _rt.is_dynamo_compiling() else _split_op.eager)(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=getattr(cfg.mode, "_value_", cfg.mode))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _split_op.failed(error, split, (x,), {"cfg": cfg})
 
 
 split.slot_map = {
@@ -290,20 +279,15 @@ _rt.python_kernels(
 )
 
 
-_scale__params = (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
-_scale__op = None  # torch.ops.golden.scale_.default, bound by _bind()
+_scale__op = _rt.Op("golden::scale_", "scale_", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
 
 
 def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_ (lowered schema: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _scale__op(x, cfg.inner.w, cfg.inner.b, cfg.scale, cfg.mode)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _scale__op is None and _bind():
-                continue
-            _rt.explain_failure("golden::scale_", _scale__params, (x, cfg), error, _scale__op is not None)
-            raise
+    try:
+        return (_scale__op.overload if _rt.is_dynamo_compiling() else _scale__op.eager)(x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _scale__op.failed(error, scale_, (x, cfg), {})
 
 
 scale_.slot_map = {
@@ -331,20 +315,15 @@ _rt.python_kernels(
 )
 
 
-_layers_params = (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner))))
-_layers_op = None  # torch.ops.golden.layers.default, bound by _bind()
+_layers_op = _rt.Op("golden::layers", "layers", "default", (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner)))))
 
 
 def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
     """A list of records (one list per leaf; one grad record per item).\n\nCalls torch.ops.golden.layers (lowered schema: layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _layers_op(x, [r.w for r in items], [r.b for r in items])
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _layers_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::layers", _layers_params, (x, items), error, _layers_op is not None)
-            raise
+    try:
+        return (_layers_op.overload if _rt.is_dynamo_compiling() else _layers_op.eager)(x, [r.w for r in items], [r.b for r in items])
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _layers_op.failed(error, layers, (x, items), {})
 
 
 layers.slot_map = {
@@ -372,20 +351,15 @@ _rt.python_kernels(
 )
 
 
-_stack_params = (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR))
-_stack_op = None  # torch.ops.golden.stack.default, bound by _bind()
+_stack_op = _rt.Op("golden::stack", "stack", "default", (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR)))
 
 
 def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torch.Tensor:
     """Calls torch.ops.golden.stack (lowered schema: stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _stack_op(xs, st.parts, st.biases, y)
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _stack_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::stack", _stack_params, (xs, st, y), error, _stack_op is not None)
-            raise
+    try:
+        return (_stack_op.overload if _rt.is_dynamo_compiling() else _stack_op.eager)(xs, st.parts, st.biases, y)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _stack_op.failed(error, stack, (xs, st, y), {})
 
 
 stack.slot_map = {
@@ -414,20 +388,15 @@ _rt.python_kernels(
 )
 
 
-_gate_params = (("x", _rt.TENSOR), ("gate", _rt.optional(_rt.record(Gate))), ("cfg", _rt.optional(_rt.record(Cfg))))
-_gate_op = None  # torch.ops.golden.gate.default, bound by _bind()
+_gate_op = _rt.Op("golden::gate", "gate", "default", (("x", _rt.TENSOR), ("gate", _rt.optional(_rt.record(Gate))), ("cfg", _rt.optional(_rt.record(Cfg)))))
 
 
 def gate(x: torch.Tensor, gate: typing.Optional[Gate] = None, cfg: typing.Optional[Cfg] = None) -> torch.Tensor:
     """Optional records (every leaf optional; absent when the first required leaf is None).\n\nCalls torch.ops.golden.gate (lowered schema: gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _gate_op(x, (None if gate is None else gate.g), (None if gate is None or gate.inner is None else gate.inner.w), (None if gate is None or gate.inner is None else gate.inner.b), (None if cfg is None else cfg.inner.w), (None if cfg is None else cfg.inner.b), (None if cfg is None else cfg.scale), (None if cfg is None else cfg.mode))
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _gate_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::gate", _gate_params, (x, gate, cfg), error, _gate_op is not None)
-            raise
+    try:
+        return (_gate_op.overload if _rt.is_dynamo_compiling() else _gate_op.eager)(x, (None if gate is None else gate.g), (None if gate is None or gate.inner is None else gate.inner.w), (None if gate is None or gate.inner is None else gate.inner.b), (None if cfg is None else cfg.inner.w), (None if cfg is None else cfg.inner.b), (None if cfg is None else cfg.scale), (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _gate_op.failed(error, gate, (x, gate, cfg), {})
 
 
 gate.slot_map = {
@@ -460,20 +429,15 @@ _rt.python_kernels(
 )
 
 
-_moments_params = (("x", _rt.TENSOR),)
-_moments_op = None  # torch.ops.golden.moments.default, bound by _bind()
+_moments_op = _rt.Op("golden::moments", "moments", "default", (("x", _rt.TENSOR),))
 
 
 def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
     """A returned record (one output per leaf; the backward takes a MomentsGrad).\n\nCalls torch.ops.golden.moments (lowered schema: moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _moments_results(_moments_op(x))
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _moments_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::moments", _moments_params, (x,), error, _moments_op is not None)
-            raise
+    try:
+        return _moments_results((_moments_op.overload if _rt.is_dynamo_compiling() else _moments_op.eager)(x))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _moments_op.failed(error, moments, (x,), {})
 
 
 moments.slot_map = {
@@ -513,20 +477,15 @@ _rt.python_kernels(
 )
 
 
-_summary_params = (("x", _rt.TENSOR),)
-_summary_op = None  # torch.ops.golden.summary.default, bound by _bind()
+_summary_op = _rt.Op("golden::summary", "summary", "default", (("x", _rt.TENSOR),))
 
 
 def summary(x: torch.Tensor) -> Summary:
     """Calls torch.ops.golden.summary (lowered schema: summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))."""
-    while True:  # a second time once _bind() has bound the op
-        try:
-            return _summary_results(_summary_op(x))
-        except (AttributeError, TypeError, RuntimeError) as error:
-            if _summary_op is None and _bind():
-                continue
-            _rt.explain_failure("golden::summary", _summary_params, (x,), error, _summary_op is not None)
-            raise
+    try:
+        return _summary_results((_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x))
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _summary_op.failed(error, summary, (x,), {})
 
 
 summary.slot_map = {
@@ -564,38 +523,3 @@ _rt.python_kernels(
 
 
 torch.serialization.add_safe_globals([Mode, Inner, Cfg, Gate, Moments, Summary, Stack])
-
-
-def _bind():
-    """Binds each function whose op is registered (by the compiled extension,
-    or defined from Python) to its torch.ops OpOverload (itself, so that
-    torch.compile and torch.export see one op call); returns whether it bound
-    one that was not bound."""
-    global _affine_op, _split_op, _scale__op, _layers_op, _stack_op, _gate_op, _moments_op, _summary_op
-    ops = torch.ops.golden
-    bound = False
-    if _affine_op is None:
-        _affine_op = _rt.find_op(ops, "affine", "default")
-        bound = bound or _affine_op is not None
-    if _split_op is None:
-        _split_op = _rt.find_op(ops, "split", "default")
-        bound = bound or _split_op is not None
-    if _scale__op is None:
-        _scale__op = _rt.find_op(ops, "scale_", "default")
-        bound = bound or _scale__op is not None
-    if _layers_op is None:
-        _layers_op = _rt.find_op(ops, "layers", "default")
-        bound = bound or _layers_op is not None
-    if _stack_op is None:
-        _stack_op = _rt.find_op(ops, "stack", "default")
-        bound = bound or _stack_op is not None
-    if _gate_op is None:
-        _gate_op = _rt.find_op(ops, "gate", "default")
-        bound = bound or _gate_op is not None
-    if _moments_op is None:
-        _moments_op = _rt.find_op(ops, "moments", "default")
-        bound = bound or _moments_op is not None
-    if _summary_op is None:
-        _summary_op = _rt.find_op(ops, "summary", "default")
-        bound = bound or _summary_op is not None
-    return bound

@@ -32,7 +32,6 @@ def load_library(path: str) -> None:
     """Loads the compiled extension that registers these ops (no search: give its path);
     refused once ops of this namespace are implemented in Python."""
     _rt.load_library(path, NAMESPACE)
-    _bind()
 
 
 class Act(str, enum.Enum):
@@ -58,8 +57,3 @@ _rt.register_pytree(Window, (), ("size", "act"), NAMESPACE, _IDL_STEM)
 
 
 torch.serialization.add_safe_globals([Act, Window])
-
-
-def _bind():
-    """This IDL declares no ops: nothing to bind."""
-    return False

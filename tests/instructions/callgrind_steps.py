@@ -1,0 +1,44 @@
+"""Instruction counts of the steps of a program, from callgrind.
+
+A program marks its steps with callgrind's client requests: it zeroes the
+counters where a step starts (CALLGRIND_ZERO_STATS) and dumps them under the
+step's name where it ends (CALLGRIND_DUMP_STATS_AT("name"), which zeroes them
+again). steps() runs it under `valgrind --tool=callgrind` and returns the
+instructions of each named step. Unlike times, the counts repeat exactly for
+a given binary and input, whatever else the machine runs, so a test may
+compare them.
+"""
+import glob
+import os
+import re
+import subprocess
+import tempfile
+
+
+def steps(command, valgrind="valgrind", env=None, extra=()):
+    """{step name: instructions} of `command` (a list) run under callgrind.
+    Raises RuntimeError with the program's output when it fails.
+    MALLOC_PERTURB_ (which meson test sets to a random value) is left out
+    of the environment: glibc then fills every allocation, which costs
+    instructions in proportion to the bytes allocated."""
+    env = dict(os.environ if env is None else env)
+    env.pop("MALLOC_PERTURB_", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        run = subprocess.run(
+            [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *extra, *command],
+            capture_output=True, text=True, env=env)
+        if run.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed under callgrind (exit "
+                               f"{run.returncode}):\n{run.stdout}{run.stderr}")
+        counts = {}
+        for path in sorted(glob.glob(out + ".*")):  # one file per dump
+            text = open(path).read()
+            trigger = re.search(r"^desc: Trigger: Client Request: (.*)$", text, re.M)
+            # `totals:` (the dump's cost); `summary:` can be 0 when the
+            # program turned instrumentation on itself.
+            totals = (re.search(r"^totals: (\d+)", text, re.M) or
+                      re.search(r"^summary: (\d+)", text, re.M))
+            if trigger and totals:
+                counts[trigger.group(1).strip()] = int(totals.group(1))
+        return counts, run.stdout
