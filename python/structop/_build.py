@@ -1,0 +1,172 @@
+"""Compiles C++ (and CUDA) sources with ninja: the runtime library and
+structop.load's extensions.
+
+One build.ninja per build folder: each source compiled to an object (with a
+depfile, so ninja recompiles what an edited header reaches), then one
+archive (ar) or one shared library (the C++ compiler). Commands are
+quoted for /bin/sh; paths are escaped for ninja.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+
+from . import BuildError
+
+CUDA_SUFFIXES = (".cu",)
+
+
+def find_ninja():
+    """ninja from the `ninja` Python package, else from PATH."""
+    try:
+        import ninja  # the PyPI package: ninja.BIN_DIR holds the executable
+
+        path = os.path.join(ninja.BIN_DIR, "ninja")
+        if os.access(path, os.X_OK):
+            return path
+    except Exception:
+        pass
+    found = shutil.which("ninja")
+    if found:
+        return found
+    raise BuildError("structop: ninja is needed to compile (pip install ninja, or your "
+                     "distribution's ninja-build package)")
+
+
+def find_nvcc():
+    """nvcc from $CUDA_HOME/bin, torch's CUDA_HOME, then PATH; None when there is none."""
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    try:
+        from torch.utils import cpp_extension
+
+        homes.append(cpp_extension.CUDA_HOME)
+    except Exception:
+        pass
+    for home in homes:
+        if home and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
+            return os.path.join(home, "bin", "nvcc")
+    return shutil.which("nvcc")
+
+
+def cuda_home(nvcc):
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+
+
+def _escape_path(path):
+    """A path as ninja reads it in a build line."""
+    return path.replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
+
+
+def _command(words):
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def write_ninja(build_dir, *, cxx, cxxflags, sources, output, kind, ldflags=(),
+                nvcc=None, cuda_flags=(), link_inputs=()):
+    """Writes build_dir/build.ninja. sources: absolute paths (.cu ones go to
+    nvcc); output: the archive (kind "static") or shared library (kind
+    "shared") to make, relative to build_dir; link_inputs: static libraries
+    linked after the objects (and rebuilt-on-change dependencies)."""
+    lines = [
+        "# Written by structop; rewritten on every build.",
+        "ninja_required_version = 1.3",
+        "",
+        "rule cxx",
+        f"  command = {_command(cxx)} -MMD -MF $out.d {_command(cxxflags)} -c $in -o $out",
+        "  depfile = $out.d",
+        "  deps = gcc",
+        "  description = CXX $in",
+        "",
+    ]
+    if nvcc:
+        lines += [
+            "rule nvcc",
+            f"  command = {_command([nvcc])} -MD -MF $out.d {_command(cuda_flags)} -c $in -o $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+            "  description = NVCC $in",
+            "",
+        ]
+    if kind == "static":
+        ar = shlex.split(os.environ.get("AR") or "ar")
+        lines += ["rule archive", f"  command = rm -f $out && {_command(ar)} rcs $out $in",
+                  "  description = AR $out", ""]
+    else:
+        lines += ["rule link",
+                  f"  command = {_command(cxx)} -shared -o $out $in {_command(ldflags)}",
+                  "  description = LINK $out", ""]
+    objects = []
+    for i, src in enumerate(sources):
+        stem = os.path.basename(src)
+        obj = f"obj/{i}-{stem}.o"
+        rule = "nvcc" if src.endswith(CUDA_SUFFIXES) else "cxx"
+        if rule == "nvcc" and not nvcc:
+            raise BuildError(f"structop: {src} is a CUDA source but nvcc was not found "
+                             "(set CUDA_HOME, or put nvcc on PATH)")
+        lines.append(f"build {_escape_path(obj)}: {rule} {_escape_path(src)}")
+        objects.append(obj)
+    inputs = " ".join(_escape_path(o) for o in objects)
+    if kind == "static":
+        lines.append(f"build {_escape_path(output)}: archive {inputs}")
+    else:
+        extra = " ".join(_escape_path(p) for p in link_inputs)
+        lines.append(f"build {_escape_path(output)}: link {inputs} {extra}".rstrip())
+    lines.append(f"default {_escape_path(output)}")
+    os.makedirs(os.path.join(build_dir, "obj"), exist_ok=True)
+    text = "\n".join(lines) + "\n"
+    path = os.path.join(build_dir, "build.ninja")
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+IN_PROGRESS = ".in-progress"
+
+
+def run_ninja(build_dir, verbose=False, what="build"):
+    """Runs ninja in build_dir; raises BuildError with its output on failure.
+
+    The build folder is marked while ninja runs. A mark left from an earlier
+    run means that run was killed (the caller holds the folder's lock, so
+    nobody else is building): its objects may be cut short, so everything
+    but build.ninja is removed first and this build starts clean."""
+    marker = os.path.join(build_dir, IN_PROGRESS)
+    if os.path.exists(marker):
+        for entry in os.listdir(build_dir):
+            if entry != "build.ninja":
+                path = os.path.join(build_dir, entry)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+        os.makedirs(os.path.join(build_dir, "obj"), exist_ok=True)
+    with open(marker, "w", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\n")
+    cmd = [find_ninja(), "-C", build_dir]
+    if verbose:
+        cmd.append("-v")
+        result = subprocess.run(cmd)
+        output = "(the compiler's output is above)"
+    else:
+        result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        output = result.stdout
+    os.unlink(marker)  # ninja finished (a failed command leaves no output behind)
+    if result.returncode != 0:
+        raise BuildError(f"structop: {what} failed:\n{output}")
+
+
+def header_deps(build_dir):
+    """Every file ninja recorded as an input of an object (from the compilers'
+    depfiles): the headers the sources included."""
+    result = subprocess.run([find_ninja(), "-C", build_dir, "-t", "deps"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    deps = set()
+    for line in result.stdout.splitlines():
+        if line.startswith("    "):
+            deps.add(os.path.normpath(os.path.join(build_dir, line.strip())))
+    return deps
