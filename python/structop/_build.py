@@ -33,23 +33,21 @@ def find_ninja():
                      "distribution's ninja-build package)")
 
 
-def find_nvcc():
-    """nvcc from $CUDA_HOME/bin, torch's CUDA_HOME, then PATH; None when there is none."""
-    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    try:
-        from torch.utils import cpp_extension
-
-        homes.append(cpp_extension.CUDA_HOME)
-    except Exception:
-        pass
-    for home in homes:
-        if home and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
-            return os.path.join(home, "bin", "nvcc")
-    return shutil.which("nvcc")
-
-
-def cuda_home(nvcc):
-    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+def find_cuda_home():
+    """The CUDA toolkit's folder (bin/nvcc, include/, lib64/): $CUDA_HOME or
+    $CUDA_PATH, else the toolkit of the nvcc on PATH (a wrapper script there
+    is looked through by finding include/cuda_runtime.h), else
+    /usr/local/cuda; None when there is no nvcc."""
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    on_path = shutil.which("nvcc")
+    if on_path:
+        candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(on_path))))
+    candidates.append("/usr/local/cuda")
+    for home in candidates:
+        if (home and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK)
+                and os.path.exists(os.path.join(home, "include", "cuda_runtime.h"))):
+            return home
+    return None
 
 
 def _escape_path(path):

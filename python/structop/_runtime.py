@@ -31,9 +31,10 @@ def toolchain_dir():
     return _cache.toolchain_dir(config())
 
 
-def compile_args():
-    """What code compiled against structop's runtime needs: its headers and torch's flags."""
-    return ["-I" + get_include()] + config().compile_args()
+def compile_args(joined=True):
+    """What code compiled against structop's runtime needs: its headers and
+    torch's flags (joined: see TorchConfig.compile_args)."""
+    return ["-I" + get_include()] + config().compile_args(joined)
 
 
 def _runtime_inputs():

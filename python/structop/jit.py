@@ -216,7 +216,11 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
         name_dir = os.path.abspath(build_directory) if build_directory else os.path.join(
             _runtime.toolchain_dir(), "jit", name)
         os.makedirs(name_dir, exist_ok=True)
-        nvcc = _build.find_nvcc() if has_cuda else None
+        cuda_home = _build.find_cuda_home() if has_cuda else None
+        if has_cuda and cuda_home is None:
+            raise BuildError("structop.load: a source is CUDA (.cu) but no CUDA toolkit was "
+                             "found: set CUDA_HOME, or put nvcc on PATH")
+        nvcc = os.path.join(cuda_home, "bin", "nvcc") if cuda_home else None
         parts = [__version__, name, stem, _runtime.runtime_key(), " ".join(_cache.cxx_command()),
                  repr(extra_cflags), repr(extra_cuda_cflags), repr(extra_ldflags),
                  repr(extra_include_paths), repr(idl_include_paths), nvcc or ""]
@@ -264,8 +268,8 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
     cuda_flags = []
     if nvcc:
         cuda_flags = (["-std=c++17", "-O2", "-Xcompiler", "-fPIC"] + includes
-                      + _runtime.compile_args() + extra_cuda_cflags)
-        cuda_lib = os.path.join(_build.cuda_home(nvcc), "lib64")
+                      + _runtime.compile_args(joined=False) + extra_cuda_cflags)
+        cuda_lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
         ldflags += ["-L" + cuda_lib, "-Wl,-rpath," + cuda_lib, "-lcudart"]
         for lib in ("c10_cuda", "torch_cuda"):
             if os.path.exists(os.path.join(cfg.libdir, f"lib{lib}.so")):
@@ -279,7 +283,7 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
     _build.run_ninja(build_dir, verbose, what=f"building {name}")
 
     # The headers this build included (the user's), for the key of later calls.
-    cuda = [_build.cuda_home(nvcc)] if nvcc else []
+    cuda = [os.path.dirname(os.path.dirname(nvcc))] if nvcc else []
     headers = _user_headers(build_dir, list(cfg.include_dirs) + [get_include(), gen_dir, "/usr"] + cuda)
     _cache.write_if_changed(os.path.join(name_dir, "headers.json"), json.dumps(headers, indent=1) + "\n")
     key = _key(parts, gen, idl_files, sources, headers)

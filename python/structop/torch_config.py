@@ -54,10 +54,13 @@ class TorchConfig:
         parent, base = os.path.split(self.libdir)
         return self.libdir in SYSTEM_LIB_DIRS or (parent in ("/lib", "/usr/lib") and "-linux-" in base)
 
-    def compile_args(self):
+    def compile_args(self, joined=True):
         """-isystem for each include folder (quiet about torch's own warnings)
-        and the C++11 ABI flag torch was built with."""
-        args = ["-isystem" + d for d in self.include_dirs]
+        and the C++11 ABI flag torch was built with. joined: `-isystemDIR`
+        as one word (pkg-config merges duplicates of it), else two (nvcc)."""
+        args = []
+        for d in self.include_dirs:
+            args += ["-isystem" + d] if joined else ["-isystem", d]
         args.append(f"-D_GLIBCXX_USE_CXX11_ABI={self.cxx11_abi}")
         return args
 
@@ -75,22 +78,17 @@ class TorchConfig:
 def _import_torch():
     """Imports torch with its stdout chatter (CUDA_HOME notices) sent to stderr."""
     with contextlib.redirect_stdout(sys.stderr):
-        import torch  # noqa: F401  (imported for its side effect)
-
-        try:
-            from torch.utils import cpp_extension
-        except Exception:  # cpp_extension needs setuptools; fall back below
-            cpp_extension = None
-    return torch, cpp_extension
+        import torch
+    return torch
 
 
-def _include_dirs(torch, cpp_extension):
-    if cpp_extension is not None:
-        with contextlib.redirect_stdout(sys.stderr):
-            dirs = cpp_extension.include_paths()
-    else:
-        root = os.path.join(os.path.dirname(torch.__file__), "include")
-        dirs = [root, os.path.join(root, "torch", "csrc", "api", "include")]
+# The folders torch.utils.cpp_extension.include_paths() and library_paths()
+# name for a CPU build: torch/include, its C++ API folder, torch/lib.
+# Computed here rather than asked: importing cpp_extension imports setuptools,
+# which costs half a second, and structop.load's cached path must be fast.
+def _include_dirs(torch):
+    root = os.path.join(os.path.dirname(torch.__file__), "include")
+    dirs = [root, os.path.join(root, "torch", "csrc", "api", "include")]
     real = []
     for d in dirs:
         if os.path.isdir(d) and os.path.realpath(d) not in DEFAULT_INCLUDE_DIRS:
@@ -98,19 +96,13 @@ def _include_dirs(torch, cpp_extension):
     return real
 
 
-def _lib_dir(torch, cpp_extension):
-    if cpp_extension is not None:
-        with contextlib.redirect_stdout(sys.stderr):
-            candidates = cpp_extension.library_paths()
-    else:
-        candidates = [os.path.join(os.path.dirname(torch.__file__), "lib")]
-    for d in candidates:
-        paths = [os.path.join(d, lib) for lib in LIBRARIES]
-        if not all(os.path.exists(p) for p in paths):
-            continue
-        real_dirs = {os.path.dirname(os.path.realpath(p)) for p in paths}
-        return real_dirs.pop() if len(real_dirs) == 1 else d
-    return None
+def _lib_dir(torch):
+    d = os.path.join(os.path.dirname(torch.__file__), "lib")
+    paths = [os.path.join(d, lib) for lib in LIBRARIES]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    real_dirs = {os.path.dirname(os.path.realpath(p)) for p in paths}
+    return real_dirs.pop() if len(real_dirs) == 1 else d
 
 
 def _extra_libs(include_dirs):
@@ -129,11 +121,11 @@ def torch_config():
     """The TorchConfig of the torch this interpreter imports; raises
     RuntimeError (with the reason) when there is none."""
     try:
-        torch, cpp_extension = _import_torch()
+        torch = _import_torch()
     except Exception as e:  # ImportError, or a broken install raising anything
         raise RuntimeError(f"cannot import torch: {e}") from e
-    includes = _include_dirs(torch, cpp_extension)
-    libdir = _lib_dir(torch, cpp_extension)
+    includes = _include_dirs(torch)
+    libdir = _lib_dir(torch)
     if libdir is None:
         raise RuntimeError("torch has no libtorch.so/libtorch_cpu.so/libc10.so")
     return TorchConfig(
