@@ -36,7 +36,8 @@ scale_shift_grads kernels::scale_shift_backward(
   const bool need_b = ctx->needs_input_grad(scale_shift_grad_slot::cfg_affine_b);
   return {
       /*x=*/need_x ? g.mul(w) : at::Tensor(),
-      /*cfg=*/{/*affine=*/{/*w=*/need_w ? g.mul(x) : at::Tensor(), /*b=*/need_b ? g : at::Tensor()}},
+      /*cfg=*/
+      {/*affine=*/{/*w=*/need_w ? g.mul(x) : at::Tensor(), /*b=*/need_b ? g : at::Tensor()}},
   };
 }
 

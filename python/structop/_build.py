@@ -6,6 +6,7 @@ depfile, so ninja recompiles what an edited header reaches), then one
 archive (ar) or one shared library (the C++ compiler). Commands are
 quoted for /bin/sh; paths are escaped for ninja.
 """
+import contextlib
 import os
 import shlex
 import shutil
@@ -110,7 +111,6 @@ def write_ninja(build_dir, *, cxx, cxxflags, sources, output, kind, ldflags=(),
         extra = " ".join(_escape_path(p) for p in link_inputs)
         lines.append(f"build {_escape_path(output)}: link {inputs} {extra}".rstrip())
     lines.append(f"default {_escape_path(output)}")
-    os.makedirs(os.path.join(build_dir, "obj"), exist_ok=True)
     text = "\n".join(lines) + "\n"
     path = os.path.join(build_dir, "build.ninja")
     try:
@@ -126,25 +126,31 @@ def write_ninja(build_dir, *, cxx, cxxflags, sources, output, kind, ldflags=(),
 IN_PROGRESS = ".in-progress"
 
 
-def run_ninja(build_dir, verbose=False, what="build"):
-    """Runs ninja in build_dir; raises BuildError with its output on failure.
+@contextlib.contextmanager
+def build_folder(build_dir):
+    """Marks build_dir while a build works in it (the caller holds its lock).
 
-    The build folder is marked while ninja runs. A mark left from an earlier
-    run means that run was killed (the caller holds the folder's lock, so
-    nobody else is building): its objects may be cut short, so everything
-    but build.ninja is removed first and this build starts clean."""
+    A mark left from an earlier build means that build was killed (nobody
+    else builds here): its objects or copied sources may be cut short, so
+    the folder is emptied first and this build starts clean. The mark is
+    removed when the build finishes, failed or not (a failed compiler
+    command leaves no output behind); only a build that dies keeps it."""
     marker = os.path.join(build_dir, IN_PROGRESS)
     if os.path.exists(marker):
-        for entry in os.listdir(build_dir):
-            if entry != "build.ninja":
-                path = os.path.join(build_dir, entry)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
-        os.makedirs(os.path.join(build_dir, "obj"), exist_ok=True)
+        shutil.rmtree(build_dir)
+    os.makedirs(os.path.join(build_dir, "obj"), exist_ok=True)
     with open(marker, "w", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n")
+    try:
+        yield
+    except Exception:  # the build failed, its process lives on: nothing is cut short
+        os.unlink(marker)
+        raise
+    os.unlink(marker)
+
+
+def run_ninja(build_dir, verbose=False, what="build"):
+    """Runs ninja in build_dir; raises BuildError with its output on failure."""
     cmd = [find_ninja(), "-C", build_dir]
     if verbose:
         cmd.append("-v")
@@ -153,7 +159,6 @@ def run_ninja(build_dir, verbose=False, what="build"):
     else:
         result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         output = result.stdout
-    os.unlink(marker)  # ninja finished (a failed command leaves no output behind)
     if result.returncode != 0:
         raise BuildError(f"structop: {what} failed:\n{output}")
 

@@ -69,14 +69,15 @@ def runtime_library(verbose=False):
 
     def fill(staging):
         build_dir = os.path.join(parent, "build")
-        _build.write_ninja(build_dir, cxx=cxx, cxxflags=flags, sources=sources,
-                           output="libstructop_runtime.a", kind="static")
         # Always said (on stderr): the first call waits for this, once per torch.
         print(f"structop: compiling the C++ runtime library for torch {config().version} "
               f"(once per torch and compiler) in {build_dir}", file=sys.stderr, flush=True)
-        _build.run_ninja(build_dir, verbose, what="compiling structop's runtime library")
-        os.replace(os.path.join(build_dir, "libstructop_runtime.a"),
-                   os.path.join(staging, "libstructop_runtime.a"))
+        with _build.build_folder(build_dir):
+            _build.write_ninja(build_dir, cxx=cxx, cxxflags=flags, sources=sources,
+                               output="libstructop_runtime.a", kind="static")
+            _build.run_ninja(build_dir, verbose, what="compiling structop's runtime library")
+            os.replace(os.path.join(build_dir, "libstructop_runtime.a"),
+                       os.path.join(staging, "libstructop_runtime.a"))
 
     with _cache.locked(parent):
         _cache.publish(parent, key, fill, f'{{"torch": "{config().version}"}}\n')

@@ -215,7 +215,6 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
     with _LOCK:
         name_dir = os.path.abspath(build_directory) if build_directory else os.path.join(
             _runtime.toolchain_dir(), "jit", name)
-        os.makedirs(name_dir, exist_ok=True)
         cuda_home = _build.find_cuda_home() if has_cuda else None
         if has_cuda and cuda_home is None:
             raise BuildError("structop.load: a source is CUDA (.cu) but no CUDA toolkit was "
@@ -231,6 +230,7 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
                 _log(verbose, f"{name} is loaded already ({os.path.join(name_dir, key)})")
                 return _LOADED[key]
             final = os.path.join(name_dir, key)
+            os.makedirs(name_dir, exist_ok=True)
             if _cache.is_published(final):
                 _log(verbose, f"loading {name} from the cache ({final})")
             else:
@@ -253,34 +253,35 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
     runtime_library = _runtime.runtime_library(verbose)
     build_dir = os.path.join(name_dir, "build")
     gen_dir = os.path.join(build_dir, "gen")
-    os.makedirs(gen_dir, exist_ok=True)
-    for entry in os.listdir(gen):
-        _copy_if_changed(os.path.join(gen, entry), os.path.join(gen_dir, entry))
-    # The included IDLs' headers and modules (their records and enums), beside.
-    included = [p for p in idl_files if os.path.abspath(p) != idl]
-    for path in included:
-        _generate(path, gen_dir, idl_include_paths, "h,py")
-
     cfg = _runtime.config()
-    includes = ["-I" + gen_dir] + ["-I" + d for d in extra_include_paths]
-    cxxflags = list(_runtime.RUNTIME_CXXFLAGS) + includes + _runtime.compile_args() + extra_cflags
-    ldflags = cfg.link_args()
-    cuda_flags = []
-    if nvcc:
-        cuda_flags = (["-std=c++17", "-O2", "-Xcompiler", "-fPIC"] + includes
-                      + _runtime.compile_args(joined=False) + extra_cuda_cflags)
-        cuda_lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
-        ldflags += ["-L" + cuda_lib, "-Wl,-rpath," + cuda_lib, "-lcudart"]
-        for lib in ("c10_cuda", "torch_cuda"):
-            if os.path.exists(os.path.join(cfg.libdir, f"lib{lib}.so")):
-                ldflags.append("-l" + lib)
-    ldflags += extra_ldflags
-    library = f"lib{name}.so"
-    _build.write_ninja(build_dir, cxx=_cache.cxx_command(), cxxflags=cxxflags,
-                       sources=[os.path.join(gen_dir, f"{stem}.ops.cpp")] + sources,
-                       output=library, kind="shared", ldflags=ldflags, nvcc=nvcc,
-                       cuda_flags=cuda_flags, link_inputs=[runtime_library])
-    _build.run_ninja(build_dir, verbose, what=f"building {name}")
+    with _build.build_folder(build_dir):
+        os.makedirs(gen_dir, exist_ok=True)
+        for entry in os.listdir(gen):
+            _copy_if_changed(os.path.join(gen, entry), os.path.join(gen_dir, entry))
+        # The included IDLs' headers and modules (their records and enums), beside.
+        for path in idl_files:
+            if path != idl:
+                _generate(path, gen_dir, idl_include_paths, "h,py")
+
+        includes = ["-I" + gen_dir] + ["-I" + d for d in extra_include_paths]
+        cxxflags = list(_runtime.RUNTIME_CXXFLAGS) + includes + _runtime.compile_args() + extra_cflags
+        ldflags = cfg.link_args()
+        cuda_flags = []
+        if nvcc:
+            cuda_flags = (["-std=c++17", "-O2", "-Xcompiler", "-fPIC"] + includes
+                          + _runtime.compile_args(joined=False) + extra_cuda_cflags)
+            cuda_lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
+            ldflags += ["-L" + cuda_lib, "-Wl,-rpath," + cuda_lib, "-lcudart"]
+            for lib in ("c10_cuda", "torch_cuda"):
+                if os.path.exists(os.path.join(cfg.libdir, f"lib{lib}.so")):
+                    ldflags.append("-l" + lib)
+        ldflags += extra_ldflags
+        library = f"lib{name}.so"
+        _build.write_ninja(build_dir, cxx=_cache.cxx_command(), cxxflags=cxxflags,
+                           sources=[os.path.join(gen_dir, f"{stem}.ops.cpp")] + sources,
+                           output=library, kind="shared", ldflags=ldflags, nvcc=nvcc,
+                           cuda_flags=cuda_flags, link_inputs=[runtime_library])
+        _build.run_ninja(build_dir, verbose, what=f"building {name}")
 
     # The headers this build included (the user's), for the key of later calls.
     cuda = [os.path.dirname(os.path.dirname(nvcc))] if nvcc else []

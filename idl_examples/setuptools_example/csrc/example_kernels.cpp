@@ -30,12 +30,15 @@ void kernels::layer_setup_context(
     const LayerCfg& cfg,
     const at::Tensor& /*output*/) {
   // Where the activation passes the gradient: 1 (identity) or pre > 0 (relu).
-  at::Tensor pass = cfg.act == Activation::relu ? pre_activation(x, cfg.lin).gt(0).to(x.scalar_type())
-                                                 : at::Tensor();
+  at::Tensor pass = cfg.act == Activation::relu
+                        ? pre_activation(x, cfg.lin).gt(0).to(x.scalar_type())
+                        : at::Tensor();
   ctx->save_for_backward({x, cfg.lin.weight, pass});
 }
 
-layer_grads kernels::layer_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output) {
+layer_grads kernels::layer_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& x = saved[0];
   const at::Tensor& weight = saved[1];

@@ -20,15 +20,19 @@ __global__ void scale_floats(const float* x, float* y, int64_t n, float factor) 
 }  // namespace
 
 at::Tensor kernels::scale_cuda(const at::Tensor& x, const ScaleCfg& cfg) {
-  TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat && x.is_contiguous(),
-              "jit_cuda::scale (CUDA): x must be a contiguous float CUDA tensor");
+  TORCH_CHECK(
+      x.is_cuda() && x.scalar_type() == at::kFloat && x.is_contiguous(),
+      "jit_cuda::scale (CUDA): x must be a contiguous float CUDA tensor");
   at::Tensor y = at::empty_like(x);
   const int64_t n = x.numel();
   const int threads = 256;
   const int blocks = static_cast<int>((n + threads - 1) / threads);
   if (n > 0) {
-    scale_floats<<<blocks, threads>>>(x.data_ptr<float>(), y.data_ptr<float>(), n,
-                                      static_cast<float>(cfg.factor));
+    scale_floats<<<blocks, threads>>>(
+        x.data_ptr<float>(),
+        y.data_ptr<float>(),
+        n,
+        static_cast<float>(cfg.factor));
   }
   TORCH_CHECK(cudaGetLastError() == cudaSuccess, "jit_cuda::scale (CUDA): launch failed");
   return y;
