@@ -235,7 +235,11 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
                 _log(verbose, f"loading {name} from the cache ({final})")
             else:
                 with _cache.locked(name_dir):
-                    if _cache.is_published(final):  # another process built it meanwhile
+                    # Another process may have built meanwhile, and recorded
+                    # other headers for this name: the key again, as it is now.
+                    key = _key(parts, gen, idl_files, sources, _read_headers(name_dir))
+                    final = os.path.join(name_dir, key)
+                    if _cache.is_published(final):
                         _log(verbose, f"loading {name} from the cache ({final}), built by another process")
                     else:
                         final = _build_and_publish(
@@ -285,7 +289,8 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
 
     # The headers this build included (the user's), for the key of later calls.
     cuda = [os.path.dirname(os.path.dirname(nvcc))] if nvcc else []
-    headers = _user_headers(build_dir, list(cfg.include_dirs) + [get_include(), gen_dir, "/usr"] + cuda)
+    headers = [h for h in _user_headers(build_dir, list(cfg.include_dirs) + [get_include(), gen_dir, "/usr"] + cuda)
+               if h not in sources]  # the sources are in the key already
     _cache.write_if_changed(os.path.join(name_dir, "headers.json"), json.dumps(headers, indent=1) + "\n")
     key = _key(parts, gen, idl_files, sources, headers)
     package = f"_structop_jit_{name}_{key[:12]}"

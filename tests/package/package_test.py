@@ -32,9 +32,10 @@ Stages, in order; one wheel serves them all:
           gradients, gradcheck, opcheck; cached reloads (their times are
           printed, not judged); a changed IDL rebuilds; a broken IDL raises
           structop.IDLError with structopc's diagnostic; four processes at
-          once after a source edit build once and all load; a build killed
-          halfway publishes nothing and the next call builds; a .cu source
-          goes through nvcc (when nvcc is there).
+          once after a source edit build once and all load; an edit of a
+          header the source includes starts a build, which, killed halfway,
+          publishes nothing, and the next call builds; a .cu source goes
+          through nvcc (when nvcc is there).
   c       idl_examples/setuptools_example: pip install --no-build-isolation,
           then its test, importing the installed package.
   d       idl_examples/cmake_consumer configured with
@@ -395,8 +396,12 @@ def stage_jit(ctx):
         fail("a broken IDL published a build")
     print("IDLError:\n" + result.stdout.rstrip())
 
-    # b5: four processes at once after a source edit: one builds, all load.
-    edit(kernels, "namespace jit_demo {", "// edited by tests/package (four processes)\nnamespace jit_demo {")
+    # b5: four processes at once after a source edit (it includes a header of
+    # its own now): one builds, all load.
+    header = os.path.join(folder, "jit_extra.h")
+    with open(header, "w", encoding="utf-8") as f:
+        f.write("// A header of the kernels' own (tests/package).\n#pragma once\n")
+    edit(kernels, "namespace jit_demo {", '#include "jit_extra.h"\n\nnamespace jit_demo {')
     before = published(name_dir)
     start = time.monotonic()
     procs = [subprocess.Popen([ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", "--scale", "3.0"],
@@ -415,8 +420,10 @@ def stage_jit(ctx):
     if len(published(name_dir)) != len(before) + 1:
         fail(f"four concurrent processes published {len(published(name_dir)) - len(before)} builds, not 1")
 
-    # b6: a build killed halfway publishes nothing; the next call builds.
-    edit(kernels, "namespace jit_demo {", "// edited by tests/package (killed build)\nnamespace jit_demo {")
+    # b6: an edit of that header alone makes a new build (the headers a build
+    # included are part of the next key); killed halfway, it publishes
+    # nothing, and the next call builds.
+    edit(header, "#pragma once\n", "#pragma once\nconstexpr int jit_extra_edited = 1;\n")
     before = published(name_dir)
     marker = os.path.join(name_dir, "build", ".in-progress")
     proc = subprocess.Popen([ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", "--scale", "3.0"],
@@ -427,8 +434,10 @@ def stage_jit(ctx):
         time.sleep(0.05)
     time.sleep(2.0)  # the compilers are running
     if proc.poll() is not None:
-        fail(f"the build finished (exit {proc.returncode}) before it could be killed:\n"
-             f"{proc.stdout.read().decode()}")
+        output = proc.stdout.read().decode()
+        if "loading jit_demo from the cache" in output:
+            fail(f"editing a header the kernels include did not start a build:\n{output}")
+        fail(f"the build finished (exit {proc.returncode}) before it could be killed:\n{output}")
     os.killpg(proc.pid, signal.SIGKILL)  # python, ninja and the compilers
     proc.wait()
     proc.stdout.close()
