@@ -59,7 +59,7 @@ esac
 
 case $mode in
   tests)
-    packages+=(catch2 libbenchmark-dev valgrind)
+    packages+=(catch2 libbenchmark-dev valgrind cmake)  # cmake: the CMake consumer of the pip package
     # clang and its compiler-rt (libFuzzer, sanitizers) for the compiler's
     # fuzz test, in the distribution's default version.
     clang_version=$(apt-cache depends clang 2>/dev/null | sed -n 's/.*Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
