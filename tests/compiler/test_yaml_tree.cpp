@@ -229,3 +229,19 @@ TEST_CASE("size and node limits stop hostile input early", "[yaml]") {
   CHECK(defaults.max_bytes == 4u << 20);
   CHECK(defaults.max_nodes == 500000);
 }
+
+TEST_CASE("yaml() gives a raw string's YAML as the file would hold it", "[yaml][test-support]") {
+  using structop::testing::yaml;
+  CHECK(yaml(R"(
+      namespace: d
+      records:
+        R:
+
+          doc: x
+  )") == "namespace: d\nrecords:\n  R:\n\n    doc: x\n");
+  // Spaces on a blank line do not count; `)"` after the text: no last line break.
+  CHECK(yaml("\n    a:\n   \n      b: 1") == "a:\n\n  b: 1");
+  CHECK(yaml("\n") == "");
+  CHECK_THROWS_AS(yaml("a: 1\n"), std::invalid_argument);
+  CHECK_THROWS_AS(yaml("\n  a:\n\t b: 1\n"), std::invalid_argument);
+}
