@@ -490,6 +490,7 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
   INFO(r.diagnostics);
   REQUIRE(r.ok);
   CHECK(r.outputs.empty());
+  // yaml() only lays the text out by lines: the table is not YAML.
   CHECK(r.explanation == yaml(R"(
       op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()
       lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal", *, ScalarType dt=6) -> ()
