@@ -207,7 +207,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   CHECK(scale["returns"].items.empty());
   CHECK(scale["meta_sources"].items.empty());
 
-  CHECK(ops[2]["schema"].string == "can_cast(ScalarType from, ScalarType to) -> bool");
+  CHECK(ops[2]["schema"].string == "can_cast(ScalarType from_, ScalarType to) -> bool");
   CHECK(ops[2]["meta"].string == "custom");
 }
 

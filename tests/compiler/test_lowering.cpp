@@ -453,14 +453,31 @@ TEST_CASE("string defaults reach the schema in torch's own escapes", "[lowering]
       R"(str s="\t\t") -> Tensor)");
 }
 
-TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
+TEST_CASE("a parameter named like a Python keyword is `from_` in the schema too", "[lowering]") {
+  // torch.fx binds a custom op's arguments by name and cannot bind `from`.
   FrontEnd fe = lower_ops(yaml(R"(
       ops:
         - func: can_cast(ScalarType from, ScalarType to) -> bool
           meta: custom
+        - func: f(Tensor lambda, *, Tensor async, int errno=0, int new=1) -> Tensor
+          mutates: [lambda, async_]
   )"));
+  INFO(fe.errors);
   REQUIRE(fe.ok());
-  CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
+  CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from_, ScalarType to) -> bool");
+  const lower::Slot& from = fe.slot("can_cast", "from_");
+  CHECK(from.python_keyword);
+  CHECK(from.path == "from");
+  CHECK(from.api_path == "from_");
+  CHECK_FALSE(fe.slot("can_cast", "to").python_keyword);
+  // Keyword-only too; C++ keywords and macros keep their names in the
+  // schema (torch binds them); `mutates:` takes either name.
+  CHECK(
+      fe.op("f").schema ==
+      "f(Tensor(a!) lambda_, *, Tensor(b!) async_, int errno=0, int new=1) -> Tensor");
+  CHECK(fe.slot("f", "async_").kwarg_only);
+  CHECK_FALSE(fe.slot("f", "errno").python_keyword);
+  // Record leaves are `param__field`, never a keyword.
   FrontEnd rec = run_front_end(yaml(R"(
       namespace: d
       records: {R: {fields: {struct: Tensor, lambda: int = 1}}}
@@ -479,7 +496,52 @@ TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[l
   CHECK(contains(
       fe.errors,
       "error: op `op`: parameters `from` and `from_` would both be called `from_` in "
+      "the schema, C++ and Python\n"));
+  CHECK(fe.errors.find("error:") == fe.errors.rfind("error:"));  // once
+  // A C++ keyword keeps its schema name: the clash is the APIs' only.
+  FrontEnd cpp = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int errno, int errno_) -> Tensor
+  )"));
+  CHECK(contains(
+      cpp.errors,
+      "error: op `op`: parameters `errno` and `errno_` would both be called `errno_` in "
       "C++ and Python\n"));
+}
+
+TEST_CASE(
+    "a pinned name that is a Python keyword stays, but not with pt2_compliant_tag",
+    "[lowering]") {
+  const std::string records = yaml(R"(
+      namespace: d
+      records:
+        Range: {fields: {lo: {type: float, schema_name: from}, hi: {type: float, schema_name: to}}}
+  )");
+  FrontEnd fe = run_front_end(records + yaml(R"(
+      ops:
+        - func: clamp(Tensor x, Range r) -> Tensor
+  )"));
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(fe.op("clamp").schema == "clamp(Tensor x, float from, float to) -> Tensor");
+  CHECK_FALSE(fe.slot("clamp", "from").python_keyword);
+  FrontEnd pt2 = run_front_end(records + yaml(R"(
+      ops:
+        - func: clamp(Tensor x, Range r) -> Tensor
+          tags: [pt2_compliant_tag]
+  )"));
+  CHECK(
+      pt2.errors ==
+      "main.ops.yaml:3:51: error: op `clamp` is `pt2_compliant_tag`, but the pinned name `from` "
+      "of `r.lo` is a Python keyword: torch.compile binds custom-op arguments by name and "
+      "cannot bind it\n"
+      " 3 |   Range: {fields: {lo: {type: float, schema_name: from}, hi: {type: float, "
+      "schema_name: to}}}\n"
+      "   |                                                   ^~~~\n"
+      "hint: pin another name (e.g. `from_`), or drop the tag\n"
+      "main.ops.yaml:5:33: note: `r.lo` comes from parameter `r`\n"
+      " 5 |   - func: clamp(Tensor x, Range r) -> Tensor\n"
+      "   |                                 ^\n");
 }
 
 TEST_CASE("lowered-name collisions are reported once, without an internal error", "[lowering]") {
