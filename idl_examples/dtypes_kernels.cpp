@@ -3,7 +3,8 @@
 // Demonstrates: ScalarType and Device fields arriving as at::ScalarType and
 // at::Device, a record-only op whose tensor is built from the record's
 // values, custom meta kernels for results whose dtype differs from the
-// input's, an op that is another's with other defaults, and a parameter spelled `from_` in C++ (`from` in the schema).
+// input's, an op that is another's with other defaults, and a parameter
+// named `from` in the IDL (`from_` in the schema and in C++).
 #include "dtypes.ops.h"
 
 #include <ATen/ATen.h>

@@ -1100,20 +1100,8 @@ class Resolver {
           "rename the op or overload, or drop the tag");
       break;
     }
-    // torch.fx binds a custom op's arguments by name, with inspect.Signature,
-    // which refuses Python keywords (aten's own `from` is special-cased).
-    for (const auto& p : op.params) {
-      if (model::is_python_keyword(p.name)) {
-        diags_.error(
-            tag->span,
-            fmt::format(
-                "op `{}` has a parameter named `{}`, a Python keyword, so it cannot be "
-                "`pt2_compliant_tag`: torch.compile binds custom-op arguments by name",
-                op.qualified_name(),
-                p.name),
-            fmt::format("rename the parameter (e.g. `{}_` or a synonym), or drop the tag", p.name));
-      }
-    }
+    // A parameter named like a Python keyword is `from_` in the schema
+    // (lowering); a pinned one is checked there.
     // FakeTensorMode (and so torch.compile and opcheck) treats an op with no
     // tensor argument that returns one Tensor as a tensor constructor: it
     // runs it with `device=meta`.

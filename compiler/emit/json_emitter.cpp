@@ -174,7 +174,9 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
     }
     rows.push_back(
         {{s.path,
-          s.pinned ? s.name + " (pinned)" : s.name,
+          s.pinned           ? s.name + " (pinned)"
+          : s.python_keyword ? s.name + " (Python keyword)"
+                             : s.name,
           type,
           def,
           s.kwarg_only ? "yes" : "no",

@@ -96,6 +96,10 @@ struct Slot {
   std::string name;  // lowered name: `cfg__inner__w`
   /// `name` is pinned by the leaf field's `schema_name:` (not built from the path).
   bool pinned = false;
+  /// A parameter named like a Python keyword (`from`): `name` is the APIs'
+  /// spelling, `from_`, since torch.fx binds a custom op's arguments by name
+  /// and cannot bind a keyword (torch.compile, opcheck).
+  bool python_keyword = false;
   std::string cpp_name;        // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
   std::string path;            // original path: `cfg.inner.w` (`x` for a plain parameter)
   std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)

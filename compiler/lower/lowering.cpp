@@ -48,6 +48,7 @@ class OpLowering {
     out_.slots.reserve(op_.params.size());
     for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
     check_collisions();
+    check_pinned_keywords();
     // A collision already explains why the schema would be invalid.
     check_schema_ = diags_.error_count() == errors_before;
     // Names are only looked up for `mutates:` and listed `meta:`.
@@ -72,7 +73,11 @@ class OpLowering {
     const model::Param& p = op_.params[index];
     if (!p.type.is_record()) {
       lower::Slot& s = out_.slots.emplace_back();
-      s.name = p.name;
+      // A Python keyword gets its trailing `_` in the schema too: torch.fx
+      // normalizes a custom op's arguments by name (inductor, opcheck's
+      // schema check) and cannot bind `from` (it special-cases aten's own).
+      s.python_keyword = model::is_python_keyword(p.name);
+      s.name = s.python_keyword ? p.name + "_" : p.name;
       s.path = p.name;
       s.param = index;
       s.type = p.type;
@@ -400,6 +405,29 @@ class OpLowering {
         fmt::format("`{}` comes from parameter `{}`", other.path, op_.params[other.param].name));
   }
 
+  /// A pinned name stays as written, a Python keyword too (`schema_name:
+  /// from` keeps a shipped schema); torch.fx cannot bind such an argument by
+  /// name, so the op cannot be `pt2_compliant_tag` (a parameter's own name
+  /// gets a `_` instead, flatten_param).
+  void check_pinned_keywords() {
+    if (std::find(op_.tags.begin(), op_.tags.end(), "pt2_compliant_tag") == op_.tags.end()) return;
+    for (const auto& s : out_.slots) {
+      if (!s.pinned || !model::is_python_keyword(s.name)) continue;
+      diags_.error(
+          leaf_field(s).schema_name->span,
+          fmt::format(
+              "op `{}` is `pt2_compliant_tag`, but the pinned name `{}` of `{}` is a Python "
+              "keyword: torch.compile binds custom-op arguments by name and cannot bind it",
+              op_.qualified_name(),
+              s.name,
+              s.path),
+          fmt::format("pin another name (e.g. `{}_`), or drop the tag", s.name));
+      diags_.note(
+          op_.params[s.param].span,
+          fmt::format("`{}` comes from parameter `{}`", s.path, op_.params[s.param].name));
+    }
+  }
+
   void check_collisions() {
     std::vector<std::string_view> names;
     names.reserve(out_.slots.size());
@@ -407,6 +435,10 @@ class OpLowering {
     for (auto [first_index, later_index] : find_duplicates(names)) {
       const lower::Slot& first = out_.slots[first_index];
       const lower::Slot& later = out_.slots[later_index];
+      // `from` and `from_`: the same name in the APIs, reported below.
+      if ((first.python_keyword || later.python_keyword) && !first.pinned && !later.pinned) {
+        continue;
+      }
       if (first.pinned || later.pinned) {
         report_pinned_collision(first, later);
         continue;
@@ -441,14 +473,20 @@ class OpLowering {
     for (const auto& p : op_.params) spelled.push_back(model::api_spelling(p.name));
     std::vector<std::string_view> api(spelled.begin(), spelled.end());
     for (auto [first, later] : find_duplicates(api)) {
+      const model::Param& a = op_.params[first];
+      const model::Param& b = op_.params[later];
+      // Two plain parameters, one a Python keyword: the schema's names too.
+      const bool in_schema = !a.type.is_record() && !b.type.is_record() &&
+                             (model::is_python_keyword(a.name) || model::is_python_keyword(b.name));
       diags_.error(
-          op_.params[later].span,
+          b.span,
           fmt::format(
-              "op `{}`: parameters `{}` and `{}` would both be called `{}` in C++ and Python",
+              "op `{}`: parameters `{}` and `{}` would both be called `{}` in {}",
               op_.qualified_name(),
-              op_.params[first].name,
-              op_.params[later].name,
-              spelled[later]),
+              a.name,
+              b.name,
+              spelled[later],
+              in_schema ? "the schema, C++ and Python" : "C++ and Python"),
           "rename one of them");
     }
   }

@@ -8,6 +8,7 @@
 
 using namespace structop;
 using structop::testing::contains;
+using structop::testing::yaml;
 
 TEST_CASE("SourceFile maps byte offsets to 1-based lines and columns", "[base]") {
   SourceFile f("a.ops.yaml", "ab\ncde\n\nf");
@@ -68,7 +69,12 @@ struct Sink {
 
 TEST_CASE("an error renders GCC-style with the line, a caret and a hint", "[base]") {
   Sink s;
-  int id = s.add("demo.ops.yaml", "records:\n  Cfg:\n    fields:\n      scale: flaot = 1.0\n");
+  int id = s.add("demo.ops.yaml", yaml(R"(
+      records:
+        Cfg:
+          fields:
+            scale: flaot = 1.0
+  )"));
   s.diags.error(Span{id, 4, 14, 5}, "unknown type `flaot`", "did you mean `float`?");
   CHECK(s.diags.has_errors());
   CHECK(s.diags.error_count() == 1);

@@ -25,35 +25,41 @@ using structop::testing::JsonValue;
 using structop::testing::MemoryReader;
 using structop::testing::parse_json;
 using structop::testing::TempDir;
+using structop::testing::yaml;
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kDemo =
-    "namespace: demo\n"
-    "cpp_namespace: demo::ops\n"
-    "include: [common.ops.yaml]\n"
-    "enums:\n"
-    "  MaskType: [full, causal, sliding_window]\n"
-    "records:\n"
-    "  WeightCfg:\n"
-    "    doc: Weights and a scale.\n"
-    "    fields:\n"
-    "      inner: Inner\n"
-    "      scale: float = 1.0\n"
-    "      mode: {type: MaskType, default: causal}\n"
-    "ops:\n"
-    "  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n"
-    "    backward: true\n"
-    "    doc: Scales.\n"
-    "  - func: scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
-    "    mutates: [cfg]\n"
-    "    dispatch: [CPU, CUDA]\n"
-    "  - func: can_cast(ScalarType from, ScalarType to) -> bool\n"
-    "    meta: custom\n";
+const std::string kDemo = yaml(R"(
+    namespace: demo
+    cpp_namespace: demo::ops
+    include: [common.ops.yaml]
+    enums:
+      MaskType: [full, causal, sliding_window]
+    records:
+      WeightCfg:
+        doc: Weights and a scale.
+        fields:
+          inner: Inner
+          scale: float = 1.0
+          mode: {type: MaskType, default: causal}
+    ops:
+      - func: op(Tensor x, WeightCfg cfg) -> Tensor
+        backward: true
+        doc: Scales.
+      - func: scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()
+        mutates: [cfg]
+        dispatch: [CPU, CUDA]
+      - func: can_cast(ScalarType from, ScalarType to) -> bool
+        meta: custom
+)");
 
-const char* kCommon = "namespace: common\nrecords:\n  Inner: {fields: {w: Tensor, b: 'Tensor?'}}\n";
+const std::string kCommon = yaml(R"(
+    namespace: common
+    records:
+      Inner: {fields: {w: Tensor, b: 'Tensor?'}}
+)");
 
 MemoryReader demo_reader() {
   return MemoryReader{{"idl/demo.ops.yaml", kDemo}, {"idl/common.ops.yaml", kCommon}};
@@ -201,7 +207,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
   CHECK(scale["returns"].items.empty());
   CHECK(scale["meta_sources"].items.empty());
 
-  CHECK(ops[2]["schema"].string == "can_cast(ScalarType from, ScalarType to) -> bool");
+  CHECK(ops[2]["schema"].string == "can_cast(ScalarType from_, ScalarType to) -> bool");
   CHECK(ops[2]["meta"].string == "custom");
 }
 
@@ -213,9 +219,10 @@ TEST_CASE("compile() output is deterministic", "[driver]") {
   REQUIRE(a.outputs.size() == b.outputs.size());
   for (size_t i = 0; i < a.outputs.size(); ++i) CHECK(a.outputs[i].content == b.outputs[i].content);
   // Also for errors: the same text, in the same order.
-  MemoryReader bad{
-      {"bad.ops.yaml",
-       "namespace: d\nrecords: {A: {fields: {x: flaot, y: B}}, B: {fields: {a: A}}}\n"}};
+  MemoryReader bad{{"bad.ops.yaml", yaml(R"(
+      namespace: d
+      records: {A: {fields: {x: flaot, y: B}}, B: {fields: {a: A}}}
+  )")}};
   CompileOptions options;
   options.input = "bad.ops.yaml";
   std::string first = compile(options, bad).diagnostics;
@@ -294,9 +301,14 @@ TEST_CASE(
     MemoryReader reader{{"common.ops.yaml", common_text}};
     return defined_value(header_of(reader, "common.ops.yaml"), "STRUCTOP_FINGERPRINT_common");
   };
-  const std::string base =
-      "namespace: common\nenums:\n  Mode: [a, b]\nrecords:\n"
-      "  Inner: {fields: {w: Tensor, m: Mode = a}}\n  Outer: {fields: {i: Inner, k: int = 1}}\n";
+  const std::string base = yaml(R"(
+      namespace: common
+      enums:
+        Mode: [a, b]
+      records:
+        Inner: {fields: {w: Tensor, m: Mode = a}}
+        Outer: {fields: {i: Inner, k: int = 1}}
+  )");
   std::string original = fingerprint(base);
   REQUIRE_FALSE(original.empty());
   auto edited = [&](const std::string& from, const std::string& to) {
@@ -308,10 +320,14 @@ TEST_CASE(
   // Docs, comments and declaration order do not change the layout.
   CHECK(fingerprint("# a comment\n" + base + "doc: About it.\n") == original);
   CHECK(edited("  Inner: {fields:", "  Inner: {doc: Inner one., fields:") == original);
-  CHECK(
-      fingerprint("namespace: common\nrecords:\n  Outer: {fields: {i: Inner, k: int = 1}}\n"
-                  "  Inner: {fields: {w: Tensor, m: Mode = a}}\nenums:\n  Mode: [a, b]\n") ==
-      original);
+  CHECK(fingerprint(yaml(R"(
+      namespace: common
+      records:
+        Outer: {fields: {i: Inner, k: int = 1}}
+        Inner: {fields: {w: Tensor, m: Mode = a}}
+      enums:
+        Mode: [a, b]
+  )")) == original);
   // Everything the generated C++ of the types depends on does.
   CHECK(edited("k: int = 1", "k: int = 2") != original);
   CHECK(edited("k: int = 1", "k: float = 1") != original);
@@ -321,21 +337,36 @@ TEST_CASE(
   CHECK(edited("[a, b]", "[a, b, c]") != original);
   CHECK(edited("[a, b]", "[b, a]") != original);
   CHECK(edited("Outer:", "Outer2:") != original);
-  CHECK(edited("namespace: common\n", "namespace: common\ncpp_namespace: other\n") != original);
+  CHECK(edited("namespace: common\n", yaml(R"(
+      namespace: common
+      cpp_namespace: other
+  )")) != original);
   CHECK(edited("w: Tensor, m: Mode = a", "m: Mode = a, w: Tensor") != original);
   // Ops do not count: they are not in the header's types.
-  CHECK(fingerprint(base + "ops:\n  - func: f(Tensor x, Outer o) -> Tensor\n") == original);
+  CHECK(fingerprint(base + yaml(R"(
+      ops:
+        - func: f(Tensor x, Outer o) -> Tensor
+  )")) == original);
 }
 
 TEST_CASE(
     "a header includes only the files its IDL lists, but checks every file read",
     "[driver][include]") {
   MemoryReader reader{
-      {"a.ops.yaml",
-       "namespace: a\ninclude: [b.ops.yaml]\nrecords: {A: {fields: {m: Mid, base: Base}}}\n"},
-      {"b.ops.yaml",
-       "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
-      {"c.ops.yaml", "namespace: c\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+      {"a.ops.yaml", yaml(R"(
+          namespace: a
+          include: [b.ops.yaml]
+          records: {A: {fields: {m: Mid, base: Base}}}
+      )")},
+      {"b.ops.yaml", yaml(R"(
+          namespace: b
+          include: [c.ops.yaml]
+          records: {Mid: {fields: {base: Base}}}
+      )")},
+      {"c.ops.yaml", yaml(R"(
+          namespace: c
+          records: {Base: {fields: {x: Tensor}}}
+      )")},
   };
   std::string a = header_of(reader, "a.ops.yaml");
   std::string b = header_of(reader, "b.ops.yaml");
@@ -351,14 +382,20 @@ TEST_CASE(
 TEST_CASE("a file name whose stem is not an identifier is an error", "[driver][include]") {
   // The stem names the generated files, the Python module `<stem>_ops` and
   // the macro STRUCTOP_FINGERPRINT_<stem>; the name is shown escaped.
-  const std::string ok = "namespace: d\nrecords: {R: {fields: {x: int}}}\n";
+  const std::string ok = yaml(R"(
+      namespace: d
+      records: {R: {fields: {x: int}}}
+  )");
   MemoryReader reader{
       {"my-c.ops.yaml", ok},
       {"2d.ops.yaml", ok},
       {"x\ny.ops.yaml", ok},
       {"q\"uote.ops.yaml", ok},
       {".ops.yaml", ok},
-      {"inc.ops.yaml", "namespace: i\ninclude: [my-c.ops.yaml]\n"},
+      {"inc.ops.yaml", yaml(R"(
+          namespace: i
+          include: [my-c.ops.yaml]
+      )")},
       {"good_Name2.ops.yaml", ok},
   };
   auto errors_of = [&](const std::string& input) {
@@ -392,13 +429,21 @@ TEST_CASE("a file name whose stem is not an identifier is an error", "[driver][i
 
 TEST_CASE("a Python module imports the records and enums of included files", "[driver][include]") {
   MemoryReader reader{
-      {"a.ops.yaml",
-       "namespace: a\ninclude: [b.ops.yaml]\nrecords: {A: {fields: {m: Mid, base: Base, mode: Mode "
-       "= x}}}\n"},
-      {"b.ops.yaml",
-       "namespace: b\ninclude: [c.ops.yaml]\nrecords: {Mid: {fields: {base: Base}}}\n"},
-      {"c.ops.yaml",
-       "namespace: c\nenums: {Mode: [x, y]}\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+      {"a.ops.yaml", yaml(R"(
+          namespace: a
+          include: [b.ops.yaml]
+          records: {A: {fields: {m: Mid, base: Base, mode: Mode = x}}}
+      )")},
+      {"b.ops.yaml", yaml(R"(
+          namespace: b
+          include: [c.ops.yaml]
+          records: {Mid: {fields: {base: Base}}}
+      )")},
+      {"c.ops.yaml", yaml(R"(
+          namespace: c
+          enums: {Mode: [x, y]}
+          records: {Base: {fields: {x: Tensor}}}
+      )")},
   };
   CompileOptions options;
   options.input = "a.ops.yaml";
@@ -423,8 +468,11 @@ TEST_CASE("a Python module imports the records and enums of included files", "[d
 }
 
 TEST_CASE("compile() writes nothing on any error", "[driver]") {
-  MemoryReader reader{
-      {"x.ops.yaml", "namespace: d\nops:\n  - func: op(Tensor x, flaot s) -> Tensor\n"}};
+  MemoryReader reader{{"x.ops.yaml", yaml(R"(
+      namespace: d
+      ops:
+        - func: op(Tensor x, flaot s) -> Tensor
+  )")}};
   CompileOptions options;
   options.input = "x.ops.yaml";
   options.emit = {OutputKind::Json};
@@ -442,29 +490,20 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
   INFO(r.diagnostics);
   REQUIRE(r.ok);
   CHECK(r.outputs.empty());
-  CHECK(
-      r.explanation ==
-      "op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()\n"
-      "lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float "
-      "cfg__scale=1.0, "
-      "str cfg__mode=\"causal\", *, ScalarType dt=6) -> ()\n"
-      "\n"
-      "original path  lowered name   type                    default                    "
-      "kwarg-only  mutated\n"
-      "-------------  -------------  ----------------------  -------------------------  "
-      "----------  -------\n"
-      "x              x              Tensor                  -                          no       "
-      "   no\n"
-      "cfg.inner.w    cfg__inner__w  Tensor -> Tensor(a!)    -                          no       "
-      "   yes\n"
-      "cfg.inner.b    cfg__inner__b  Tensor? -> Tensor(b!)?  -                          no       "
-      "   yes\n"
-      "cfg.scale      cfg__scale     float                   1.0                        no       "
-      "   no\n"
-      "cfg.mode       cfg__mode      MaskType -> str         causal (schema: \"causal\")  no     "
-      "     no\n"
-      "dt             dt             ScalarType              float32 (schema: 6)        yes      "
-      "   no\n");
+  // yaml() only lays the text out by lines: the table is not YAML.
+  CHECK(r.explanation == yaml(R"(
+      op:      scale_(Tensor x, WeightCfg cfg, *, ScalarType dt=float32) -> ()
+      lowered: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!)? cfg__inner__b, float cfg__scale=1.0, str cfg__mode="causal", *, ScalarType dt=6) -> ()
+
+      original path  lowered name   type                    default                    kwarg-only  mutated
+      -------------  -------------  ----------------------  -------------------------  ----------  -------
+      x              x              Tensor                  -                          no          no
+      cfg.inner.w    cfg__inner__w  Tensor -> Tensor(a!)    -                          no          yes
+      cfg.inner.b    cfg__inner__b  Tensor? -> Tensor(b!)?  -                          no          yes
+      cfg.scale      cfg__scale     float                   1.0                        no          no
+      cfg.mode       cfg__mode      MaskType -> str         causal (schema: "causal")  no          no
+      dt             dt             ScalarType              float32 (schema: 6)        yes         no
+  )"));
   CompileResult op = compile_demo({}, std::string("op"));
   CHECK(contains(
       op.explanation,
@@ -476,10 +515,12 @@ TEST_CASE("--explain prints the slot map of one op", "[driver]") {
 }
 
 TEST_CASE("--explain finds ops by qualified or C++ name; unknown names list the ops", "[driver]") {
-  MemoryReader reader{
-      {"o.ops.yaml",
-       "namespace: d\nops:\n  - func: f.two(Tensor x, int n=1) -> Tensor\n  - "
-       "func: g(Tensor x) -> Tensor\n"}};
+  MemoryReader reader{{"o.ops.yaml", yaml(R"(
+      namespace: d
+      ops:
+        - func: f.two(Tensor x, int n=1) -> Tensor
+        - func: g(Tensor x) -> Tensor
+  )")}};
   CompileOptions options;
   options.input = "o.ops.yaml";
   options.emit = {};
@@ -497,10 +538,14 @@ TEST_CASE("--explain finds ops by qualified or C++ name; unknown names list the 
 }
 
 TEST_CASE("--explain names what makes each optional record absent", "[driver]") {
-  MemoryReader reader{
-      {"o.ops.yaml",
-       "namespace: d\nrecords:\n  I: {fields: {b: 'Tensor?', w: Tensor}}\n  G: {fields: {i: "
-       "'I? = None', p: I, g: Tensor}}\nops:\n  - func: f(Tensor x, G? g=None) -> Tensor\n"}};
+  MemoryReader reader{{"o.ops.yaml", yaml(R"(
+      namespace: d
+      records:
+        I: {fields: {b: 'Tensor?', w: Tensor}}
+        G: {fields: {i: 'I? = None', p: I, g: Tensor}}
+      ops:
+        - func: f(Tensor x, G? g=None) -> Tensor
+  )")}};
   CompileOptions options;
   options.input = "o.ops.yaml";
   options.emit = {};
@@ -517,10 +562,15 @@ TEST_CASE("--explain names what makes each optional record absent", "[driver]") 
 }
 
 TEST_CASE("--explain lists the outputs of returned records", "[driver]") {
-  MemoryReader reader{
-      {"r.ops.yaml",
-       "namespace: d\nrecords:\n  M: {fields: {mean: Tensor, n: int}}\n  S: {fields: {m: M, v: "
-       "Tensor}}\nops:\n  - func: f(Tensor x) -> (Tensor y, S s)\n    meta: custom\n"}};
+  MemoryReader reader{{"r.ops.yaml", yaml(R"(
+      namespace: d
+      records:
+        M: {fields: {mean: Tensor, n: int}}
+        S: {fields: {m: M, v: Tensor}}
+      ops:
+        - func: f(Tensor x) -> (Tensor y, S s)
+          meta: custom
+  )")}};
   CompileOptions options;
   options.input = "r.ops.yaml";
   options.emit = {};
@@ -925,7 +975,10 @@ CompileResult compile_text(const std::string& text, size_t max_output = kMaxOutp
 /// Records R0..R{depth-1}, each holding the previous one in a field named
 /// `f<i>_xxx...` of `name_length` bytes, and `ops` ops taking the last.
 std::string deep_long_names(size_t depth, size_t name_length, size_t ops) {
-  std::string text = "namespace: big\nrecords:\n";
+  std::string text = yaml(R"(
+      namespace: big
+      records:
+  )");
   for (size_t i = 0; i < depth; ++i) {
     text += "  R" + std::to_string(i) + ": {fields: {" +
             padded("f" + std::to_string(i) + "_", name_length) + ": " +
@@ -976,7 +1029,12 @@ TEST_CASE("an IDL that would generate gigabytes is rejected at once", "[driver][
   SECTION("many short records and ops: the flattened size") {
     // One record of 100 leaves with 200-byte names, taken by 1,000 ops:
     // 21 MiB of flattened parameters.
-    std::string text = "namespace: big\nrecords:\n  B:\n    fields:\n";
+    std::string text = yaml(R"(
+        namespace: big
+        records:
+          B:
+            fields:
+    )");
     for (int i = 0; i < 100; ++i)
       text += "      " + padded("f" + std::to_string(i) + "_", 200) + ": Tensor\n";
     text += "ops:\n";
@@ -1000,25 +1058,35 @@ TEST_CASE("limits: names, lowered names and output size at their bounds", "[driv
       "namespace: big\nrecords: {R: {fields: {" + long_name + ": Tensor}}}\n");
   CHECK(contains(r.diagnostics, "is 257 bytes long; names are limited to 256 bytes\n"));
   // Type names too: no did-you-mean is computed for them.
+  const std::string one_op = yaml(R"(
+      ops:
+        - func: )");
   CompileResult type = compile_text(
-      "namespace: big\nops:\n  - func: f(" + padded("T", 300) + " x) -> Tensor\n");
+      "namespace: big\n" + one_op + "f(" + padded("T", 300) + " x) -> Tensor\n");
   CHECK(contains(type.diagnostics, "error: type name `T"));
   CHECK_FALSE(contains(type.diagnostics, "unknown type"));
   // A lowered name of exactly 1024 bytes is fine, 1025 is not: C's leaf is
   // `c__b__a` (3 x 255 + 2 x 2 bytes), so a parameter takes 253 or 254 more.
-  const std::string records = "namespace: big\nrecords:\n  A: {fields: {" + padded("a", 255) +
-                              ": Tensor}}\n" + "  B: {fields: {" + padded("b", 255) + ": A}}\n" +
-                              "  C: {fields: {" + padded("c", 255) + ": B}}\n";
-  CHECK(compile_text(records + "ops:\n  - func: g(C " + padded("p", 253) + ") -> ()\n").ok);
-  CompileResult op = compile_text(
-      records + "ops:\n  - func: g(C " + padded("p", 254) + ") -> ()\n");
+  std::string records = yaml(R"(
+      namespace: big
+      records:
+  )");
+  records += "  A: {fields: {" + padded("a", 255) + ": Tensor}}\n";
+  records += "  B: {fields: {" + padded("b", 255) + ": A}}\n";
+  records += "  C: {fields: {" + padded("c", 255) + ": B}}\n";
+  CHECK(compile_text(records + one_op + "g(C " + padded("p", 253) + ") -> ()\n").ok);
+  CompileResult op = compile_text(records + one_op + "g(C " + padded("p", 254) + ") -> ()\n");
   CHECK(contains(
       op.diagnostics,
       "error: parameter `" + padded("p", 40) + "..." + std::string(12, 'x') +
           "` of op `g` lowers to a name of 1025 bytes"));
   // The output size, a last line of defence.
   CompileResult small = compile_text(
-      "namespace: big\nops:\n  - func: f(Tensor x) -> Tensor\n",
+      yaml(R"(
+          namespace: big
+          ops:
+            - func: f(Tensor x) -> Tensor
+      )"),
       100);
   CHECK_FALSE(small.ok);
   CHECK(small.outputs.empty());

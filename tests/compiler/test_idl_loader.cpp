@@ -14,29 +14,32 @@ using structop::testing::contains;
 using structop::testing::MemoryReader;
 using structop::testing::run_front_end;
 using structop::testing::TempDir;
+using structop::testing::yaml;
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kCommon =
-    "namespace: common\n"
-    "enums:\n"
-    "  Mode: [a, b]\n"
-    "records:\n"
-    "  Inner:\n"
-    "    fields:\n"
-    "      w: Tensor\n";
+const std::string kCommon = yaml(R"(
+    namespace: common
+    enums:
+      Mode: [a, b]
+    records:
+      Inner:
+        fields:
+          w: Tensor
+)");
 
 }  // namespace
 
 TEST_CASE("an include is found next to the including file", "[loader]") {
   MemoryReader reader{
-      {"proj/main.ops.yaml",
-       "namespace: demo\n"
-       "include: [sub/common.ops.yaml]\n"
-       "ops:\n"
-       "  - func: op(Tensor x, Inner cfg, Mode m=b) -> Tensor\n"},
+      {"proj/main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [sub/common.ops.yaml]
+          ops:
+            - func: op(Tensor x, Inner cfg, Mode m=b) -> Tensor
+      )")},
       {"proj/sub/common.ops.yaml", kCommon},
   };
   auto fe = run_front_end(reader, "proj/main.ops.yaml");
@@ -60,7 +63,10 @@ TEST_CASE("an include is found next to the including file", "[loader]") {
 
 TEST_CASE("-I folders are searched after the including file's folder", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml", "namespace: demo\ninclude: [common.ops.yaml]\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [common.ops.yaml]
+      )")},
       {"inc1/common.ops.yaml", "namespace: one\n"},
       {"inc2/common.ops.yaml", "namespace: two\n"},
   };
@@ -77,12 +83,24 @@ TEST_CASE("-I folders are searched after the including file's folder", "[loader]
 
 TEST_CASE("a file included twice (diamond) is read once", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml", "namespace: demo\ninclude: [left.ops.yaml, right.ops.yaml]\n"},
-      {"left.ops.yaml",
-       "namespace: l\ninclude: [base.ops.yaml]\nrecords: {L: {fields: {b: Base}}}\n"},
-      {"right.ops.yaml",
-       "namespace: r\ninclude: [./base.ops.yaml]\nrecords: {R: {fields: {b: Base}}}\n"},
-      {"base.ops.yaml", "namespace: b\nrecords: {Base: {fields: {x: Tensor}}}\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [left.ops.yaml, right.ops.yaml]
+      )")},
+      {"left.ops.yaml", yaml(R"(
+          namespace: l
+          include: [base.ops.yaml]
+          records: {L: {fields: {b: Base}}}
+      )")},
+      {"right.ops.yaml", yaml(R"(
+          namespace: r
+          include: [./base.ops.yaml]
+          records: {R: {fields: {b: Base}}}
+      )")},
+      {"base.ops.yaml", yaml(R"(
+          namespace: b
+          records: {Base: {fields: {x: Tensor}}}
+      )")},
   };
   auto fe = run_front_end(reader);
   REQUIRE(fe.errors.empty());
@@ -121,9 +139,18 @@ TEST_CASE("a file included twice (diamond) is read once", "[loader]") {
 
 TEST_CASE("an include cycle is an error that shows the chain", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml", "namespace: demo\ninclude: [a.ops.yaml]\n"},
-      {"a.ops.yaml", "namespace: a\ninclude: [b.ops.yaml]\n"},
-      {"b.ops.yaml", "namespace: b\ninclude: [a.ops.yaml]\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [a.ops.yaml]
+      )")},
+      {"a.ops.yaml", yaml(R"(
+          namespace: a
+          include: [b.ops.yaml]
+      )")},
+      {"b.ops.yaml", yaml(R"(
+          namespace: b
+          include: [a.ops.yaml]
+      )")},
   };
   auto fe = run_front_end(reader);
   CHECK(
@@ -136,7 +163,10 @@ TEST_CASE("an include cycle is an error that shows the chain", "[loader]") {
 }
 
 TEST_CASE("a file including itself is a cycle", "[loader]") {
-  MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [main.ops.yaml]\n"}};
+  MemoryReader reader{{"main.ops.yaml", yaml(R"(
+      namespace: demo
+      include: [main.ops.yaml]
+  )")}};
   auto fe = run_front_end(reader);
   CHECK(contains(
       fe.errors,
@@ -144,7 +174,10 @@ TEST_CASE("a file including itself is a cycle", "[loader]") {
 }
 
 TEST_CASE("a missing include names what was searched", "[loader]") {
-  MemoryReader reader{{"main.ops.yaml", "namespace: demo\ninclude: [nope.ops.yaml]\n"}};
+  MemoryReader reader{{"main.ops.yaml", yaml(R"(
+      namespace: demo
+      include: [nope.ops.yaml]
+  )")}};
   auto plain = run_front_end(reader);
   CHECK(
       plain.errors ==
@@ -165,9 +198,15 @@ TEST_CASE("a main file that cannot be read is an error without a position", "[lo
 
 TEST_CASE("errors in included files are reported against those files", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml",
-       "namespace: demo\ninclude: [c.ops.yaml]\nrecords: {M: {fields: {x: flaot}}}\n"},
-      {"c.ops.yaml", "namespace: c\nrecords: {C: {fields: {y: Tensr}}}\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [c.ops.yaml]
+          records: {M: {fields: {x: flaot}}}
+      )")},
+      {"c.ops.yaml", yaml(R"(
+          namespace: c
+          records: {C: {fields: {y: Tensr}}}
+      )")},
   };
   auto fe = run_front_end(reader);
   CHECK(contains(fe.errors, "c.ops.yaml:2:27: error: field `C.y`: unknown type `Tensr`\n"));
@@ -178,7 +217,11 @@ TEST_CASE("errors in included files are reported against those files", "[loader]
 
 TEST_CASE("a name defined in two files is an error with a note", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml", "namespace: demo\ninclude: [c.ops.yaml]\nenums: {Mode: [x]}\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [c.ops.yaml]
+          enums: {Mode: [x]}
+      )")},
       {"c.ops.yaml", kCommon},
   };
   auto fe = run_front_end(reader);
@@ -188,9 +231,17 @@ TEST_CASE("a name defined in two files is an error with a note", "[loader]") {
 
 TEST_CASE("ops of included files are not the main file's ops", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml",
-       "namespace: demo\ninclude: [c.ops.yaml]\nops:\n  - func: mine(Tensor x) -> Tensor\n"},
-      {"c.ops.yaml", "namespace: c\nops:\n  - func: theirs(Tensor x) -> Tensor\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: [c.ops.yaml]
+          ops:
+            - func: mine(Tensor x) -> Tensor
+      )")},
+      {"c.ops.yaml", yaml(R"(
+          namespace: c
+          ops:
+            - func: theirs(Tensor x) -> Tensor
+      )")},
   };
   auto fe = run_front_end(reader);
   REQUIRE(fe.errors.empty());
@@ -240,7 +291,11 @@ TEST_CASE("the diagnostic that names a too-deep include chain comes first", "[lo
     std::string text = "namespace: n" + std::to_string(i) + "\n";
     if (i + 1 < n) text += "include: [f" + std::to_string(i + 1) + ".ops.yaml]\n";
     text += "records: {R" + std::to_string(i) + ": {fields: {x: Tensor}}}\n";
-    if (i == 0) text += "ops:\n  - func: op(Tensor x, R999 cfg, R5 c5) -> Tensor\n";
+    if (i == 0)
+      text += yaml(R"(
+          ops:
+            - func: op(Tensor x, R999 cfg, R5 c5) -> Tensor
+      )");
     reader.add("f" + std::to_string(i) + ".ops.yaml", text);
   }
   auto fe = run_front_end(reader, "f0.ops.yaml");
@@ -250,7 +305,10 @@ TEST_CASE("the diagnostic that names a too-deep include chain comes first", "[lo
 
 TEST_CASE("an included file name with a newline is an error", "[loader]") {
   MemoryReader reader{
-      {"main.ops.yaml", "namespace: demo\ninclude: [\"evil\\n.ops.yaml\"]\n"},
+      {"main.ops.yaml", yaml(R"(
+          namespace: demo
+          include: ["evil\n.ops.yaml"]
+      )")},
       {"evil\n.ops.yaml", "namespace: evil\n"},
   };
   auto fe = run_front_end(reader);
@@ -292,7 +350,10 @@ TEST_CASE("the disk reader reads regular files only, and a bounded amount", "[lo
         load_from_disk(fifo) ==
         fifo + ": error: cannot read file: is a FIFO, not a regular file\n");
     // Nor when it is included: it is found, then refused.
-    write_file(dir.file("main.ops.yaml"), "namespace: m\ninclude: [pipe.ops.yaml]\n");
+    write_file(dir.file("main.ops.yaml"), yaml(R"(
+        namespace: m
+        include: [pipe.ops.yaml]
+    )"));
     CHECK(contains(
         load_from_disk(dir.file("main.ops.yaml")),
         ":2:11: error: cannot read included file `" + fifo + "`: is a FIFO, not a regular file\n"));

@@ -8,6 +8,7 @@
 
 using namespace structop;
 using structop::testing::contains;
+using structop::testing::yaml;
 
 namespace {
 
@@ -30,39 +31,40 @@ Read read(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a complete file reads into the syntax tree", "[reader]") {
-  auto r = read(
-      "namespace: demo\n"
-      "cpp_namespace: demo::ops\n"
-      "include: [common.ops.yaml, other.ops.yaml]\n"
-      "doc: The demo ops.\n"
-      "enums:\n"
-      "  MaskType: [full, causal]\n"
-      "  Backend:\n"
-      "    values: [auto, flash]\n"
-      "    doc: Which backend.\n"
-      "records:\n"
-      "  Cfg:\n"
-      "    doc: A config.\n"
-      "    fields:\n"
-      "      w: Tensor\n"
-      "      scale: float = 1.0\n"
-      "      mode:\n"
-      "        type: MaskType\n"
-      "        default: causal\n"
-      "        doc: The mask.\n"
-      "      name:\n"
-      "        type: str\n"
-      "        default: \"a b\"\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Cfg cfg) -> Tensor\n"
-      "    backward: true\n"
-      "    doc: Does it.\n"
-      "  - func: scale_(Tensor x, Cfg cfg) -> ()\n"
-      "    mutates: [cfg, cfg.w]\n"
-      "    dispatch: [CPU, CUDA]\n"
-      "    meta: custom\n"
-      "  - func: two(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n"
-      "    meta: [q, k]\n");
+  auto r = read(yaml(R"(
+      namespace: demo
+      cpp_namespace: demo::ops
+      include: [common.ops.yaml, other.ops.yaml]
+      doc: The demo ops.
+      enums:
+        MaskType: [full, causal]
+        Backend:
+          values: [auto, flash]
+          doc: Which backend.
+      records:
+        Cfg:
+          doc: A config.
+          fields:
+            w: Tensor
+            scale: float = 1.0
+            mode:
+              type: MaskType
+              default: causal
+              doc: The mask.
+            name:
+              type: str
+              default: "a b"
+      ops:
+        - func: op(Tensor x, Cfg cfg) -> Tensor
+          backward: true
+          doc: Does it.
+        - func: scale_(Tensor x, Cfg cfg) -> ()
+          mutates: [cfg, cfg.w]
+          dispatch: [CPU, CUDA]
+          meta: custom
+        - func: two(Tensor q, Tensor k) -> (Tensor a, Tensor b)
+          meta: [q, k]
+  )"));
   REQUIRE(r.errors.empty());
   const syntax::IdlFile& f = r.file;
   CHECK(f.namespace_.text == "demo");
@@ -127,7 +129,11 @@ TEST_CASE("a complete file reads into the syntax tree", "[reader]") {
 
 TEST_CASE("positions inside func strings map to source columns", "[reader]") {
   SECTION("plain scalar") {
-    auto r = read("namespace: d\nops:\n  - func: op(Tensor x, float y=1.0) -> Tensor\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - func: op(Tensor x, float y=1.0) -> Tensor
+    )"));
     REQUIRE(r.errors.empty());
     const auto& sig = r.file.ops[0].sig;
     CHECK(sig.name.span.column == 11);
@@ -137,12 +143,20 @@ TEST_CASE("positions inside func strings map to source columns", "[reader]") {
     CHECK(sig.params[1].default_value->span.length == 3);
   }
   SECTION("single-quoted scalar: columns shift past the quote") {
-    auto r = read("namespace: d\nops:\n  - func: 'op(Tensor x, float y) -> Tensor'\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - func: 'op(Tensor x, float y) -> Tensor'
+    )"));
     REQUIRE(r.errors.empty());
     CHECK(r.file.ops[0].sig.params[1].name.span.column == 31);
   }
   SECTION("an error inside a double-quoted func points at the bad token") {
-    auto r = read("namespace: d\nops:\n  - func: \"op(Tensor x, str s='a') Tensor\"\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - func: "op(Tensor x, str s='a') Tensor"
+    )"));
     CHECK(contains(
         r.errors,
         "t.ops.yaml:3:36: error: op `op`: expected `->` and the return types after `)`\n"));
@@ -152,22 +166,28 @@ TEST_CASE("positions inside func strings map to source columns", "[reader]") {
         "   |                                    ^~~~~~\n"));
   }
   SECTION("a folded func cannot map columns, so errors point at its start") {
-    auto r = read("namespace: d\nops:\n  - func: op(Tensor x,\n      Tensor y) Tensor\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - func: op(Tensor x,
+              Tensor y) Tensor
+    )"));
     CHECK(contains(r.errors, "t.ops.yaml:3:11: error: op `op`: expected `->`"));
   }
 }
 
 TEST_CASE("short and long field forms", "[reader]") {
-  auto r = read(
-      "namespace: d\n"
-      "records:\n"
-      "  R:\n"
-      "    fields:\n"
-      "      a: int[2] = [1, 2]\n"
-      "      b: {type: 'float?', default: None}\n"
-      "      c:\n"
-      "        type: str\n"
-      "        default: plain\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: int[2] = [1, 2]
+            b: {type: 'float?', default: None}
+            c:
+              type: str
+              default: plain
+  )"));
   REQUIRE(r.errors.empty());
   const auto& fields = r.file.records[0].fields;
   REQUIRE(fields.size() == 3);
@@ -184,17 +204,18 @@ TEST_CASE("short and long field forms", "[reader]") {
 
 TEST_CASE("record defaults: a YAML mapping in the long form, a literal in the short", "[reader]") {
   using K = syntax::Literal::Kind;
-  auto r = read(
-      "namespace: d\n"
-      "records:\n"
-      "  R:\n"
-      "    fields:\n"
-      "      a: {type: I, default: {k: 3, name: \"x y\", sizes: [1, 2], inner: {m: fast}}}\n"
-      "      b: \"I = {k: 4}\"\n"
-      "      c:\n"
-      "        type: I\n"
-      "        default:\n"
-      "          k: 5\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: {type: I, default: {k: 3, name: "x y", sizes: [1, 2], inner: {m: fast}}}
+            b: "I = {k: 4}"
+            c:
+              type: I
+              default:
+                k: 5
+  )"));
   REQUIRE(r.errors.empty());
   const auto& fields = r.file.records[0].fields;
   REQUIRE(fields.size() == 3);
@@ -217,36 +238,71 @@ TEST_CASE("record defaults: a YAML mapping in the long form, a literal in the sh
   CHECK(fields[2].default_value->text == "{k: 5}");
   CHECK_FALSE(fields[0].default_is_yaml_string);
 
-  auto dup = read(
-      "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: I, default: {k: 1, k: 2}}\n");
+  auto dup = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: {type: I, default: {k: 1, k: 2}}
+  )"));
   CHECK(contains(dup.errors, "error: duplicate key `k` in the default of field `R.a`\n"));
-  auto empty = read(
-      "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: I, default: {k: }}\n");
+  auto empty = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: {type: I, default: {k: }}
+  )"));
   CHECK(contains(empty.errors, "error: field `R.a` has an empty default\n"));
 }
 
 TEST_CASE("long field form errors", "[reader]") {
   SECTION("no type") {
-    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {default: 1}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a: {default: 1}
+    )"));
     CHECK(contains(r.errors, "t.ops.yaml:5:7: error: field `R.a` has no type\n"));
     CHECK(contains(r.errors, "hint: add `type: TYPE`\n"));
     CHECK(r.file.records[0].incomplete);
   }
   SECTION("default written into the type") {
-    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int = 1}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a: {type: int = 1}
+    )"));
     CHECK(contains(
         r.errors,
         "t.ops.yaml:5:23: error: in the long form the default goes under `default:`\n"));
     CHECK(contains(r.errors, "hint: write `default: 1`\n"));
   }
   SECTION("empty default") {
-    auto r = read(
-        "namespace: d\nrecords:\n  R:\n    fields:\n      a:\n        type: int\n        "
-        "default:\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a:
+                type: int
+                default:
+    )"));
     CHECK(contains(r.errors, "error: field `R.a` has an empty default\n"));
   }
   SECTION("misspelled key: reported once, with a suggestion") {
-    auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a:\n        tpye: int\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a:
+                tpye: int
+    )"));
     CHECK(
         r.errors ==
         "t.ops.yaml:6:9: error: unknown key `tpye` in field `R.a`\n"
@@ -255,23 +311,37 @@ TEST_CASE("long field form errors", "[reader]") {
         "hint: did you mean `type`?\n");
   }
   SECTION("a bad default names the field") {
-    auto r = read(
-        "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: int, default: 1 2}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a: {type: int, default: 1 2}
+    )"));
     CHECK(contains(
         r.errors,
         "t.ops.yaml:5:33: error: field `R.a`: unexpected `2` after the default value\n"));
-    auto nested = read(
-        "namespace: d\nrecords:\n  R:\n    fields:\n      a: {type: 'int[]', default: [1, [2]]}\n");
+    auto nested = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a: {type: 'int[]', default: [1, [2]]}
+    )"));
     CHECK(contains(
         nested.errors,
         "t.ops.yaml:5:39: error: field `R.a`: nested lists are not valid default values\n"));
   }
   SECTION("a YAML list is a list default; quoted items are strings") {
-    auto r = read(
-        "namespace: d\nrecords:\n  R:\n    fields:\n"
-        "      a: {type: 'int[]', default: [1, -2]}\n"
-        "      b: {type: 'str[]', default: [x, \"y z\"]}\n"
-        "      c: {type: 'int[]', default: []}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            fields:
+              a: {type: 'int[]', default: [1, -2]}
+              b: {type: 'str[]', default: [x, "y z"]}
+              c: {type: 'int[]', default: []}
+    )"));
     REQUIRE(r.errors.empty());
     const auto& fields = r.file.records[0].fields;
     CHECK(fields[0].default_value->kind == syntax::Literal::Kind::List);
@@ -286,7 +356,14 @@ TEST_CASE("long field form errors", "[reader]") {
 }
 
 TEST_CASE("field spec errors name the field", "[reader]") {
-  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: int =\n      b: (int, int)\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: int =
+            b: (int, int)
+  )"));
   CHECK(contains(
       r.errors,
       "t.ops.yaml:5:15: error: field `R.a`: expected a default value, found end of text\n"));
@@ -296,15 +373,16 @@ TEST_CASE("field spec errors name the field", "[reader]") {
 }
 
 TEST_CASE("enum short and long forms; bad values", "[reader]") {
-  auto r = read(
-      "namespace: d\n"
-      "enums:\n"
-      "  A: [x, y]\n"
-      "  B: {values: [p], doc: B doc}\n"
-      "  C: [ok, 1bad, 'with space']\n"
-      "  D: {values: 3}\n"
-      "  E: {doc: none}\n"
-      "  F: []\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      enums:
+        A: [x, y]
+        B: {values: [p], doc: B doc}
+        C: [ok, 1bad, 'with space']
+        D: {values: 3}
+        E: {doc: none}
+        F: []
+  )"));
   const auto& enums = r.file.enums;
   REQUIRE(enums.size() == 6);
   CHECK(enums[0].values.size() == 2);
@@ -329,19 +407,30 @@ TEST_CASE("enum short and long forms; bad values", "[reader]") {
 
 TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]") {
   SECTION("top level") {
-    auto r = read("namespace: d\nrecord: {}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        record: {}
+    )"));
     CHECK(contains(r.errors, "t.ops.yaml:2:1: error: unknown key `record` in the file\n"));
     CHECK(contains(r.errors, "hint: did you mean `records`?\n"));
   }
   SECTION("no close match lists every key") {
-    auto r = read("namespace: d\nxyzzy: 1\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        xyzzy: 1
+    )"));
     CHECK(contains(
         r.errors,
         "hint: valid keys are `namespace`, `cpp_namespace`, `include`, `doc`, `enums`, "
         "`records` and `ops`\n"));
   }
   SECTION("record: the missing `fields` is not reported as well") {
-    auto r = read("namespace: d\nrecords:\n  R:\n    feilds: {a: int}\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        records:
+          R:
+            feilds: {a: int}
+    )"));
     CHECK(
         r.errors ==
         "t.ops.yaml:4:5: error: unknown key `feilds` in record `R`\n"
@@ -352,18 +441,32 @@ TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]")
     CHECK(r.file.records[0].incomplete);
   }
   SECTION("op") {
-    auto r = read("namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n    mutate: [x]\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - func: op(Tensor x) -> Tensor
+            mutate: [x]
+    )"));
     CHECK(contains(r.errors, "t.ops.yaml:4:5: error: unknown key `mutate` in an op\n"));
     CHECK(contains(r.errors, "hint: did you mean `mutates`?\n"));
     CHECK(r.file.ops.size() == 1);
   }
   SECTION("op without func: a misspelled `func` is the only error") {
-    auto r = read("namespace: d\nops:\n  - fnuc: op(Tensor x) -> Tensor\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        ops:
+          - fnuc: op(Tensor x) -> Tensor
+    )"));
     CHECK(contains(r.errors, "error: unknown key `fnuc` in an op\n"));
     CHECK_FALSE(contains(r.errors, "no `func:`"));
   }
   SECTION("enum long form") {
-    auto r = read("namespace: d\nenums:\n  E:\n    value: [a]\n");
+    auto r = read(yaml(R"(
+        namespace: d
+        enums:
+          E:
+            value: [a]
+    )"));
     CHECK(
         r.errors ==
         "t.ops.yaml:4:5: error: unknown key `value` in enum `E`\n"
@@ -374,7 +477,14 @@ TEST_CASE("unknown keys get a suggestion or the list of valid keys", "[reader]")
 }
 
 TEST_CASE("duplicate keys are errors with a note at the first", "[reader]") {
-  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n      a: int\n      a: float\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: int
+            a: float
+  )"));
   CHECK(contains(r.errors, "t.ops.yaml:6:7: error: duplicate key `a` in fields of record `R`\n"));
   CHECK(contains(r.errors, "t.ops.yaml:5:7: note: `a` first appears here\n"));
   REQUIRE(r.file.records[0].fields.size() == 1);
@@ -385,8 +495,14 @@ TEST_CASE("duplicate keys in a big mapping are found as in a small one", "[reade
   // Over 32 entries the duplicate search sorts instead of looking back.
   std::string fields;
   for (int i = 0; i < 40; ++i) fields += "      f" + std::to_string(i) + ": int\n";
-  fields += "      f7: float\n      f39: float\n";
-  auto r = read("namespace: d\nrecords:\n  R:\n    fields:\n" + fields);
+  fields += "      f7: float\n";
+  fields += "      f39: float\n";
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+  )") + fields);
   CHECK(contains(r.errors, "t.ops.yaml:45:7: error: duplicate key `f7` in fields of record `R`\n"));
   CHECK(contains(r.errors, "t.ops.yaml:12:7: note: `f7` first appears here\n"));
   CHECK(
@@ -411,63 +527,145 @@ TEST_CASE("namespace checks", "[reader]") {
         "hint: use letters, digits and `_`, not starting with a digit\n");
   }
   SECTION("cpp_namespace") {
-    CHECK(read("namespace: d\ncpp_namespace: a::b::c\n").errors.empty());
+    CHECK(read(yaml(R"(
+        namespace: d
+        cpp_namespace: a::b::c
+    )"))
+              .errors.empty());
     CHECK(contains(
-        read("namespace: d\ncpp_namespace: 'a::'\n").errors,
+        read(yaml(R"(
+            namespace: d
+            cpp_namespace: 'a::'
+        )"))
+            .errors,
         "error: cpp_namespace `a::` is not a C++ namespace name\n"));
     CHECK(contains(
-        read("namespace: d\ncpp_namespace: ::a\n").errors,
+        read(yaml(R"(
+            namespace: d
+            cpp_namespace: ::a
+        )"))
+            .errors,
         "error: cpp_namespace `::a` is not a C++ namespace name\n"));
   }
 }
 
 TEST_CASE("wrong shapes are reported with what was found", "[reader]") {
   CHECK(contains(
-      read("- a\n- b\n").errors,
+      read(yaml(R"(
+          - a
+          - b
+      )"))
+          .errors,
       "t.ops.yaml:1:1: error: an IDL file must be a mapping, found a list\n"));
   CHECK(contains(
-      read("namespace: d\nops: {a: 1}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          ops: {a: 1}
+      )"))
+          .errors,
       "error: `ops` must be a list, found a mapping\n"));
   CHECK(contains(
-      read("namespace: d\nops: [3]\n").errors,
+      read(yaml(R"(
+          namespace: d
+          ops: [3]
+      )"))
+          .errors,
       "error: each op must be a mapping with `func:`, found a scalar\n"));
   CHECK(contains(
-      read("namespace: d\nrecords: [a]\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records: [a]
+      )"))
+          .errors,
       "error: `records` must be a mapping of record names, found a list\n"));
   CHECK(contains(
-      read("namespace: d\nenums: 3\n").errors,
+      read(yaml(R"(
+          namespace: d
+          enums: 3
+      )"))
+          .errors,
       "error: `enums` must be a mapping of enum names, found a scalar\n"));
   CHECK(contains(
-      read("namespace: d\nrecords:\n  R: 3\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records:
+            R: 3
+      )"))
+          .errors,
       "error: record `R` must be a mapping with `fields`, found a scalar\n"));
   CHECK(contains(
-      read("namespace: d\nrecords:\n  R: {fields: [a]}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records:
+            R: {fields: [a]}
+      )"))
+          .errors,
       "error: fields of record `R` must be a mapping, found a list\n"));
   CHECK(contains(
-      read("namespace: d\nrecords:\n  R: {fields: {a: [int]}}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records:
+            R: {fields: {a: [int]}}
+      )"))
+          .errors,
       "error: field `R.a` must be `TYPE`, `TYPE = DEFAULT` or a mapping, found a list\n"));
   CHECK(contains(
-      read("namespace: d\nrecords:\n  R: {fields: {a: }}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records:
+            R: {fields: {a: }}
+      )"))
+          .errors,
       "error: field `R.a` has no type\n"));
   CHECK(contains(
-      read("namespace: d\nrecords:\n  1R: {fields: {a: int}}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          records:
+            1R: {fields: {a: int}}
+      )"))
+          .errors,
       "error: record name `1R` is not a valid identifier\n"));
   CHECK(contains(
-      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', backward: yes}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          ops:
+            - {func: 'f(Tensor x) -> Tensor', backward: yes}
+      )"))
+          .errors,
       "error: backward must be `true` or `false`, found `yes`\n"));
   CHECK(contains(
-      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', meta: other}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          ops:
+            - {func: 'f(Tensor x) -> Tensor', meta: other}
+      )"))
+          .errors,
       "error: `meta` must be `identity`, `custom` or a list of parameter names\n"));
   CHECK(contains(
-      read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', dispatch: {a: 1}}\n").errors,
+      read(yaml(R"(
+          namespace: d
+          ops:
+            - {func: 'f(Tensor x) -> Tensor', dispatch: {a: 1}}
+      )"))
+          .errors,
       "error: dispatch must be a list, found a mapping\n"));
-  CHECK(contains(read("namespace: d\nops:\n  - {doc: x}\n").errors, "error: op has no `func:`\n"));
+  CHECK(contains(
+      read(yaml(R"(
+          namespace: d
+          ops:
+            - {doc: x}
+      )"))
+          .errors,
+      "error: op has no `func:`\n"));
 }
 
 TEST_CASE("a single name is accepted where a list is expected", "[reader]") {
-  auto r = read(
-      "namespace: d\ninclude: a.ops.yaml\nops:\n  - {func: 'f_(Tensor x) -> ()', mutates: x, "
-      "dispatch: CPU}\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      include: a.ops.yaml
+      ops:
+        - {func: 'f_(Tensor x) -> ()', mutates: x, dispatch: CPU}
+  )"));
   REQUIRE(r.errors.empty());
   CHECK(r.file.includes.size() == 1);
   CHECK(r.file.ops[0].mutates.size() == 1);
@@ -475,13 +673,14 @@ TEST_CASE("a single name is accepted where a list is expected", "[reader]") {
 }
 
 TEST_CASE("YAML aliases are reported once; their surroundings are not blamed", "[reader]") {
-  auto r = read(
-      "namespace: d\n"
-      "records:\n"
-      "  A:\n"
-      "    fields: &f {x: int}\n"
-      "  B:\n"
-      "    fields: *f\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      records:
+        A:
+          fields: &f {x: int}
+        B:
+          fields: *f
+  )"));
   CHECK(
       r.errors ==
       "t.ops.yaml:6:13: error: YAML aliases (`*name`) are not supported in structop IDL files\n"
@@ -504,24 +703,33 @@ TEST_CASE("is_identifier", "[reader]") {
 }
 
 TEST_CASE("annotations: a list of strings, kept as written", "[reader]") {
-  auto r = read(
-      "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n"
-      "    annotations: [inductor.fallback, 'cost: 2', \"1\", 'true', \"\", key=value]\n");
+  auto r = read(yaml(R"(
+      namespace: d
+      ops:
+        - func: 'f(Tensor x) -> Tensor'
+          annotations: [inductor.fallback, 'cost: 2', "1", 'true', "", key=value]
+  )"));
   REQUIRE(r.errors.empty());
   CHECK(
       r.file.ops[0].annotations ==
       std::vector<std::string>{"inductor.fallback", "cost: 2", "1", "true", "", "key=value"});
-  auto empty = read("namespace: d\nops:\n  - {func: 'f(Tensor x) -> Tensor', annotations: []}\n");
+  auto empty = read(yaml(R"(
+      namespace: d
+      ops:
+        - {func: 'f(Tensor x) -> Tensor', annotations: []}
+  )"));
   REQUIRE(empty.errors.empty());
   CHECK(empty.file.ops[0].annotations.empty());
 }
 
 TEST_CASE("annotations that are not a list of strings", "[reader]") {
   auto at = [](const std::string& value) {
-    return read(
-               "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n    annotations: " + value +
-               "\n")
-        .errors;
+    const std::string head = yaml(R"(
+        namespace: d
+        ops:
+          - func: 'f(Tensor x) -> Tensor'
+            annotations: )");
+    return read(head + value + "\n").errors;
   };
   // Not a list: the hint quotes a short value.
   CHECK(contains(
@@ -555,9 +763,12 @@ TEST_CASE("annotations that are not a list of strings", "[reader]") {
   CHECK(
       contains(at("[[a, b], {k: v}]"), "error: an annotation must be a string, found a mapping\n"));
   // Not numbers: YAML reads these as strings.
-  auto plain = read(
-      "namespace: d\nops:\n  - func: 'f(Tensor x) -> Tensor'\n"
-      "    annotations: [1.2.3, 1e, 0x, yes, 12abc, -, .5x]\n");
+  auto plain = read(yaml(R"(
+      namespace: d
+      ops:
+        - func: 'f(Tensor x) -> Tensor'
+          annotations: [1.2.3, 1e, 0x, yes, 12abc, -, .5x]
+  )"));
   CHECK(plain.errors.empty());
   CHECK(plain.file.ops[0].annotations.size() == 7);
 }

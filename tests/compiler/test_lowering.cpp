@@ -10,28 +10,30 @@ using namespace structop;
 using structop::testing::contains;
 using structop::testing::FrontEnd;
 using structop::testing::run_front_end;
+using structop::testing::yaml;
 
 namespace {
 
-const char* kPrelude =
-    "namespace: demo\n"
-    "enums:\n"
-    "  MaskType: [full, causal, sliding_window]\n"
-    "records:\n"
-    "  Inner: {fields: {w: Tensor, b: Tensor}}\n"
-    "  WeightCfg:\n"
-    "    fields:\n"
-    "      inner: Inner\n"
-    "      scale: float = 1.0\n"
-    "      mode: {type: MaskType, default: causal}\n"
-    "  Opt:\n"
-    "    fields:\n"
-    "      eps: float = 1e-5\n"
-    "      causal: bool = False\n";
+const std::string kPrelude = yaml(R"(
+    namespace: demo
+    enums:
+      MaskType: [full, causal, sliding_window]
+    records:
+      Inner: {fields: {w: Tensor, b: Tensor}}
+      WeightCfg:
+        fields:
+          inner: Inner
+          scale: float = 1.0
+          mode: {type: MaskType, default: causal}
+      Opt:
+        fields:
+          eps: float = 1e-5
+          causal: bool = False
+)");
 
-/// Lowers the ops given (as an `ops:` body) after kPrelude.
+/// Lowers kPrelude followed by `ops` (the text from `ops:` on, line 16).
 FrontEnd lower_ops(const std::string& ops) {
-  return run_front_end(std::string(kPrelude) + "ops:\n" + ops);
+  return run_front_end(kPrelude + ops);
 }
 
 /// The lowered schema of the single op in `ops`.
@@ -52,15 +54,21 @@ std::vector<std::string> names(const lower::LoweredOp& op) {
 }  // namespace
 
 TEST_CASE("primitive parameters lower as they are", "[lowering]") {
-  CHECK(
-      schema_of("  - func: op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor\n") ==
-      "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, int n=3, float? s=None, *, str m="a") -> Tensor
+  )")) == "op(Tensor x, int n=3, float? s=None, *, str m=\"a\") -> Tensor");
   // Types torch 2.x added to the schema language.
-  CHECK(
-      schema_of("  - func: op(Tensor x, DeviceIndex d=-1) -> SymBool\n    meta: custom\n") ==
-      "op(Tensor x, DeviceIndex d=-1) -> SymBool");
-  FrontEnd fe = lower_ops(
-      "  - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)\n    meta: [x, x]\n");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, DeviceIndex d=-1) -> SymBool
+          meta: custom
+  )")) == "op(Tensor x, DeviceIndex d=-1) -> SymBool");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op.ov(Tensor x, int n) -> (Tensor a, Tensor b)
+          meta: [x, x]
+  )"));
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op.ov");
   CHECK(lo.cpp_name == "op_ov");
@@ -72,7 +80,10 @@ TEST_CASE("primitive parameters lower as they are", "[lowering]") {
 }
 
 TEST_CASE("records lower to their leaves, depth first, at the parameter's position", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, Tensor y) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, WeightCfg cfg, Tensor y) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -100,13 +111,14 @@ TEST_CASE("records lower to their leaves, depth first, at the parameter's positi
 }
 
 TEST_CASE("optional records lower to optional leaves, None when absent", "[lowering]") {
-  const FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  I: {fields: {w: Tensor, k: int = 2}}\n"
-      "  R: {fields: {b: 'Tensor?', s: float = 1.0, i: 'I? = None'}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, I? j, R? r=None) -> Tensor\n");
+  const FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        I: {fields: {w: Tensor, k: int = 2}}
+        R: {fields: {b: 'Tensor?', s: float = 1.0, i: 'I? = None'}}
+      ops:
+        - func: op(Tensor x, I? j, R? r=None) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const lower::LoweredOp& op = fe.lowered.ops.at(0);
@@ -129,16 +141,25 @@ TEST_CASE("optional records lower to optional leaves, None when absent", "[lower
 
 TEST_CASE("leaves keep the kwarg-only-ness of their parameter", "[lowering]") {
   CHECK(
-      schema_of("  - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor\n") ==
+      schema_of(yaml(R"(
+          ops:
+            - func: op(Tensor x, *, WeightCfg cfg, Tensor y) -> Tensor
+      )")) ==
       "op(Tensor x, *, Tensor cfg__inner__w, Tensor cfg__inner__b, float cfg__scale=1.0, "
       "str cfg__mode=\"causal\", Tensor y) -> Tensor");
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, *, Opt o) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, *, Opt o) -> Tensor
+  )"));
   REQUIRE(fe.ok());
   for (const auto& s : fe.op("op").slots) CHECK(s.kwarg_only == (s.path != "x"));
 }
 
 TEST_CASE("enum leaves lower to str with the value's string as default", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, WeightCfg cfg) -> Tensor
+  )"));
   REQUIRE(fe.ok());
   const auto& mode = fe.slot("op", "cfg__mode");
   CHECK(mode.type.is_enum());  // the slot remembers the enum for the APIs
@@ -146,29 +167,40 @@ TEST_CASE("enum leaves lower to str with the value's string as default", "[lower
   REQUIRE(mode.schema_default);
   CHECK(*mode.schema_default == "\"causal\"");
   CHECK(mode.default_value->constant == "causal");
-  CHECK(
-      schema_of(
-          "  - func: op(Tensor x, MaskType m=sliding_window, MaskType? n=None) -> Tensor\n") ==
-      "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, MaskType m=sliding_window, MaskType? n=None) -> Tensor
+  )")) == "op(Tensor x, str m=\"sliding_window\", str? n=None) -> Tensor");
 }
 
 TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[lowering]") {
   SECTION("a record name: every tensor leaf") {
     CHECK(
-        schema_of("  - func: scale_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg]\n") ==
+        schema_of(yaml(R"(
+            ops:
+              - func: scale_(Tensor x, WeightCfg cfg) -> ()
+                mutates: [cfg]
+        )")) ==
         "scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor(b!) cfg__inner__b, float "
         "cfg__scale=1.0, "
         "str cfg__mode=\"causal\") -> ()");
   }
   SECTION("a dotted leaf path") {
     CHECK(
-        schema_of("  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.b]\n") ==
+        schema_of(yaml(R"(
+            ops:
+              - func: f_(Tensor x, WeightCfg cfg) -> ()
+                mutates: [cfg.inner.b]
+        )")) ==
         "f_(Tensor x, Tensor cfg__inner__w, Tensor(a!) cfg__inner__b, float cfg__scale=1.0, "
         "str cfg__mode=\"causal\") -> ()");
   }
   SECTION("a sub-record path") {
-    FrontEnd fe = lower_ops(
-        "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner]\n");
+    FrontEnd fe = lower_ops(yaml(R"(
+        ops:
+          - func: f_(Tensor x, WeightCfg cfg) -> ()
+            mutates: [cfg.inner]
+    )"));
     REQUIRE(fe.ok());
     CHECK(fe.slot("f_", "cfg__inner__w").mutated);
     CHECK(fe.slot("f_", "cfg__inner__b").mutated);
@@ -177,8 +209,11 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
     CHECK_FALSE(fe.slot("f_", "x").mutated);
   }
   SECTION("a lowered name, and a plain tensor parameter") {
-    FrontEnd fe = lower_ops(
-        "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__inner__w, x]\n");
+    FrontEnd fe = lower_ops(yaml(R"(
+        ops:
+          - func: f_(Tensor x, WeightCfg cfg) -> ()
+            mutates: [cfg__inner__w, x]
+    )"));
     REQUIRE(fe.ok());
     CHECK(fe.slot("f_", "x").schema_type == "Tensor(a!)");
     CHECK(fe.slot("f_", "cfg__inner__w").schema_type == "Tensor(b!)");
@@ -186,14 +221,22 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
   }
   SECTION("alias letters avoid the ones the func line uses") {
     CHECK(
-        schema_of("  - func: f_(Tensor(a!) x, Tensor(c) y, WeightCfg cfg) -> Tensor(b)\n"
-                  "    mutates: [cfg]\n    meta: custom\n") ==
+        schema_of(yaml(R"(
+            ops:
+              - func: f_(Tensor(a!) x, Tensor(c) y, WeightCfg cfg) -> Tensor(b)
+                mutates: [cfg]
+                meta: custom
+        )")) ==
         "f_(Tensor(a!) x, Tensor(c) y, Tensor(d!) cfg__inner__w, Tensor(e!) cfg__inner__b, float "
         "cfg__scale=1.0, "
         "str cfg__mode=\"causal\") -> Tensor(b)");
   }
   SECTION("a leaf already annotated in the func line is left alone") {
-    FrontEnd fe = lower_ops("  - func: f_(Tensor(a!) x) -> ()\n    mutates: [x]\n");
+    FrontEnd fe = lower_ops(yaml(R"(
+        ops:
+          - func: f_(Tensor(a!) x) -> ()
+            mutates: [x]
+    )"));
     REQUIRE(fe.ok());
     CHECK(fe.op("f_").schema == "f_(Tensor(a!) x) -> ()");
   }
@@ -203,8 +246,10 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
       params += ", Tensor t" + std::to_string(i);
       mutated += ", t" + std::to_string(i);
     }
-    FrontEnd fe = lower_ops(
-        "  - func: many_(Tensor x" + params + ") -> ()\n    mutates: [x" + mutated + "]\n");
+    std::string idl = "ops:\n";
+    idl += "  - func: many_(Tensor x" + params + ") -> ()\n";
+    idl += "    mutates: [x" + mutated + "]\n";
+    FrontEnd fe = lower_ops(idl);
     REQUIRE(fe.ok());
     std::set<std::string> seen;
     for (const auto& s : fe.op("many_").slots) CHECK(seen.insert(s.schema_type).second);
@@ -215,8 +260,11 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
 }
 
 TEST_CASE("mutates errors list the valid names", "[lowering]") {
-  FrontEnd unknown = lower_ops(
-      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.inner.ww]\n");
+  FrontEnd unknown = lower_ops(yaml(R"(
+      ops:
+        - func: f_(Tensor x, WeightCfg cfg) -> ()
+          mutates: [cfg.inner.ww]
+  )"));
   CHECK(contains(
       unknown.errors,
       "main.ops.yaml:17:15: error: op `f_`: `cfg.inner.ww` in `mutates:` is not a "
@@ -226,27 +274,44 @@ TEST_CASE("mutates errors list the valid names", "[lowering]") {
       "hint: did you mean `cfg.inner.w`? valid names are `cfg`, `cfg.inner`, "
       "`cfg.inner.b`, `cfg.inner.w`, "
       "`cfg__inner__b`, `cfg__inner__w` and `x`\n"));
-  FrontEnd scalar = lower_ops(
-      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg.scale]\n");
+  FrontEnd scalar = lower_ops(yaml(R"(
+      ops:
+        - func: f_(Tensor x, WeightCfg cfg) -> ()
+          mutates: [cfg.scale]
+  )"));
   CHECK(contains(
       scalar.errors,
       "error: op `f_`: `cfg.scale` in `mutates:` has type `float`; only tensors can be mutated\n"));
-  FrontEnd lowered_scalar = lower_ops(
-      "  - func: f_(Tensor x, WeightCfg cfg) -> ()\n    mutates: [cfg__mode]\n");
+  FrontEnd lowered_scalar = lower_ops(yaml(R"(
+      ops:
+        - func: f_(Tensor x, WeightCfg cfg) -> ()
+          mutates: [cfg__mode]
+  )"));
   CHECK(contains(
       lowered_scalar.errors,
       "error: op `f_`: `cfg__mode` in `mutates:` has type `MaskType`; only tensors can "
       "be mutated\n"));
-  FrontEnd list = lower_ops("  - func: f_(Tensor[] xs) -> ()\n    mutates: [xs]\n");
+  FrontEnd list = lower_ops(yaml(R"(
+      ops:
+        - func: f_(Tensor[] xs) -> ()
+          mutates: [xs]
+  )"));
   CHECK(contains(
       list.errors,
       "error: op `f_`: `xs` is a `Tensor[]`; only `Tensor` and `Tensor?` can be mutated\n"));
-  FrontEnd none = lower_ops("  - func: f_(int n) -> ()\n    mutates: [n]\n");
+  FrontEnd none = lower_ops(yaml(R"(
+      ops:
+        - func: f_(int n) -> ()
+          mutates: [n]
+  )"));
   CHECK(contains(none.errors, "hint: this op has no tensor parameters\n"));
 }
 
 TEST_CASE("a positional default is dropped when a later positional has none", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, WeightCfg cfg) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, Opt o, WeightCfg cfg) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -264,15 +329,20 @@ TEST_CASE("a positional default is dropped when a later positional has none", "[
 
 TEST_CASE("kwarg-only parameters keep their defaults", "[lowering]") {
   CHECK(
-      schema_of("  - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor\n") ==
+      schema_of(yaml(R"(
+          ops:
+            - func: op(Tensor x, Opt o, Tensor y, *, Opt k, Tensor z) -> Tensor
+      )")) ==
       "op(Tensor x, float o__eps, bool o__causal, Tensor y, *, float k__eps=1e-5, bool "
       "k__causal=False, "
       "Tensor z) -> Tensor");
 }
 
 TEST_CASE("a default the schema cannot express also drops earlier ones", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x, int k=1, str[] names=[\"a\"], int j=2) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int k=1, str[] names=["a"], int j=2) -> Tensor
+  )"));
   REQUIRE(fe.ok());
   CHECK(fe.op("op").schema == "op(Tensor x, int k, str[] names, int j=2) -> Tensor");
   CHECK_FALSE(fe.slot("op", "names").schema_default);
@@ -282,10 +352,14 @@ TEST_CASE("a default the schema cannot express also drops earlier ones", "[lower
 TEST_CASE(
     "all-defaulted record parameters may be omitted: their leaves keep defaults",
     "[lowering]") {
-  CHECK(
-      schema_of("  - func: op(Tensor x, Opt o) -> Tensor\n") ==
-      "op(Tensor x, float o__eps=1e-5, bool o__causal=False) -> Tensor");
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, Opt o, int k=3) -> Tensor\n");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, Opt o) -> Tensor
+  )")) == "op(Tensor x, float o__eps=1e-5, bool o__causal=False) -> Tensor");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, Opt o, int k=3) -> Tensor
+  )"));
   REQUIRE(fe.ok());
   CHECK(fe.module.ops[0].params[1].implicit_default);
   CHECK(
@@ -295,12 +369,10 @@ TEST_CASE(
 
 TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lowering]") {
   // Keyword-only, so dropping positional defaults does not apply.
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x, *, ScalarType a=float32, ScalarType b=float, ScalarType c=long, "
-      "ScalarType d=half, "
-      "ScalarType? e=None, Layout l=strided, Layout s=sparse_coo, MemoryFormat "
-      "m=contiguous_format, "
-      "MemoryFormat n=channels_last, Device dev=\"cuda:1\", Device? od=\"cpu\") -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, *, ScalarType a=float32, ScalarType b=float, ScalarType c=long, ScalarType d=half, ScalarType? e=None, Layout l=strided, Layout s=sparse_coo, MemoryFormat m=contiguous_format, MemoryFormat n=channels_last, Device dev="cuda:1", Device? od="cpu") -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   auto def = [&](const char* name) {
@@ -323,31 +395,35 @@ TEST_CASE("dtype, layout, memory format and device defaults in the schema", "[lo
   CHECK(fe.slot("op", "d").default_value->constant == "float16");
 
   // Positional: the inexpressible default drops the ones before it.
-  FrontEnd pos = lower_ops(
-      "  - func: op(Tensor x, ScalarType a=float32, Device? od=\"cpu\") -> Tensor\n");
+  FrontEnd pos = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, ScalarType a=float32, Device? od="cpu") -> Tensor
+  )"));
   REQUIRE(pos.ok());
   CHECK(pos.op("op").schema == "op(Tensor x, ScalarType a, Device? od) -> Tensor");
 }
 
 TEST_CASE("list defaults: numbers and bools in the schema, fixed-size scalars too", "[lowering]") {
   CHECK(
-      schema_of("  - func: op(Tensor x, *, int[] a=[1, 2], float[] b=[], bool[2] c=[True, False], "
-                "int[2] d=1, "
-                "str[] e=[\"x\"], Tensor? t=None, int? n=None) -> Tensor\n") ==
+      schema_of(yaml(R"(
+          ops:
+            - func: op(Tensor x, *, int[] a=[1, 2], float[] b=[], bool[2] c=[True, False], int[2] d=1, str[] e=["x"], Tensor? t=None, int? n=None) -> Tensor
+      )")) ==
       "op(Tensor x, *, int[] a=[1, 2], float[] b=[], bool[2] c=[True, False], int[2] d=1, str[] e, "
       "Tensor? t=None, int? n=None) -> Tensor");
 }
 
 TEST_CASE("string defaults are re-quoted for the schema", "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: d\n"
-      "records:\n"
-      "  R:\n"
-      "    fields:\n"
-      "      a: str = 'single'\n"
-      "      b: {type: str, default: 'has \"quote\"'}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, R r) -> Tensor\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: str = 'single'
+            b: {type: str, default: 'has "quote"'}
+      ops:
+        - func: op(Tensor x, R r) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   CHECK(
@@ -357,16 +433,18 @@ TEST_CASE("string defaults are re-quoted for the schema", "[lowering]") {
 
 TEST_CASE("string defaults reach the schema in torch's own escapes", "[lowering]") {
   // torch's schema lexer has no `\r` and a raw NUL would end the schema text.
-  FrontEnd fe = run_front_end(
-      "namespace: d\n"
-      "records:\n"
-      "  R:\n"
-      "    fields:\n"
-      "      a: str = \"x\\ry\"\n"
-      "      b: {type: str, default: \"n\\0ul \\u202E\"}\n"
-      "      c: int[] = [1,\n          2]\n"
-      "ops:\n"
-      "  - func: \"op(Tensor x, R r, str s='\\\\t\\t') -> Tensor\"\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        R:
+          fields:
+            a: str = "x\ry"
+            b: {type: str, default: "n\0ul \u202E"}
+            c: int[] = [1,
+                2]
+      ops:
+        - func: "op(Tensor x, R r, str s='\\t\t') -> Tensor"
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   CHECK(
@@ -375,28 +453,102 @@ TEST_CASE("string defaults reach the schema in torch's own escapes", "[lowering]
       R"(str s="\t\t") -> Tensor)");
 }
 
-TEST_CASE("keyword names stay as they are in the schema", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: custom\n");
+TEST_CASE("a parameter named like a Python keyword is `from_` in the schema too", "[lowering]") {
+  // torch.fx binds a custom op's arguments by name and cannot bind `from`.
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: can_cast(ScalarType from, ScalarType to) -> bool
+          meta: custom
+        - func: f(Tensor lambda, *, Tensor async, int errno=0, int new=1) -> Tensor
+          mutates: [lambda, async_]
+  )"));
+  INFO(fe.errors);
   REQUIRE(fe.ok());
-  CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from, ScalarType to) -> bool");
-  FrontEnd rec = run_front_end(
-      "namespace: d\nrecords: {R: {fields: {struct: Tensor, lambda: int = 1}}}\nops:\n  - func: "
-      "op(R from) -> Tensor\n");
+  CHECK(fe.op("can_cast").schema == "can_cast(ScalarType from_, ScalarType to) -> bool");
+  const lower::Slot& from = fe.slot("can_cast", "from_");
+  CHECK(from.python_keyword);
+  CHECK(from.path == "from");
+  CHECK(from.api_path == "from_");
+  CHECK_FALSE(fe.slot("can_cast", "to").python_keyword);
+  // Keyword-only too; C++ keywords and macros keep their names in the
+  // schema (torch binds them); `mutates:` takes either name.
+  CHECK(
+      fe.op("f").schema ==
+      "f(Tensor(a!) lambda_, *, Tensor(b!) async_, int errno=0, int new=1) -> Tensor");
+  CHECK(fe.slot("f", "async_").kwarg_only);
+  CHECK_FALSE(fe.slot("f", "errno").python_keyword);
+  // Record leaves are `param__field`, never a keyword.
+  FrontEnd rec = run_front_end(yaml(R"(
+      namespace: d
+      records: {R: {fields: {struct: Tensor, lambda: int = 1}}}
+      ops:
+        - func: op(R from) -> Tensor
+  )"));
   REQUIRE(rec.ok());
   CHECK(rec.op("op").schema == "op(Tensor from__struct, int from__lambda=1) -> Tensor");
 }
 
 TEST_CASE("a parameter spelled like a keyword plus `_` clashes in the APIs", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, int from, int from_) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int from, int from_) -> Tensor
+  )"));
   CHECK(contains(
       fe.errors,
       "error: op `op`: parameters `from` and `from_` would both be called `from_` in "
+      "the schema, C++ and Python\n"));
+  CHECK(fe.errors.find("error:") == fe.errors.rfind("error:"));  // once
+  // A C++ keyword keeps its schema name: the clash is the APIs' only.
+  FrontEnd cpp = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int errno, int errno_) -> Tensor
+  )"));
+  CHECK(contains(
+      cpp.errors,
+      "error: op `op`: parameters `errno` and `errno_` would both be called `errno_` in "
       "C++ and Python\n"));
 }
 
+TEST_CASE(
+    "a pinned name that is a Python keyword stays, but not with pt2_compliant_tag",
+    "[lowering]") {
+  const std::string records = yaml(R"(
+      namespace: d
+      records:
+        Range: {fields: {lo: {type: float, schema_name: from}, hi: {type: float, schema_name: to}}}
+  )");
+  FrontEnd fe = run_front_end(records + yaml(R"(
+      ops:
+        - func: clamp(Tensor x, Range r) -> Tensor
+  )"));
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  CHECK(fe.op("clamp").schema == "clamp(Tensor x, float from, float to) -> Tensor");
+  CHECK_FALSE(fe.slot("clamp", "from").python_keyword);
+  FrontEnd pt2 = run_front_end(records + yaml(R"(
+      ops:
+        - func: clamp(Tensor x, Range r) -> Tensor
+          tags: [pt2_compliant_tag]
+  )"));
+  CHECK(
+      pt2.errors ==
+      "main.ops.yaml:3:51: error: op `clamp` is `pt2_compliant_tag`, but the pinned name `from` "
+      "of `r.lo` is a Python keyword: torch.compile binds custom-op arguments by name and "
+      "cannot bind it\n"
+      " 3 |   Range: {fields: {lo: {type: float, schema_name: from}, hi: {type: float, "
+      "schema_name: to}}}\n"
+      "   |                                                   ^~~~\n"
+      "hint: pin another name (e.g. `from_`), or drop the tag\n"
+      "main.ops.yaml:5:33: note: `r.lo` comes from parameter `r`\n"
+      " 5 |   - func: clamp(Tensor x, Range r) -> Tensor\n"
+      "   |                                 ^\n");
+}
+
 TEST_CASE("lowered-name collisions are reported once, without an internal error", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor
+  )"));
   CHECK(
       fe.errors ==
       "main.ops.yaml:16:45: error: op `op`: `cfg.scale` and `cfg__scale` both lower to the "
@@ -409,9 +561,14 @@ TEST_CASE("lowered-name collisions are reported once, without an internal error"
       " 16 |   - func: op(Tensor x, WeightCfg cfg, float cfg__scale) -> Tensor\n"
       "    |                                  ^~~\n");
   // Inside one record: field `a__b` next to sub-record `a` with field `b`.
-  FrontEnd inner = run_front_end(
-      "namespace: d\nrecords:\n  A: {fields: {b: int}}\n  R: {fields: {a: A, a__b: int}}\n"
-      "ops:\n  - func: op(Tensor x, R r) -> Tensor\n");
+  FrontEnd inner = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        A: {fields: {b: int}}
+        R: {fields: {a: A, a__b: int}}
+      ops:
+        - func: op(Tensor x, R r) -> Tensor
+  )"));
   CHECK(contains(
       inner.errors,
       "error: op `op`: `r.a.b` and `r.a__b` both lower to the parameter name `r__a__b`\n"));
@@ -421,10 +578,12 @@ TEST_CASE("lowered-name collisions are reported once, without an internal error"
 TEST_CASE(
     "meta: identity takes plain tensor parameters first, then record tensor fields",
     "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(int n, Tensor? maybe, WeightCfg cfg, Tensor x) -> (Tensor a, Tensor b)\n"
-      "  - func: one(WeightCfg cfg, Tensor x) -> Tensor\n"
-      "  - func: leaves(WeightCfg cfg) -> (Tensor a, Tensor b)\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(int n, Tensor? maybe, WeightCfg cfg, Tensor x) -> (Tensor a, Tensor b)
+        - func: one(WeightCfg cfg, Tensor x) -> Tensor
+        - func: leaves(WeightCfg cfg) -> (Tensor a, Tensor b)
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -438,7 +597,10 @@ TEST_CASE(
   REQUIRE(leaves.meta_sources.size() == 2);
   CHECK(leaves.slots[leaves.meta_sources[0]].name == "cfg__inner__w");
   CHECK(leaves.slots[leaves.meta_sources[1]].name == "cfg__inner__b");
-  FrontEnd few = lower_ops("  - func: op(Tensor x, int n) -> (Tensor a, Tensor b)\n");
+  FrontEnd few = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int n) -> (Tensor a, Tensor b)
+  )"));
   CHECK(contains(
       few.errors,
       "error: op `op` has 2 tensor outputs but only 1 plain tensor input for the "
@@ -450,9 +612,11 @@ TEST_CASE(
 }
 
 TEST_CASE("meta: a list of names, in output order", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor q, WeightCfg cfg) -> (Tensor a, Tensor b, Tensor c)\n"
-      "    meta: [cfg.inner.b, q, cfg__inner__w]\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor q, WeightCfg cfg) -> (Tensor a, Tensor b, Tensor c)
+          meta: [cfg.inner.b, q, cfg__inner__w]
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -463,14 +627,21 @@ TEST_CASE("meta: a list of names, in output order", "[lowering]") {
 }
 
 TEST_CASE("meta errors", "[lowering]") {
-  FrontEnd unknown = lower_ops(
-      "  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q, kk]\n");
+  FrontEnd unknown = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)
+          meta: [q, kk]
+  )"));
   CHECK(contains(
       unknown.errors,
       "main.ops.yaml:17:15: error: op `op`: `kk` in `meta:` is not a tensor parameter or field\n"));
   CHECK(contains(unknown.errors, "hint: did you mean `k`? valid names are `k` and `q`\n"));
   // A record name stands for several tensors, so it cannot be a meta source.
-  FrontEnd record = lower_ops("  - func: op(Tensor q, WeightCfg cfg) -> Tensor\n    meta: [cfg]\n");
+  FrontEnd record = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor q, WeightCfg cfg) -> Tensor
+          meta: [cfg]
+  )"));
   CHECK(contains(
       record.errors,
       "error: op `op`: `cfg` in `meta:` stands for 2 tensors; name the one each output copies\n"));
@@ -478,53 +649,89 @@ TEST_CASE("meta errors", "[lowering]") {
       record.errors,
       "hint: valid names are `cfg.inner.b`, `cfg.inner.w`, `cfg__inner__b`, "
       "`cfg__inner__w` and `q`\n"));
-  FrontEnd optional = lower_ops("  - func: op(Tensor q, Tensor? b) -> Tensor\n    meta: [b]\n");
+  FrontEnd optional = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor q, Tensor? b) -> Tensor
+          meta: [b]
+  )"));
   CHECK(contains(
       optional.errors,
       "error: op `op`: `b` in `meta:` has type `Tensor?`; outputs copy the metadata of "
       "a plain `Tensor`\n"));
   CHECK(contains(optional.errors, "hint: valid names are `q`\n"));
-  FrontEnd none = lower_ops("  - func: op(Tensor? b) -> Tensor\n    meta: [b]\n");
+  FrontEnd none = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor? b) -> Tensor
+          meta: [b]
+  )"));
   CHECK(contains(
       none.errors,
       "hint: this op has no plain `Tensor` input to copy metadata from; set `meta: custom`\n"));
-  FrontEnd count = lower_ops(
-      "  - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)\n    meta: [q]\n");
+  FrontEnd count = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor q, Tensor k) -> (Tensor a, Tensor b)
+          meta: [q]
+  )"));
   CHECK(contains(
       count.errors,
       "main.ops.yaml:17:12: error: op `op` has 2 tensor outputs but `meta:` lists 1 name\n"));
-  FrontEnd non_tensor = lower_ops("  - func: count(Tensor x) -> int\n");
+  FrontEnd non_tensor = lower_ops(yaml(R"(
+      ops:
+        - func: count(Tensor x) -> int
+  )"));
   CHECK(contains(
       non_tensor.errors,
       "main.ops.yaml:16:11: error: op `count` returns `int`, which a default meta "
       "kernel cannot shape\n"));
   CHECK(contains(non_tensor.errors, "hint: set `meta: custom` and write `kernels::count_meta`\n"));
   CHECK(contains(
-      lower_ops("  - func: split(Tensor x) -> Tensor[]\n").errors,
+      lower_ops(yaml(R"(
+          ops:
+            - func: split(Tensor x) -> Tensor[]
+      )"))
+          .errors,
       "error: op `split` returns `Tensor[]`, which a default meta kernel cannot shape\n"));
   // meta: custom accepts any returns.
-  CHECK(lower_ops("  - func: count(Tensor x) -> (int, Tensor[])\n    meta: custom\n").ok());
+  CHECK(lower_ops(yaml(R"(
+      ops:
+        - func: count(Tensor x) -> (int, Tensor[])
+          meta: custom
+  )"))
+            .ok());
 }
 
 TEST_CASE("outputs and their schema types", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor(a) x) -> (Tensor(a) view, Tensor out)\n    meta: [x, x]\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor(a) x) -> (Tensor(a) view, Tensor out)
+          meta: [x, x]
+  )"));
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
   REQUIRE(lo.outputs.size() == 2);
   CHECK(lo.outputs[0].name == "view");
   CHECK(lo.outputs[0].schema_type == "Tensor(a)");
   CHECK(lo.schema == "op(Tensor(a) x) -> (Tensor(a) view, Tensor out)");
-  CHECK(schema_of("  - func: op(Tensor x) -> ()\n    meta: custom\n") == "op(Tensor x) -> ()");
-  CHECK(
-      schema_of("  - func: op(Tensor x) -> Tensor[]\n    meta: custom\n") ==
-      "op(Tensor x) -> Tensor[]");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> ()
+          meta: custom
+  )")) == "op(Tensor x) -> ()");
+  CHECK(schema_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor[]
+          meta: custom
+  )")) == "op(Tensor x) -> Tensor[]");
 }
 
 TEST_CASE("a returned record is one output per leaf, named return__field", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x) -> (Tensor y, Inner cfg, Opt opt)\n    meta: custom\n"
-      "  - func: bare(Tensor x) -> Inner\n    meta: [x, x]\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> (Tensor y, Inner cfg, Opt opt)
+          meta: custom
+        - func: bare(Tensor x) -> Inner
+          meta: [x, x]
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -554,7 +761,11 @@ TEST_CASE("a returned record is one output per leaf, named return__field", "[low
 }
 
 TEST_CASE("returned records: two outputs with one name are an error", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x) -> (Inner a, Tensor a__w)\n    meta: custom\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> (Inner a, Tensor a__w)
+          meta: custom
+  )"));
   CHECK(contains(fe.errors, "error: op `op`: two outputs are named `a__w`\n"));
   CHECK(contains(
       fe.errors,
@@ -563,12 +774,13 @@ TEST_CASE("returned records: two outputs with one name are an error", "[lowering
 }
 
 TEST_CASE("a record-only op and a record with optional and list tensors", "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: d\n"
-      "records: {R: {fields: {t: 'Tensor?', l: 'Tensor[]', o: 'Tensor?[]', n: int = 1}}}\n"
-      "ops:\n"
-      "  - func: op(R r) -> Tensor\n"
-      "    meta: custom\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: d
+      records: {R: {fields: {t: 'Tensor?', l: 'Tensor[]', o: 'Tensor?[]', n: int = 1}}}
+      ops:
+        - func: op(R r) -> Tensor
+          meta: custom
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   CHECK(
@@ -598,7 +810,10 @@ TEST_CASE("schema_type and schema_default helpers", "[lowering]") {
 TEST_CASE("a func line with 10,000 parameters lowers", "[lowering]") {
   std::string params;
   for (int i = 0; i < 10000; ++i) params += (i ? ", Tensor p" : "Tensor p") + std::to_string(i);
-  FrontEnd fe = run_front_end("namespace: d\nops:\n  - func: op(" + params + ") -> Tensor\n");
+  std::string idl = "namespace: d\n";
+  idl += "ops:\n";
+  idl += "  - func: op(" + params + ") -> Tensor\n";
+  FrontEnd fe = run_front_end(idl);
   REQUIRE(fe.ok());
   CHECK(fe.op("op").slots.size() == 10000);
   CHECK(fe.op("op").schema.size() > 100000);
@@ -613,9 +828,11 @@ TEST_CASE("C++ identifiers never contain `__`", "[lowering]") {
   CHECK(lower::join_identifier({"op", "_private"}) == "op_private");
   CHECK(lower::join_identifier({"x"}) == "x");
 
-  FrontEnd fe = lower_ops(
-      "  - func: scale_(Tensor(a!) x, WeightCfg cfg) -> ()\n"
-      "  - func: add_.Tensor(Tensor(a!) x, Tensor y) -> ()\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: scale_(Tensor(a!) x, WeightCfg cfg) -> ()
+        - func: add_.Tensor(Tensor(a!) x, Tensor y) -> ()
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const lower::LoweredOp& scale = fe.lowered.ops[0];
@@ -633,12 +850,13 @@ TEST_CASE("C++ identifiers never contain `__`", "[lowering]") {
 
 TEST_CASE("slot C++ names stay unique", "[lowering]") {
   // `a_b` the parameter and `a.b` the field both join to `a_b`.
-  FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  A: {fields: {b: float}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, A a, float a_b) -> Tensor\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        A: {fields: {b: float}}
+      ops:
+        - func: op(Tensor x, A a, float a_b) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& slots = fe.lowered.ops[0].slots;
@@ -648,11 +866,13 @@ TEST_CASE("slot C++ names stay unique", "[lowering]") {
 }
 
 TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x, WeightCfg cfg, Opt opt, int n=2) -> Tensor\n"
-      "    backward: true\n"
-      "  - func: dev(Tensor x, Tensor[] xs, Tensor[]? ys, Tensor?[] zs) -> Tensor\n"
-      "    dispatch: [CPU, CUDA]\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, WeightCfg cfg, Opt opt, int n=2) -> Tensor
+          backward: true
+        - func: dev(Tensor x, Tensor[] xs, Tensor[]? ys, Tensor?[] zs) -> Tensor
+          dispatch: [CPU, CUDA]
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const lower::LoweredOp& op = fe.lowered.ops[0];
@@ -685,7 +905,10 @@ TEST_CASE("kernels, grad slots and API parameters are decided by lowering", "[lo
 }
 
 TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") {
-  FrontEnd fe = lower_ops("  - func: op(Tensor x, WeightCfg cfg) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, WeightCfg cfg) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   // Records in dependency order: Inner, WeightCfg, Opt.
@@ -708,10 +931,10 @@ TEST_CASE("record layouts: leaves, offsets, enum and grad facts", "[lowering]") 
 }
 
 TEST_CASE("typed defaults: what each default means, decided once", "[lowering]") {
-  FrontEnd fe = lower_ops(
-      "  - func: op(Tensor x, int[2] k=1, int r=Mean, float f=.5, str s=\"a\", ScalarType "
-      "t=float32,"
-      " Device d=\"cpu\", bool b=True, int? o=None) -> Tensor\n");
+  FrontEnd fe = lower_ops(yaml(R"(
+      ops:
+        - func: op(Tensor x, int[2] k=1, int r=Mean, float f=.5, str s="a", ScalarType t=float32, Device d="cpu", bool b=True, int? o=None) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& p = fe.lowered.ops[0].api_params;
@@ -737,15 +960,16 @@ TEST_CASE("typed defaults: what each default means, decided once", "[lowering]")
 TEST_CASE(
     "record defaults give their leaves defaults; a record default replaces the record",
     "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "enums: {Mode: [fast, exact]}\n"
-      "records:\n"
-      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast}}\n"
-      "  R: {fields: {i: 'I = {k: 3, scale: 2.0}', n: int = 7}}\n"
-      "ops:\n"
-      "  - func: fields(Tensor x, R r) -> Tensor\n"
-      "  - func: \"param(Tensor x, R r={i: {k: 5}}) -> Tensor\"\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      enums: {Mode: [fast, exact]}
+      records:
+        I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast}}
+        R: {fields: {i: 'I = {k: 3, scale: 2.0}', n: int = 7}}
+      ops:
+        - func: fields(Tensor x, R r) -> Tensor
+        - func: "param(Tensor x, R r={i: {k: 5}}) -> Tensor"
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   // The field's default sets the leaves of `i`; `mode` keeps I's own.
@@ -786,14 +1010,14 @@ TEST_CASE(
 }
 
 TEST_CASE("the generated code's own names give way to the user's", "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  R: {fields: {path: Tensor, kernel: int = 1}}\n"
-      "ops:\n"
-      "  - func: op(Tensor kernel, R fn, Tensor ctx, float error=1.0) -> (Tensor ctx2, Tensor "
-      "outputs)\n"
-      "    backward: true\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        R: {fields: {path: Tensor, kernel: int = 1}}
+      ops:
+        - func: op(Tensor kernel, R fn, Tensor ctx, float error=1.0) -> (Tensor ctx2, Tensor outputs)
+          backward: true
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const lower::LoweredOp& op = fe.lowered.ops[0];
@@ -806,18 +1030,19 @@ TEST_CASE("the generated code's own names give way to the user's", "[lowering]")
 }
 
 TEST_CASE("schema_name pins a leaf's whole lowered name, at any depth", "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}\n"
-      "  Cfg:\n"
-      "    fields:\n"
-      "      inner: Inner\n"
-      "      eps: {type: float, default: 1e-6, schema_name: epsilon}\n"
-      "  Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Cfg cfg, Cfg[] more) -> Stats\n"
-      "    meta: custom\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}
+        Cfg:
+          fields:
+            inner: Inner
+            eps: {type: float, default: 1e-6, schema_name: epsilon}
+        Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}
+      ops:
+        - func: op(Tensor x, Cfg cfg, Cfg[] more) -> Stats
+          meta: custom
+  )"));
   INFO(fe.errors);
   // Cfg twice in one op: its pinned names would repeat.
   REQUIRE_FALSE(fe.ok());
@@ -826,21 +1051,22 @@ TEST_CASE("schema_name pins a leaf's whole lowered name, at any depth", "[loweri
       "the pinned name `weight` of `more.inner.w` is also the lowered name of `cfg.inner.w`"));
   CHECK(contains(fe.errors, "use a record with pinned names once per op"));
 
-  fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}\n"
-      "  Cfg:\n"
-      "    fields:\n"
-      "      inner: Inner\n"
-      "      eps: {type: float, default: 1e-6, schema_name: epsilon}\n"
-      "  Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}\n"
-      "  Gate: {fields: {g: {type: Tensor, schema_name: gate}, b: Tensor}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Cfg cfg) -> Stats\n"
-      "    meta: custom\n"
-      "  - func: many(Tensor x, Inner[] layers, Gate? extra=None) -> Tensor\n"
-      "    meta: custom\n");
+  fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        Inner: {fields: {w: {type: Tensor, schema_name: weight}, b: Tensor}}
+        Cfg:
+          fields:
+            inner: Inner
+            eps: {type: float, default: 1e-6, schema_name: epsilon}
+        Stats: {fields: {mean: Tensor, var: {type: Tensor, schema_name: variance}}}
+        Gate: {fields: {g: {type: Tensor, schema_name: gate}, b: Tensor}}
+      ops:
+        - func: op(Tensor x, Cfg cfg) -> Stats
+          meta: custom
+        - func: many(Tensor x, Inner[] layers, Gate? extra=None) -> Tensor
+          meta: custom
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& lo = fe.op("op");
@@ -864,24 +1090,26 @@ TEST_CASE("schema_name pins a leaf's whole lowered name, at any depth", "[loweri
 }
 
 TEST_CASE("schema_name must be unique in the op and pin a leaf", "[lowering]") {
-  FrontEnd fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  Norm: {fields: {w: {type: Tensor, schema_name: weight}}}\n"
-      "ops:\n"
-      "  - func: op(Tensor weight, Norm cfg) -> Tensor\n");
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        Norm: {fields: {w: {type: Tensor, schema_name: weight}}}
+      ops:
+        - func: op(Tensor weight, Norm cfg) -> Tensor
+  )"));
   CHECK(contains(
       fe.errors,
       "the pinned name `weight` of `cfg.w` is also the lowered name of `weight`"));
   CHECK(contains(fe.errors, "rename the parameter `weight`, or pin another name"));
 
-  fe = run_front_end(
-      "namespace: demo\n"
-      "records:\n"
-      "  Inner: {fields: {w: Tensor}}\n"
-      "  Norm: {fields: {inner: {type: Inner, schema_name: inner}}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Norm cfg) -> Tensor\n");
+  fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        Inner: {fields: {w: Tensor}}
+        Norm: {fields: {inner: {type: Inner, schema_name: inner}}}
+      ops:
+        - func: op(Tensor x, Norm cfg) -> Tensor
+  )"));
   CHECK(
       contains(fe.errors, "field `Norm.inner` is a record (`Inner`): it has no lowered parameter"));
 }

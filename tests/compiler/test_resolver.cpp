@@ -11,12 +11,24 @@
 using namespace structop;
 using structop::testing::contains;
 using structop::testing::run_front_end;
+using structop::testing::yaml;
 
 namespace {
 
 /// Errors of a file with `records:` / `ops:` bodies under `namespace: d`.
 std::string errors_of(const std::string& body) {
   return run_front_end("namespace: d\n" + body).errors;
+}
+
+/// Errors of a file whose one op is `func`, on line 3:
+///     namespace: d
+///     ops:
+///       - func: FUNC
+std::string errors_of_func(const std::string& func) {
+  const std::string head = yaml(R"(
+      ops:
+        - func: )");
+  return errors_of(head + func + "\n");
 }
 
 const model::Record& record(const model::Module& m, std::string_view name) {
@@ -36,24 +48,32 @@ const model::Op& op(const model::Module& m, std::string_view name) {
 }  // namespace
 
 TEST_CASE("module facts: namespace, cpp_namespace default, stem", "[resolver]") {
-  auto fe = run_front_end("namespace: demo\nops:\n  - func: op(Tensor x) -> Tensor\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: demo
+      ops:
+        - func: op(Tensor x) -> Tensor
+  )"));
   REQUIRE(fe.ok());
   CHECK(fe.module.namespace_ == "demo");
   CHECK(fe.module.cpp_namespace == "demo");
   CHECK(fe.module.stem == "main");
   CHECK(fe.module.source_path == "main.ops.yaml");
-  auto ns = run_front_end("namespace: demo\ncpp_namespace: my::ops\n");
+  auto ns = run_front_end(yaml(R"(
+      namespace: demo
+      cpp_namespace: my::ops
+  )"));
   CHECK(ns.module.cpp_namespace == "my::ops");
 }
 
 TEST_CASE("records come in dependency order whatever the declaration order", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\n"
-      "records:\n"
-      "  Outer: {fields: {mid: Mid, s: float = 1.0}}\n"
-      "  Mid: {fields: {inner: Inner, leaf: Inner}}\n"
-      "  Inner: {fields: {w: Tensor}}\n"
-      "  Solo: {fields: {n: int = 1}}\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        Outer: {fields: {mid: Mid, s: float = 1.0}}
+        Mid: {fields: {inner: Inner, leaf: Inner}}
+        Inner: {fields: {w: Tensor}}
+        Solo: {fields: {n: int = 1}}
+  )"));
   REQUIRE(fe.ok());
   std::vector<std::string> order;
   for (const auto& r : fe.module.records) order.push_back(r.name);
@@ -69,13 +89,14 @@ TEST_CASE("records come in dependency order whatever the declaration order", "[r
 }
 
 TEST_CASE("has_tensor_leaf and all_defaulted look through nesting and optionals", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\n"
-      "records:\n"
-      "  A: {fields: {t: 'Tensor? = None'}}\n"
-      "  B: {fields: {a: A, n: int = 2}}\n"
-      "  C: {fields: {l: 'Tensor[]'}}\n"
-      "  D: {fields: {b: B, s: str}}\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        A: {fields: {t: 'Tensor? = None'}}
+        B: {fields: {a: A, n: int = 2}}
+        C: {fields: {l: 'Tensor[]'}}
+        D: {fields: {b: B, s: str}}
+  )"));
   REQUIRE(fe.ok());
   CHECK(record(fe.module, "A").has_tensor_leaf);
   CHECK(record(fe.module, "A").all_defaulted);
@@ -87,26 +108,27 @@ TEST_CASE("has_tensor_leaf and all_defaulted look through nesting and optionals"
 }
 
 TEST_CASE("defaults are checked against their types and canonicalized", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\n"
-      "enums: {Mode: [fast, exact]}\n"
-      "records:\n"
-      "  R:\n"
-      "    fields:\n"
-      "      f: float = 1\n"
-      "      m: Mode = exact\n"
-      "      ms: {type: Mode, default: \"fast\"}\n"
-      "      dt: ScalarType = half\n"
-      "      dt2: ScalarType = bfloat16\n"
-      "      lay: Layout = strided\n"
-      "      mf: MemoryFormat = channels_last\n"
-      "      dev: Device = \"cuda:1\"\n"
-      "      s: Scalar = 2.5\n"
-      "      red: int = Mean\n"
-      "      li: int[] = [1, 2]\n"
-      "      fixed: int[2] = 3\n"
-      "      ol: Tensor?[] = [None]\n"
-      "      on: float? = None\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      enums: {Mode: [fast, exact]}
+      records:
+        R:
+          fields:
+            f: float = 1
+            m: Mode = exact
+            ms: {type: Mode, default: "fast"}
+            dt: ScalarType = half
+            dt2: ScalarType = bfloat16
+            lay: Layout = strided
+            mf: MemoryFormat = channels_last
+            dev: Device = "cuda:1"
+            s: Scalar = 2.5
+            red: int = Mean
+            li: int[] = [1, 2]
+            fixed: int[2] = 3
+            ol: Tensor?[] = [None]
+            on: float? = None
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const auto& fields = record(fe.module, "R").fields;
@@ -180,9 +202,13 @@ TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[
        "default `128` does not fit field `R.a` of type `DeviceIndex`",
        "write a device index from -1 to 127"},
   };
+  const std::string head = yaml(R"(
+      records:
+        R:
+          fields:
+  )");
   for (const Case& c : cases) {
-    std::string errors = errors_of(
-        std::string("records:\n  R:\n    fields:\n      ") + c.field + "\n");
+    std::string errors = errors_of(head + "      " + c.field + "\n");
     INFO(c.field << "\n" << errors);
     CHECK(contains(errors, std::string("error: ") + c.message + "\n"));
     CHECK(contains(errors, std::string("hint: ") + c.hint + "\n"));
@@ -190,9 +216,10 @@ TEST_CASE("defaults that do not fit are errors naming the field and the fix", "[
 }
 
 TEST_CASE("enum defaults must be values of the enum", "[resolver]") {
-  std::string errors = errors_of(
-      "enums: {MaskType: [full, causal, sliding_window]}\n"
-      "records: {R: {fields: {m: MaskType = casual, n: MaskType = 3}}}\n");
+  std::string errors = errors_of(yaml(R"(
+      enums: {MaskType: [full, causal, sliding_window]}
+      records: {R: {fields: {m: MaskType = casual, n: MaskType = 3}}}
+  )"));
   CHECK(contains(
       errors,
       "main.ops.yaml:3:38: error: default `casual` of field `R.m` is not a value of "
@@ -207,8 +234,12 @@ TEST_CASE("enum defaults must be values of the enum", "[resolver]") {
 }
 
 TEST_CASE("enum declarations: empty and duplicate values", "[resolver]") {
-  std::string errors = errors_of(
-      "enums:\n  E: []\n  F: [a, b, a]\nrecords: {R: {fields: {e: E = x, f: F = b}}}\n");
+  std::string errors = errors_of(yaml(R"(
+      enums:
+        E: []
+        F: [a, b, a]
+      records: {R: {fields: {e: E = x, f: F = b}}}
+  )"));
   CHECK(contains(errors, "main.ops.yaml:3:3: error: enum `E` has no values\n"));
   CHECK(contains(errors, "main.ops.yaml:4:13: error: enum `F` lists `a` twice\n"));
   CHECK(contains(errors, "main.ops.yaml:4:7: note: first listed here\n"));
@@ -223,10 +254,16 @@ TEST_CASE("unknown types: suggestions, hints, or where to define them", "[resolv
   CHECK(
       contains(errors_of("records: {R: {fields: {a: flaot}}}\n"), "hint: did you mean `float`?\n"));
   CHECK(contains(
-      errors_of(
-          "records: {Cfg: {fields: {a: int}}}\nops:\n  - func: op(Tensor x, Cfgg c) -> Tensor\n"),
+      errors_of(yaml(R"(
+          records: {Cfg: {fields: {a: int}}}
+          ops:
+            - func: op(Tensor x, Cfgg c) -> Tensor
+      )")),
       "hint: did you mean `Cfg`?\n"));
-  std::string none = errors_of("ops:\n  - func: op(Tensor x, AttentionSettings c) -> Tensor\n");
+  std::string none = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, AttentionSettings c) -> Tensor
+  )"));
   CHECK(contains(
       none,
       "main.ops.yaml:3:24: error: parameter `c` of op `op`: unknown type `AttentionSettings`\n"));
@@ -255,7 +292,10 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
       errors_of("records: {R: {fields: {t: Tensor(a!)}}}\n"),
       "error: field `R.t`: alias annotations are not allowed in record fields\n"));
   CHECK(contains(
-      errors_of("ops:\n  - func: op(int(a) x) -> ()\n"),
+      errors_of(yaml(R"(
+          ops:
+            - func: op(int(a) x) -> ()
+      )")),
       "error: parameter `x` of op `op`: alias annotations apply only to `Tensor`\n"));
   CHECK(contains(
       errors_of("records: {R: {fields: {t: 'int?"
@@ -266,11 +306,18 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
       errors_of("records: {R: {fields: {t: 'int[][]'}}}\n"),
       "error: field `R.t`: nested lists like `int[][]` are not schema types\n"));
   // Returned records: leaves of type Tensor, int, float, bool, nested.
-  CHECK(errors_of("records: {S: {fields: {m: Tensor, n: int, f: float, b: bool}}, T: {fields: "
-                  "{s: S}}}\nops:\n  - func: stats(Tensor x) -> (S a, T b)\n    meta: custom\n")
+  CHECK(errors_of(yaml(R"(
+      records: {S: {fields: {m: Tensor, n: int, f: float, b: bool}}, T: {fields: {s: S}}}
+      ops:
+        - func: stats(Tensor x) -> (S a, T b)
+          meta: custom
+  )"))
             .empty());
-  std::string ret = errors_of(
-      "records: {S: {fields: {m: 'Tensor?'}}}\nops:\n  - func: stats(Tensor x) -> S\n");
+  std::string ret = errors_of(yaml(R"(
+      records: {S: {fields: {m: 'Tensor?'}}}
+      ops:
+        - func: stats(Tensor x) -> S
+  )"));
   CHECK(contains(
       ret,
       "main.ops.yaml:4:30: error: record `S` cannot be a return type: field `S.m` has type "
@@ -280,36 +327,65 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
       "hint: a returned record may hold only fields of type Tensor, int, float and bool, and "
       "records of those; return the others as separate outputs\n"));
   CHECK(contains(
-      errors_of("records: {I: {fields: {w: Tensor}}, S: {fields: {i: 'I[]'}}}\nops:\n  - func: "
-                "stats(Tensor x) -> S\n"),
+      errors_of(yaml(R"(
+          records: {I: {fields: {w: Tensor}}, S: {fields: {i: 'I[]'}}}
+          ops:
+            - func: stats(Tensor x) -> S
+      )")),
       "error: record `S` cannot be a return type: field `S.i` has type `I[]`\n"));
   CHECK(contains(
-      errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: stats(Tensor x) -> S[]\n"),
+      errors_of(yaml(R"(
+          records: {S: {fields: {m: Tensor}}}
+          ops:
+            - func: stats(Tensor x) -> S[]
+      )")),
       "error: a return of op `stats` has type `S[]`; a record can be returned only as itself\n"));
   CHECK(contains(
-      errors_of("enums: {E: [a]}\nops:\n  - func: f(Tensor x) -> E\n"),
+      errors_of(yaml(R"(
+          enums: {E: [a]}
+          ops:
+            - func: f(Tensor x) -> E
+      )")),
       "error: enum `E` cannot be a return type\n"));
-  CHECK(errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[]', f: 'E[]?'}}}\n").empty());
-  const std::string optional_items = errors_of(
-      "enums: {E: [a]}\nrecords: {R: {fields: {e: 'E?[]'}}}\n");
+  CHECK(errors_of(yaml(R"(
+      enums: {E: [a]}
+      records: {R: {fields: {e: 'E[]', f: 'E[]?'}}}
+  )"))
+            .empty());
+  const std::string optional_items = errors_of(yaml(R"(
+      enums: {E: [a]}
+      records: {R: {fields: {e: 'E?[]'}}}
+  )"));
   CHECK(
       contains(optional_items, "error: field `R.e`: lists of optional enums are not supported\n"));
   CHECK(contains(
       optional_items,
       "hint: use `E[]` (a list of values) or `E[]?` (an optional list)\n"));
   CHECK(contains(
-      errors_of("enums: {E: [a]}\nrecords: {R: {fields: {e: 'E[2]'}}}\n"),
+      errors_of(yaml(R"(
+          enums: {E: [a]}
+          records: {R: {fields: {e: 'E[2]'}}}
+      )")),
       "error: field `R.e`: enum lists have no fixed size\n"));
   // Lists of records (`L[]`) and optional records (`L?`) are supported;
   // optional and fixed-size lists of records are not, nor lists of optional
   // records, nor items with leaves whose list is not a schema type, nor a
   // list of records inside one.
-  CHECK(errors_of("records:\n  L: {fields: {w: Tensor, b: 'Tensor?', n: int, e: str}}\n  N: "
-                  "{fields: {ls: 'L[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N n) -> Tensor\n")
+  CHECK(errors_of(yaml(R"(
+      records:
+        L: {fields: {w: Tensor, b: 'Tensor?', n: int, e: str}}
+        N: {fields: {ls: 'L[]'}}
+      ops:
+        - func: op(Tensor x, L[] ls, N n) -> Tensor
+  )"))
             .empty());
-  std::string lists = errors_of(
-      "records:\n  L: {fields: {w: Tensor}}\n  N: {fields: {ls: 'L[]?'}}\nops:\n  - func: "
-      "op(Tensor x, L?[] o, L[3] f) -> Tensor\n");
+  std::string lists = errors_of(yaml(R"(
+      records:
+        L: {fields: {w: Tensor}}
+        N: {fields: {ls: 'L[]?'}}
+      ops:
+        - func: op(Tensor x, L?[] o, L[3] f) -> Tensor
+  )"));
   CHECK(contains(
       lists,
       "error: field `N.ls` has type `L[]?`, but fixed-size or optional lists of records and "
@@ -322,24 +398,48 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
   CHECK(contains(lists, "error: parameter `f` of op `op` has type `L[3]`, but fixed-size"));
   // Optional records: they need a leaf that is never None (the presence
   // witness), hold no list of records, and default only to None.
-  CHECK(errors_of("records:\n  I: {fields: {w: Tensor, k: 'int?'}}\n  R: {fields: {i: 'I?', "
-                  "s: float}}\nops:\n  - func: op(Tensor x, R? r=None, I? i=None) -> Tensor\n")
+  CHECK(errors_of(yaml(R"(
+      records:
+        I: {fields: {w: Tensor, k: 'int?'}}
+        R: {fields: {i: 'I?', s: float}}
+      ops:
+        - func: op(Tensor x, R? r=None, I? i=None) -> Tensor
+  )"))
             .empty());
   CHECK(contains(
-      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {i: 'I?', k: 'int?'}}\n"
-                "ops:\n  - func: op(Tensor x, R? r=None) -> Tensor\n"),
+      errors_of(yaml(R"(
+          records:
+            I: {fields: {w: Tensor}}
+            R: {fields: {i: 'I?', k: 'int?'}}
+          ops:
+            - func: op(Tensor x, R? r=None) -> Tensor
+      )")),
       "error: parameter `r` of op `op` has type `R?`, but every leaf of record `R` may be None"));
   CHECK(contains(
-      errors_of("records:\n  I: {fields: {w: Tensor}}\n  R: {fields: {is: 'I[]'}}\nops:\n  - "
-                "func: op(Tensor x, R? r) -> Tensor\n"),
+      errors_of(yaml(R"(
+          records:
+            I: {fields: {w: Tensor}}
+            R: {fields: {is: 'I[]'}}
+          ops:
+            - func: op(Tensor x, R? r) -> Tensor
+      )")),
       "but `R.is` is a list of records, which an optional record cannot hold\n"));
   CHECK(contains(
-      errors_of("records:\n  I: {fields: {w: Tensor, s: float = 1.0}}\nops:\n  - func: \"op(Tensor "
-                "x, I? i={s: 2.0}) -> Tensor\"\n"),
+      errors_of(yaml(R"(
+          records:
+            I: {fields: {w: Tensor, s: float = 1.0}}
+          ops:
+            - func: "op(Tensor x, I? i={s: 2.0}) -> Tensor"
+      )")),
       "hint: an optional record defaults only to `None`"));
-  std::string leaves = errors_of(
-      "records:\n  L: {fields: {w: Tensor, o: 'float?'}}\n  M: {fields: {x: Tensor}}\n  N: "
-      "{fields: {ms: 'M[]'}}\nops:\n  - func: op(Tensor x, L[] ls, N[] ns, M[] d=[]) -> Tensor\n");
+  std::string leaves = errors_of(yaml(R"(
+      records:
+        L: {fields: {w: Tensor, o: 'float?'}}
+        M: {fields: {x: Tensor}}
+        N: {fields: {ms: 'M[]'}}
+      ops:
+        - func: op(Tensor x, L[] ls, N[] ns, M[] d=[]) -> Tensor
+  )"));
   CHECK(contains(
       leaves,
       "error: parameter `ls` of op `op` has type `L[]`, but field `L.o` has type `float?`: a list "
@@ -349,11 +449,17 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
       "error: parameter `ns` of op `op` has type `N[]`, but field `N.ms` is a "
       "list of records"));
   CHECK(contains(
-      errors_of("records: {M: {fields: {x: Tensor}}}\nops:\n  - func: \"op(Tensor x, M[] d=[{x: "
-                "None}]) -> Tensor\"\n"),
+      errors_of(yaml(R"(
+          records: {M: {fields: {x: Tensor}}}
+          ops:
+            - func: "op(Tensor x, M[] d=[{x: None}]) -> Tensor"
+      )")),
       "hint: a list of records can only default to `[]`\n"));
-  std::string record_none = errors_of(
-      "records: {R: {fields: {w: Tensor}}}\nops:\n  - func: op(Tensor x, R r=None) -> Tensor\n");
+  std::string record_none = errors_of(yaml(R"(
+      records: {R: {fields: {w: Tensor}}}
+      ops:
+        - func: op(Tensor x, R r=None) -> Tensor
+  )"));
   CHECK(contains(
       record_none,
       "error: default `None` does not fit parameter `r` of op `op` of type `R`\n"));
@@ -364,20 +470,20 @@ TEST_CASE("types by use: fields, params, returns", "[resolver]") {
 }
 
 TEST_CASE("record defaults set fields by name, checked field by field", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\n"
-      "enums: {Mode: [fast, exact]}\n"
-      "records:\n"
-      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, dtype: ScalarType = "
-      "float32}}\n"
-      "  R:\n"
-      "    fields:\n"
-      "      i: 'I = {k: 3, mode: exact}'\n"
-      "      j: {type: I, default: {dtype: half, k: 4}}\n"
-      "  Top: {fields: {r: R, n: int = 0}}\n"
-      "ops:\n"
-      "  - func: \"op(Tensor x, R r={j: {k: 5}}, I i={k: 1}) -> Tensor\"\n"
-      "  - func: implicit(Tensor x, R r) -> Tensor\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      enums: {Mode: [fast, exact]}
+      records:
+        I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, dtype: ScalarType = float32}}
+        R:
+          fields:
+            i: 'I = {k: 3, mode: exact}'
+            j: {type: I, default: {dtype: half, k: 4}}
+        Top: {fields: {r: R, n: int = 0}}
+      ops:
+        - func: "op(Tensor x, R r={j: {k: 5}}, I i={k: 1}) -> Tensor"
+        - func: implicit(Tensor x, R r) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   const model::Record& r = record(fe.module, "R");
@@ -402,10 +508,11 @@ TEST_CASE("record defaults set fields by name, checked field by field", "[resolv
 }
 
 TEST_CASE("record defaults that do not fit are errors at the field", "[resolver]") {
-  const std::string decls =
-      "enums: {Mode: [fast, exact]}\n"
-      "records:\n"
-      "  I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, w: 'Tensor? = None'}}\n";
+  const std::string decls = yaml(R"(
+      enums: {Mode: [fast, exact]}
+      records:
+        I: {fields: {k: int, scale: float = 1.0, mode: Mode = fast, w: 'Tensor? = None'}}
+  )");
   auto field_error = [&](const std::string& def) {
     return errors_of(decls + "  R: {fields: {i: 'I = " + def + "'}}\n");
   };
@@ -449,17 +556,28 @@ TEST_CASE("record defaults that do not fit are errors at the field", "[resolver]
       "error: default `3` does not fit field `R.i` of type `I`\n"));
   // A record with a required tensor has no default at all.
   CHECK(contains(
-      errors_of("records:\n  T: {fields: {w: Tensor}}\n  R: {fields: {t: 'T = {}'}}\n"),
+      errors_of(yaml(R"(
+          records:
+            T: {fields: {w: Tensor}}
+            R: {fields: {t: 'T = {}'}}
+      )")),
       "error: the default of field `R.t` leaves field `T.w` unset, and it has no default\n"));
   // Parameters are checked the same way.
   CHECK(contains(
-      errors_of(decls + "ops:\n  - func: \"op(Tensor x, I i={k: True}) -> Tensor\"\n"),
+      errors_of(decls + yaml(R"(
+          ops:
+            - func: "op(Tensor x, I i={k: True}) -> Tensor"
+      )")),
       "error: default `True` does not fit field `I.k` of type `int`\n"));
 }
 
 TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver]") {
-  std::string builtin = errors_of(
-      "records:\n  Device: {fields: {i: int = 0}}\nenums:\n  float: [a]\n");
+  std::string builtin = errors_of(yaml(R"(
+      records:
+        Device: {fields: {i: int = 0}}
+      enums:
+        float: [a]
+  )"));
   CHECK(contains(
       builtin,
       "main.ops.yaml:3:3: error: `Device` is a built-in type and cannot be redefined\n"));
@@ -467,37 +585,57 @@ TEST_CASE("declarations: built-in names, reserved names, duplicates", "[resolver
       builtin,
       "main.ops.yaml:5:3: error: `float` is a built-in type and cannot be redefined\n"));
   CHECK(contains(
-      errors_of("records:\n  Dict: {fields: {i: int}}\n"),
+      errors_of(yaml(R"(
+          records:
+            Dict: {fields: {i: int}}
+      )")),
       "error: `Dict` is reserved and cannot name a record or enum\n"));
-  std::string dup = errors_of("enums:\n  X: [a]\nrecords:\n  X: {fields: {i: int}}\n");
+  std::string dup = errors_of(yaml(R"(
+      enums:
+        X: [a]
+      records:
+        X: {fields: {i: int}}
+  )"));
   CHECK(contains(dup, "main.ops.yaml:5:3: error: `X` is already defined\n"));
   CHECK(contains(dup, "main.ops.yaml:3:3: note: `X` first defined here\n"));
 }
 
 TEST_CASE("record cycles are reported once with the path", "[resolver]") {
-  std::string direct = errors_of("records:\n  Node: {fields: {v: Tensor, next: Node}}\n");
+  std::string direct = errors_of(yaml(R"(
+      records:
+        Node: {fields: {v: Tensor, next: Node}}
+  )"));
   CHECK(contains(
       direct,
       "main.ops.yaml:3:36: error: record `Node` contains itself: Node.next -> Node\n"));
-  std::string two = errors_of("records:\n  A: {fields: {b: B}}\n  B: {fields: {a: A}}\n");
+  std::string two = errors_of(yaml(R"(
+      records:
+        A: {fields: {b: B}}
+        B: {fields: {a: A}}
+  )"));
   CHECK(
       two ==
       "main.ops.yaml:4:19: error: record `A` contains itself: A.b -> B.a -> A\n"
       " 4 |   B: {fields: {a: A}}\n"
       "   |                   ^\n"
       "hint: records are values and cannot nest themselves; break the cycle\n");
-  std::string three = errors_of(
-      "records:\n  A: {fields: {b: B}}\n  B: {fields: {c: C}}\n  C: {fields: {a: A, x: int}}\n");
+  std::string three = errors_of(yaml(R"(
+      records:
+        A: {fields: {b: B}}
+        B: {fields: {c: C}}
+        C: {fields: {a: A, x: int}}
+  )"));
   CHECK(contains(three, "error: record `A` contains itself: A.b -> B.c -> C.a -> A\n"));
 }
 
 TEST_CASE("a broken record is not blamed again where it is used", "[resolver]") {
-  std::string errors = errors_of(
-      "records:\n"
-      "  Bad: {fields: {x: flaot}}\n"
-      "  Outer: {fields: {b: Bad}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Outer o, Bad b) -> Tensor\n");
+  std::string errors = errors_of(yaml(R"(
+      records:
+        Bad: {fields: {x: flaot}}
+        Outer: {fields: {b: Bad}}
+      ops:
+        - func: op(Tensor x, Outer o, Bad b) -> Tensor
+  )"));
   CHECK(
       errors ==
       "main.ops.yaml:3:21: error: field `Bad.x`: unknown type `flaot`\n"
@@ -508,17 +646,28 @@ TEST_CASE("a broken record is not blamed again where it is used", "[resolver]") 
 
 TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
   SECTION("a chain of 100 records is fine") {
-    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    std::string text = yaml(R"(
+        namespace: d
+        records:
+          R0: {fields: {x: Tensor}}
+    )");
     for (int i = 1; i < 100; ++i) {
       text += "  R" + std::to_string(i) + ": {fields: {r: R" + std::to_string(i - 1) + "}}\n";
     }
-    text += "ops:\n  - func: op(Tensor x, R99 c) -> Tensor\n";
+    text += yaml(R"(
+        ops:
+          - func: op(Tensor x, R99 c) -> Tensor
+    )");
     auto fe = run_front_end(text);
     REQUIRE(fe.ok());
     CHECK(fe.op("op").slots.back().path.size() == std::string("c").size() + 99 * 2 + 2);
   }
   SECTION("deeper than 100 is an error, reported once") {
-    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    std::string text = yaml(R"(
+        namespace: d
+        records:
+          R0: {fields: {x: Tensor}}
+    )");
     for (int i = 1; i < 1500; ++i) {
       text += "  R" + std::to_string(i) + ": {fields: {r: R" + std::to_string(i - 1) + "}}\n";
     }
@@ -529,12 +678,19 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
         "error: field `R100.r`: records nest more than 100 levels deep here\n"));
   }
   SECTION("doubling records cannot blow up the lowering") {
-    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    std::string text = yaml(R"(
+        namespace: d
+        records:
+          R0: {fields: {x: Tensor}}
+    )");
     for (int i = 1; i < 40; ++i) {
       std::string prev = "R" + std::to_string(i - 1);
       text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
     }
-    text += "ops:\n  - func: op(Tensor x, R39 c) -> Tensor\n";
+    text += yaml(R"(
+        ops:
+          - func: op(Tensor x, R39 c) -> Tensor
+    )");
     auto fe = run_front_end(text);
     CHECK(fe.diags->error_count() == 1);
     CHECK(contains(
@@ -542,19 +698,30 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
         "error: record `R17` has more than 100000 leaf fields (counting every nested record)\n"));
   }
   SECTION("an op may lower to at most 100000 parameters") {
-    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    std::string text = yaml(R"(
+        namespace: d
+        records:
+          R0: {fields: {x: Tensor}}
+    )");
     for (int i = 1; i <= 16; ++i) {
       std::string prev = "R" + std::to_string(i - 1);
       text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
     }
-    text += "ops:\n  - func: op(Tensor x, R16 c, R16 d) -> Tensor\n";
+    text += yaml(R"(
+        ops:
+          - func: op(Tensor x, R16 c, R16 d) -> Tensor
+    )");
     auto fe = run_front_end(text);
     CHECK(contains(
         fe.errors,
         "error: op `op` lowers to 131073 parameters; at most 100000 are supported\n"));
   }
   SECTION("all ops together may lower to at most 200000 parameters") {
-    std::string text = "namespace: d\nrecords:\n  R0: {fields: {x: Tensor}}\n";
+    std::string text = yaml(R"(
+        namespace: d
+        records:
+          R0: {fields: {x: Tensor}}
+    )");
     for (int i = 1; i <= 15; ++i) {
       std::string prev = "R" + std::to_string(i - 1);
       text += "  R" + std::to_string(i) + ": {fields: {a: " + prev + ", b: " + prev + "}}\n";
@@ -572,7 +739,10 @@ TEST_CASE("nesting depth and leaf counts are bounded", "[resolver]") {
 }
 
 TEST_CASE("positional parameters with defaults come last", "[resolver]") {
-  std::string errors = errors_of("ops:\n  - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor\n");
+  std::string errors = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, float s=1.0, Tensor y) -> Tensor
+  )"));
   CHECK(
       errors ==
       "main.ops.yaml:3:44: error: parameter `y` of op `op` has no default but follows `s`, which "
@@ -581,35 +751,49 @@ TEST_CASE("positional parameters with defaults come last", "[resolver]") {
       "   |                                            ^\n"
       "hint: give `y` a default, move it before `s`, or make it keyword-only after `*`\n");
   // Keyword-only parameters may come in any order.
-  CHECK(errors_of("ops:\n  - func: op(Tensor x, *, float s=1.0, Tensor y) -> Tensor\n").empty());
+  CHECK(errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, *, float s=1.0, Tensor y) -> Tensor
+  )"))
+            .empty());
   // A record whose fields all have defaults counts as defaulted only where
   // callers could omit it (nothing required after it)...
-  CHECK(errors_of("records: {D: {fields: {n: int = 1}}}\n"
-                  "ops:\n  - func: op(Tensor x, float s=1.0, D d, int k=1) -> Tensor\n")
+  CHECK(errors_of(yaml(R"(
+      records: {D: {fields: {n: int = 1}}}
+      ops:
+        - func: op(Tensor x, float s=1.0, D d, int k=1) -> Tensor
+  )"))
             .empty());
   CHECK(contains(
-      errors_of("records: {D: {fields: {n: int = 1}}}\n"
-                "ops:\n  - func: op(Tensor x, float s=1.0, D d, Tensor y) -> Tensor\n"),
+      errors_of(yaml(R"(
+          records: {D: {fields: {n: int = 1}}}
+          ops:
+            - func: op(Tensor x, float s=1.0, D d, Tensor y) -> Tensor
+      )")),
       "error: parameter `d` of op `op` has no default but follows `s`, which has one\n"));
   // ...and one with a required field does not.
   CHECK(contains(
-      errors_of("records: {R: {fields: {n: int}}}\n"
-                "ops:\n  - func: op(Tensor x, float s=1.0, R r) -> Tensor\n"),
+      errors_of(yaml(R"(
+          records: {R: {fields: {n: int}}}
+          ops:
+            - func: op(Tensor x, float s=1.0, R r) -> Tensor
+      )")),
       "error: parameter `r` of op `op` has no default but follows `s`, which has one\n"));
 }
 
 TEST_CASE("implicit defaults of all-defaulted record parameters", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\n"
-      "records:\n"
-      "  D: {fields: {n: int = 1, m: {type: float, default: 2.0}}}\n"
-      "  R: {fields: {n: int}}\n"
-      "ops:\n"
-      "  - func: tail(Tensor x, D d) -> Tensor\n"
-      "  - func: before_required(Tensor x, D d, Tensor y) -> Tensor\n"
-      "  - func: before_default(Tensor x, D d, int k=3) -> Tensor\n"
-      "  - func: kwarg(Tensor x, *, D d, Tensor y) -> Tensor\n"
-      "  - func: required(Tensor x, R r) -> Tensor\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      records:
+        D: {fields: {n: int = 1, m: {type: float, default: 2.0}}}
+        R: {fields: {n: int}}
+      ops:
+        - func: tail(Tensor x, D d) -> Tensor
+        - func: before_required(Tensor x, D d, Tensor y) -> Tensor
+        - func: before_default(Tensor x, D d, int k=3) -> Tensor
+        - func: kwarg(Tensor x, *, D d, Tensor y) -> Tensor
+        - func: required(Tensor x, R r) -> Tensor
+  )"));
   INFO(fe.errors);
   REQUIRE(fe.ok());
   CHECK(op(fe.module, "tail").params[1].implicit_default);
@@ -620,22 +804,35 @@ TEST_CASE("implicit defaults of all-defaulted record parameters", "[resolver]") 
 }
 
 TEST_CASE("parameter names: duplicates; keyword names are fine", "[resolver]") {
-  std::string dup = errors_of("ops:\n  - func: op(Tensor x, Tensor x) -> Tensor\n");
+  std::string dup = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x, Tensor x) -> Tensor
+  )"));
   CHECK(contains(dup, "main.ops.yaml:3:31: error: parameter `x` of op `op` is declared twice\n"));
   CHECK(contains(dup, "main.ops.yaml:3:21: note: first declared here\n"));
-  auto fe = run_front_end(
-      "namespace: d\nops:\n  - func: can_cast(ScalarType from, ScalarType to) -> bool\n    meta: "
-      "custom\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      ops:
+        - func: can_cast(ScalarType from, ScalarType to) -> bool
+          meta: custom
+  )"));
   CHECK(fe.ok());
 }
 
 TEST_CASE("dispatch keys", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n    dispatch: [CUDA, CPU]\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      ops:
+        - func: op(Tensor x) -> Tensor
+          dispatch: [CUDA, CPU]
+  )"));
   REQUIRE(fe.ok());
   CHECK(fe.module.ops[0].dispatch == std::vector<std::string>{"CUDA", "CPU"});
-  std::string errors = errors_of(
-      "ops:\n  - func: op(Tensor x) -> Tensor\n    dispatch: [CPU, CUDa, Meta, CPU, GPU, Xyz]\n");
+  std::string errors = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor
+          dispatch: [CPU, CUDa, Meta, CPU, GPU, Xyz]
+  )"));
   CHECK(contains(errors, "main.ops.yaml:4:21: error: op `op`: unknown dispatch key `CUDa`\n"));
   CHECK(contains(errors, "error: op `op`: `Meta` is not a dispatch key here\n"));
   CHECK(contains(
@@ -649,16 +846,21 @@ TEST_CASE("dispatch keys", "[resolver]") {
 }
 
 TEST_CASE("tags: torch's operator tags, in IDL order", "[resolver]") {
-  auto fe = run_front_end(
-      "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n"
-      "    tags: [pt2_compliant_tag, needs_fixed_stride_order]\n");
+  auto fe = run_front_end(yaml(R"(
+      namespace: d
+      ops:
+        - func: op(Tensor x) -> Tensor
+          tags: [pt2_compliant_tag, needs_fixed_stride_order]
+  )"));
   REQUIRE(fe.ok());
   CHECK(
       fe.module.ops[0].tags ==
       std::vector<std::string>{"pt2_compliant_tag", "needs_fixed_stride_order"});
-  std::string errors = errors_of(
-      "ops:\n  - func: op(Tensor x) -> Tensor\n    tags: [pt2_compliant, core, core, "
-      "qqqqqqqqqqqq]\n");
+  std::string errors = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor
+          tags: [pt2_compliant, core, core, qqqqqqqqqqqq]
+  )"));
   CHECK(contains(errors, "main.ops.yaml:4:12: error: op `op`: unknown tag `pt2_compliant`\n"));
   CHECK(contains(errors, "hint: did you mean `pt2_compliant_tag`?\n"));
   CHECK(contains(errors, "error: op `op` lists tag `core` twice\n"));
@@ -668,67 +870,121 @@ TEST_CASE("tags: torch's operator tags, in IDL order", "[resolver]") {
 
 TEST_CASE("backward: true needs tensors in and only tensors out, and no mutation", "[resolver]") {
   CHECK(contains(
-      errors_of("records: {S: {fields: {n: int}}}\nops:\n  - func: make(S s, int m) -> "
-                "Tensor\n    backward: true\n"),
+      errors_of(yaml(R"(
+          records: {S: {fields: {n: int}}}
+          ops:
+            - func: make(S s, int m) -> Tensor
+              backward: true
+      )")),
       "main.ops.yaml:4:11: error: op `make` has `backward: true` but no input that takes a "
       "gradient\n"));
-  std::string rets = errors_of(
-      "ops:\n  - func: op(Tensor x) -> (Tensor y, int n)\n    backward: true\n");
+  std::string rets = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> (Tensor y, int n)
+          backward: true
+  )"));
   CHECK(contains(
       rets,
       "main.ops.yaml:3:38: error: op `op` has `backward: true`, so it may return only "
       "`Tensor`, `Tensor[]` or records of tensors\n"));
   CHECK(contains(
-      errors_of("records: {S: {fields: {m: Tensor, n: int}}}\nops:\n  - func: op(Tensor x) -> S "
-                "s\n    backward: true\n    meta: custom\n"),
+      errors_of(yaml(R"(
+          records: {S: {fields: {m: Tensor, n: int}}}
+          ops:
+            - func: op(Tensor x) -> S s
+              backward: true
+              meta: custom
+      )")),
       "error: op `op` has `backward: true`, so a record it returns may hold only tensors, but "
       "`S.n` is not a `Tensor`\n"));
-  CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(Tensor x) -> S s\n"
-                  "    backward: true\n")
+  CHECK(errors_of(yaml(R"(
+      records: {S: {fields: {m: Tensor}}}
+      ops:
+        - func: op(Tensor x) -> S s
+          backward: true
+  )"))
             .empty());
   CHECK(contains(
-      errors_of("ops:\n  - func: op(Tensor x) -> ()\n    backward: true\n"),
+      errors_of(yaml(R"(
+          ops:
+            - func: op(Tensor x) -> ()
+              backward: true
+      )")),
       "error: op `op` has `backward: true` but returns nothing\n"));
   CHECK(contains(
-      errors_of(
-          "records: {S: {fields: {m: Tensor}}}\n"
-          "ops:\n  - func: op(Tensor x, S s) -> Tensor\n    backward: true\n    mutates: [s]\n"),
+      errors_of(yaml(R"(
+          records: {S: {fields: {m: Tensor}}}
+          ops:
+            - func: op(Tensor x, S s) -> Tensor
+              backward: true
+              mutates: [s]
+      )")),
       "main.ops.yaml:6:15: error: op `op`: `backward: true` together with `mutates:` is not "
       "supported\n"));
   // A record with a tensor leaf is a tensor input.
-  CHECK(errors_of("records: {S: {fields: {m: Tensor}}}\nops:\n  - func: op(S s) -> Tensor\n    "
-                  "backward: true\n")
+  CHECK(errors_of(yaml(R"(
+      records: {S: {fields: {m: Tensor}}}
+      ops:
+        - func: op(S s) -> Tensor
+          backward: true
+  )"))
             .empty());
   // `Tensor`, `Tensor?`, `Tensor[]` and `Tensor?[]` take gradients
   // (model::Type::takes_grad); an optional list `Tensor[]?` does not, so an
   // op whose only tensors are one is rejected rather than generating an
   // autograd bridge without edges.
-  CHECK(errors_of("ops:\n  - func: op(Tensor[] xs) -> Tensor[]\n    backward: true\n    meta: "
-                  "custom\n")
+  CHECK(errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor[] xs) -> Tensor[]
+          backward: true
+          meta: custom
+  )"))
             .empty());
-  CHECK(errors_of("records: {S: {fields: {m: \"Tensor?[]\"}}}\nops:\n  - func: op(S s) -> "
-                  "Tensor\n    backward: true\n    meta: custom\n")
+  CHECK(errors_of(yaml(R"(
+      records: {S: {fields: {m: "Tensor?[]"}}}
+      ops:
+        - func: op(S s) -> Tensor
+          backward: true
+          meta: custom
+  )"))
             .empty());
   CHECK(contains(
-      errors_of(
-          "ops:\n  - func: op(Tensor[]? xs) -> Tensor\n    backward: true\n    meta: custom\n"),
+      errors_of(yaml(R"(
+          ops:
+            - func: op(Tensor[]? xs) -> Tensor
+              backward: true
+              meta: custom
+      )")),
       "error: op `op` has `backward: true` but no input that takes a gradient"));
   CHECK(contains(
-      errors_of("records: {S: {fields: {m: \"Tensor[]?\"}}}\nops:\n  - func: op(S s) -> Tensor\n"
-                "    backward: true\n"),
+      errors_of(yaml(R"(
+          records: {S: {fields: {m: "Tensor[]?"}}}
+          ops:
+            - func: op(S s) -> Tensor
+              backward: true
+      )")),
       "hint: only `Tensor`, `Tensor?`, `Tensor[]` and `Tensor?[]` take gradients"));
 }
 
 TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
-  std::string dup = errors_of(
-      "ops:\n  - func: op(Tensor x) -> Tensor\n  - func: op(Tensor x, Tensor y) -> Tensor\n");
+  std::string dup = errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor
+        - func: op(Tensor x, Tensor y) -> Tensor
+  )"));
   CHECK(contains(dup, "main.ops.yaml:4:11: error: op `op` is declared twice\n"));
   CHECK(contains(dup, "main.ops.yaml:3:11: note: first declared here\n"));
-  CHECK(errors_of("ops:\n  - func: op(Tensor x) -> Tensor\n  - func: op.two(Tensor x, Tensor y) -> "
-                  "Tensor\n")
+  CHECK(errors_of(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor
+        - func: op.two(Tensor x, Tensor y) -> Tensor
+  )"))
             .empty());
-  std::string clash = errors_of(
-      "ops:\n  - func: op.x(Tensor x) -> Tensor\n  - func: op_x(Tensor x) -> Tensor\n");
+  std::string clash = errors_of(yaml(R"(
+      ops:
+        - func: op.x(Tensor x) -> Tensor
+        - func: op_x(Tensor x) -> Tensor
+  )"));
   CHECK(
       clash ==
       "main.ops.yaml:4:11: error: ops `op.x` and `op_x` would both be called `op_x` in C++ and "
@@ -742,16 +998,17 @@ TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
 }
 
 TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
-  std::string errors = errors_of(
-      "enums:\n"
-      "  Mode: [fast, fast]\n"
-      "records:\n"
-      "  Cfg: {fields: {scale: flaot = 1.0, mode: Mode = slow}}\n"
-      "ops:\n"
-      "  - func: op(Tensor x, Cfg cfg) -> Tensor\n"
-      "    dispatch: [CPU, GPU]\n"
-      "  - func: bad(Tensor x -> Tensor\n"
-      "  - func: other(Tensor x, Cfgg cfg) -> Tensor\n");
+  std::string errors = errors_of(yaml(R"(
+      enums:
+        Mode: [fast, fast]
+      records:
+        Cfg: {fields: {scale: flaot = 1.0, mode: Mode = slow}}
+      ops:
+        - func: op(Tensor x, Cfg cfg) -> Tensor
+          dispatch: [CPU, GPU]
+        - func: bad(Tensor x -> Tensor
+        - func: other(Tensor x, Cfgg cfg) -> Tensor
+  )"));
   std::vector<std::string> heads;
   for (size_t pos = 0; (pos = errors.find("main.ops.yaml:", pos)) != std::string::npos; ++pos) {
     heads.push_back(errors.substr(pos, errors.find(':', errors.find(':', pos + 14) + 1) - pos));
@@ -776,10 +1033,10 @@ TEST_CASE("names: torch's schema words are errors, keywords and macros get a `_`
     INFO(word);
     const std::string w = word;
     CHECK(contains(
-        errors_of("ops:\n  - func: op(Tensor " + w + ") -> Tensor\n"),
+        errors_of_func("op(Tensor " + w + ") -> Tensor"),
         "error: parameter `" + w + "` of op `op`: torch's schema parser reserves the word"));
     CHECK(contains(
-        errors_of("ops:\n  - func: " + w + "(Tensor x) -> Tensor\n"),
+        errors_of_func(w + "(Tensor x) -> Tensor"),
         "error: op `" + w + "`: torch's schema parser reserves"));
     CHECK(contains(
         errors_of("records: {R: {fields: {" + w + ": int}}}\n"),
@@ -789,36 +1046,55 @@ TEST_CASE("names: torch's schema words are errors, keywords and macros get a `_`
   for (const char* word : {"from", "lambda", "errno", "NULL", "EOF", "INT64_MIN", "linux"}) {
     INFO(word);
     const std::string w = word;
-    CHECK(errors_of("ops:\n  - func: op(Tensor x, int " + w + "=0) -> Tensor\n").empty());
+    CHECK(errors_of_func("op(Tensor x, int " + w + "=0) -> Tensor").empty());
     CHECK(model::api_spelling(w) == w + "_");
   }
   CHECK(model::api_spelling("TORCH_CHECK") == "TORCH_CHECK_");
   CHECK(model::api_spelling("errno_") == "errno_");
   CHECK(model::api_spelling("N") == "N");
   CHECK(contains(
-      errors_of("ops:\n  - func: op.default(Tensor x) -> Tensor\n"),
+      errors_of(yaml(R"(
+          ops:
+            - func: op.default(Tensor x) -> Tensor
+      )")),
       "`default` cannot be an overload name"));
 }
 
 TEST_CASE("names: generated names cannot be taken", "[resolver]") {
   CHECK(contains(
-      errors_of("records:\n  R: {fields: {w: Tensor}}\n  RGrad: {fields: {w: Tensor}}\n"),
+      errors_of(yaml(R"(
+          records:
+            R: {fields: {w: Tensor}}
+            RGrad: {fields: {w: Tensor}}
+      )")),
       "error: record `RGrad` cannot be called `RGrad` in generated code: that is already the "
       "grad record of record `R`"));
   // Without a tensor, R has no grad record.
-  CHECK(errors_of("records:\n  R: {fields: {n: int}}\n  RGrad: {fields: {n: int}}\n").empty());
+  CHECK(errors_of(yaml(R"(
+      records:
+        R: {fields: {n: int}}
+        RGrad: {fields: {n: int}}
+  )"))
+            .empty());
   CHECK(contains(
-      errors_of("records: {op_grads: {fields: {n: int}}}\n"
-                "ops:\n  - func: op(Tensor x) -> Tensor\n    backward: true\n"),
+      errors_of(yaml(R"(
+          records: {op_grads: {fields: {n: int}}}
+          ops:
+            - func: op(Tensor x) -> Tensor
+              backward: true
+      )")),
       "record `op_grads` cannot be called `op_grads`"));
   for (const char* name : {"kernels", "torch", "typing", "load_library", "str"}) {
     INFO(name);
     CHECK(contains(
-        errors_of(std::string("ops:\n  - func: ") + name + "(Tensor x) -> Tensor\n"),
+        errors_of_func(name + std::string("(Tensor x) -> Tensor")),
         std::string("op `") + name + "` cannot be called"));
   }
   CHECK(contains(
-      errors_of("ops:\n  - func: f(Tensor x, Tensor _f_op) -> Tensor\n"),
+      errors_of(yaml(R"(
+          ops:
+            - func: f(Tensor x, Tensor _f_op) -> Tensor
+      )")),
       "would hide `_f_op`, a global the generated Python function uses"));
   CHECK(contains(
       errors_of("enums: {E: [a, mro]}\n"),

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -79,6 +80,38 @@ FrontEnd run_front_end(
 FrontEnd run_front_end(const std::string& text) {
   MemoryReader reader{{"main.ops.yaml", text}};
   return run_front_end(reader);
+}
+
+std::string yaml(std::string_view text) {
+  if (text.empty() || text.front() != '\n')
+    throw std::invalid_argument("yaml(): begin the text on the line after R\"(");
+  text.remove_prefix(1);
+  std::vector<std::string_view> lines;  // the last one is what follows the last line break
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  auto blank = [](std::string_view line) {
+    return line.find_first_not_of(' ') == std::string_view::npos;
+  };
+  // The spaces before `)"` on a line of its own; else the text ends unbroken.
+  const bool closing_line = blank(lines.back());
+  if (closing_line) lines.pop_back();
+  size_t indent = std::string_view::npos;
+  for (std::string_view line : lines) {
+    if (blank(line)) continue;
+    const size_t first = line.find_first_not_of(' ');
+    if (line[first] == '\t') throw std::invalid_argument("yaml(): a line is indented with a tab");
+    indent = std::min(indent, first);
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!blank(lines[i])) out += lines[i].substr(indent);
+    if (closing_line || i + 1 < lines.size()) out += '\n';
+  }
+  return out;
 }
 
 TempDir::TempDir() {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -89,6 +90,24 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
+
+/// A YAML file written as a raw string literal laid out as the file is:
+///
+///     auto fe = run_front_end(yaml(R"(
+///         namespace: d
+///         ops:
+///           - func: op(Tensor x) -> Tensor
+///     )"));
+///
+/// is "namespace: d\nops:\n  - func: op(Tensor x) -> Tensor\n". The line
+/// break after `R"(` is dropped, then the indentation (spaces) common to the
+/// lines that are not blank; blank lines stay empty lines, and the last line
+/// is dropped when it holds only the spaces before `)"` (written as
+/// `last line)"`, the text ends without a line break). Line 1 is the first
+/// line after `R"(`, so diagnostics keep the lines and columns of the file.
+/// Throws std::invalid_argument if `text` does not begin with a line break or
+/// a line is indented with a tab.
+std::string yaml(std::string_view text);
 
 /// True if `haystack` contains `needle` (for CHECK messages that show both).
 inline bool contains(const std::string& haystack, const std::string& needle) {

@@ -9,6 +9,7 @@
 using namespace structop;
 using structop::testing::contains;
 using structop::testing::run_yaml;
+using structop::testing::yaml;
 
 namespace {
 
@@ -23,12 +24,13 @@ const YamlNode& get(const YamlDocument& doc, const YamlNode& map, std::string_vi
 }  // namespace
 
 TEST_CASE("keys and values keep 1-based line and column", "[yaml]") {
-  auto r = run_yaml(
-      "namespace: demo\n"
-      "records:\n"
-      "  Cfg:\n"
-      "    fields:\n"
-      "      scale: float = 1.0\n");
+  auto r = run_yaml(yaml(R"(
+      namespace: demo
+      records:
+        Cfg:
+          fields:
+            scale: float = 1.0
+  )"));
   REQUIRE(r.ok);
   REQUIRE(r.errors.empty());
   const YamlDocument& d = r.doc;
@@ -57,11 +59,12 @@ TEST_CASE("keys and values keep 1-based line and column", "[yaml]") {
 }
 
 TEST_CASE("quoted scalars start after the quote and are marked quoted", "[yaml]") {
-  auto r = run_yaml(
-      "a: \"x y\"\n"
-      "b: 'it''s'\n"
-      "c: \"esc\\tape\"\n"
-      "d: plain\n");
+  auto r = run_yaml(yaml(R"(
+      a: "x y"
+      b: 'it''s'
+      c: "esc\tape"
+      d: plain
+  )"));
   REQUIRE(r.ok);
   const YamlDocument& d = r.doc;
   const YamlNode& root = d.node(d.root);
@@ -86,12 +89,13 @@ TEST_CASE("quoted scalars start after the quote and are marked quoted", "[yaml]"
 }
 
 TEST_CASE("folded and block scalars are not verbatim", "[yaml]") {
-  auto r = run_yaml(
-      "f: op(Tensor x,\n"
-      "   Tensor y) -> Tensor\n"
-      "g: |\n"
-      "  line one\n"
-      "  line two\n");
+  auto r = run_yaml(yaml(R"(
+      f: op(Tensor x,
+         Tensor y) -> Tensor
+      g: |
+        line one
+        line two
+  )"));
   REQUIRE(r.ok);
   const YamlDocument& d = r.doc;
   const YamlNode& root = d.node(d.root);
@@ -107,11 +111,12 @@ TEST_CASE("folded and block scalars are not verbatim", "[yaml]") {
 }
 
 TEST_CASE("sequences keep items in order with spans; mappings keep duplicate keys", "[yaml]") {
-  auto r = run_yaml(
-      "list: [a, bb, ccc]\n"
-      "k: 1\n"
-      "k: 2\n"
-      "empty:\n");
+  auto r = run_yaml(yaml(R"(
+      list: [a, bb, ccc]
+      k: 1
+      k: 2
+      empty:
+  )"));
   REQUIRE(r.ok);
   const YamlDocument& d = r.doc;
   const YamlNode& root = d.node(d.root);
@@ -132,9 +137,10 @@ TEST_CASE("sequences keep items in order with spans; mappings keep duplicate key
 }
 
 TEST_CASE("an alias is reported once and never expanded", "[yaml]") {
-  auto r = run_yaml(
-      "a: &x [1, 2]\n"
-      "b: *x\n");
+  auto r = run_yaml(yaml(R"(
+      a: &x [1, 2]
+      b: *x
+  )"));
   CHECK(r.ok);  // a tree is still built, so later phases find more errors
   CHECK(
       r.errors ==
@@ -173,16 +179,21 @@ TEST_CASE("empty and whitespace-only files are reported as empty", "[yaml]") {
 }
 
 TEST_CASE("a second document is an error at its `---`", "[yaml]") {
-  auto r = run_yaml("a: 1\n---\nb: 2\n");
+  auto r = run_yaml(yaml(R"(
+      a: 1
+      ---
+      b: 2
+  )"));
   CHECK(r.ok);
   CHECK(contains(r.errors, "t.yaml:2:1: error: file contains more than one YAML document\n"));
 }
 
 TEST_CASE("syntax errors carry yaml-cpp's position and a hint", "[yaml]") {
-  auto r = run_yaml(
-      "ops:\n"
-      "  - func: op(Tensor x) -> Tensor\n"
-      "   backward: true\n");
+  auto r = run_yaml(yaml(R"(
+      ops:
+        - func: op(Tensor x) -> Tensor
+         backward: true
+  )"));
   CHECK_FALSE(r.ok);
   CHECK(contains(r.errors, "t.yaml:3:4: error: invalid YAML: end of sequence not found\n"));
   CHECK(contains(r.errors, "hint: check the indentation"));
@@ -228,4 +239,19 @@ TEST_CASE("size and node limits stop hostile input early", "[yaml]") {
   YamlLimits defaults;
   CHECK(defaults.max_bytes == 4u << 20);
   CHECK(defaults.max_nodes == 500000);
+}
+
+TEST_CASE("yaml() gives a raw string's YAML as the file would hold it", "[yaml][test-support]") {
+  CHECK(yaml(R"(
+      namespace: d
+      records:
+        R:
+
+          doc: x
+  )") == "namespace: d\nrecords:\n  R:\n\n    doc: x\n");
+  // Spaces on a blank line do not count; `)"` after the text: no last line break.
+  CHECK(yaml("\n    a:\n   \n      b: 1") == "a:\n\n  b: 1");
+  CHECK(yaml("\n") == "");
+  CHECK_THROWS_AS(yaml("a: 1\n"), std::invalid_argument);
+  CHECK_THROWS_AS(yaml("\n  a:\n\t b: 1\n"), std::invalid_argument);
 }

@@ -197,9 +197,9 @@ class Forward(unittest.TestCase):
         self.assertEqual(ops.dtypes.to_half(x, cfg__dtype=torch.float64).dtype, torch.float64)
         m = ops.dtypes.full([3], 0.0, torch.float16, device="meta")
         self.assertEqual((m.dtype, m.device.type), (torch.float16, "meta"))
-        # `from`, a Python keyword, keeps its name in the schema.
-        self.assertEqual(ops.dtypes.cast_checked(y, **{"from": torch.int32, "to": torch.int64}).dtype,
-                         torch.int64)
+        # `from`, a Python keyword, is `from_` in the schema (torch.fx cannot bind `from`).
+        self.assertEqual(ops.dtypes.cast_checked(y, from_=torch.int32, to=torch.int64).dtype, torch.int64)
+        self.assertEqual([a.name for a in ops.dtypes.cast_checked.default._schema.arguments], ["x", "from_", "to"])
         with self.assertRaisesRegex(ValueError, "Int cannot be cast to Bool safely"):
             ops.dtypes.cast_checked(y, torch.int32, torch.bool)
         with self.assertRaisesRegex(ValueError, "x has dtype Int but `from` is Float"):

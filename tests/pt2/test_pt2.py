@@ -242,6 +242,10 @@ CASES = [
     Case("compose", "mul", "", True, lambda rg: ((t(3, 4, rg=rg), t(3, 4, rg=rg)), {})),
     Case("compose", "residual_norm", "", False, lambda rg: ((t(2, 4, rg=rg), t(2, 4, rg=rg), t(4, rg=rg), 1e-5), {})),
     Case("compose", "clamp_pair", "", False, lambda rg: ((t(3, rg=rg), -0.5, 0.5, t(2, 2, rg=rg)), {})),
+    # A parameter named `from`, a Python keyword: `from_` in the schema too.
+    Case("dtypes", "cast_checked", "", False, lambda rg: (
+        (t(2, 3, rg=rg, dtype=torch.float32), torch.float32, torch.float64), {})),
+    Case("compose", "lerp", "", True, lambda rg: ((), dict(from_=t(3, rg=rg), to=t(3, rg=rg), weight=0.25))),
     Case("sampling", "process_logits", "", False, lambda rg: (
         (t(2, 6, rg=rg), _mask(2, 6), S.LogitsCfg(temperature=2.0, top_k=3, bias=t(6, rg=rg), suppress=[0],
                                                     output="probs", greedy=False)), {})),
@@ -253,16 +257,6 @@ CASES = [
         (t(3, 4, rg=rg),
          P.MlpCfg(fc1=P.Linear(t(6, 4, rg=rg), t(6, rg=rg), P.Lora(t(2, 4, rg=rg), t(6, 2, rg=rg), 0.25)),
                   fc2=P.Linear(t(4, 6, rg=rg)), act=P.Activation.silu, residual_scale=0.5)), {})),
-]
-
-
-# Ops with a parameter named `from`, a Python keyword: the schema keeps IDL
-# names as written, torch.compile cannot bind that one, so they are not
-# pt2_compliant_tag (structopc rejects the tag on them) and are checked apart.
-KEYWORD_CASES = [
-    Case("dtypes", "cast_checked", "", False, lambda rg: (
-        (t(2, 3, rg=rg, dtype=torch.float32), torch.float32, torch.float64), {})),
-    Case("compose", "lerp", "", True, lambda rg: ((), dict(from_=t(3, rg=rg), to=t(3, rg=rg), weight=0.25))),
 ]
 
 
@@ -483,10 +477,13 @@ def _dtypes():
                 D.cast(x, D.CastCfg(dtype=torch.float64, device="cpu")),
                 D.full(D.FillCfg(sizes=[x.shape[0], 3], value=2.5, dtype=torch.float64)),
                 D.full(D.FillCfg(sizes=[2], value=1.0), device="cpu"),
-                D.to_half(x)]
+                D.to_half(x),
+                D.cast_checked(x, torch.float32, torch.float64),
+                D.cast_checked(x, from_=torch.float32, to=torch.float16)]
 
     def passed(ts, recs):
-        return [D.cast(ts["x"], recs["cast"]), D.full(recs["fill"]), D.to_half(ts["x"], recs["cast"])]
+        return [D.cast(ts["x"], recs["cast"]), D.full(recs["fill"]), D.to_half(ts["x"], recs["cast"]),
+                D.cast_checked(ts["y"], torch.float32, recs["cast"].dtype)]
 
     return Program("dtypes", False, tensors, records, inside, passed)
 
@@ -502,10 +499,11 @@ def _compose():
     def inside(ts):
         return [C.axpy(ts["x"], ts["y"]), C.axpy(ts["x"], ts["y"], alpha=0.5), C.mul(ts["a"], ts["b"]),
                 C.residual_norm(ts["rx"], ts["rr"], ts["rw"]), C.residual_norm(ts["rx"], ts["rr"], ts["rw"], eps=1e-3),
-                C.clamp_pair(ts["ca"], -0.5, 0.5, ts["cb"])]
+                C.clamp_pair(ts["ca"], -0.5, 0.5, ts["cb"]), C.lerp(ts["a"], ts["b"]),
+                C.lerp(from_=ts["x"], to=ts["a"], weight=0.25)]
 
     def passed(ts, recs):
-        return [C.axpy(ts["x"], ts["y"], 2.0), C.mul(ts["b"], ts["a"])]
+        return [C.axpy(ts["x"], ts["y"], 2.0), C.mul(ts["b"], ts["a"]), C.lerp(ts["b"], ts["y"], 0.75)]
 
     return Program("compose", True, tensors, records, inside, passed)
 
@@ -824,7 +822,7 @@ class NoBackward(Timed):
                       f"(aot_eager) did not raise; grad_fn of the results: {_grad_fns(out, ())}")
 
 
-NO_BACKWARD = [c for c in CASES + KEYWORD_CASES if not c.backward and c.fn != "full"]  # full: no tensor input
+NO_BACKWARD = [c for c in CASES if not c.backward and c.fn != "full"]  # full: no tensor input
 
 
 def _compiled_no_backward(self, case):
@@ -894,7 +892,7 @@ class Fake(Timed):
 
 
 def _add_fake_tests():
-    for case in CASES + KEYWORD_CASES:
+    for case in CASES:
         setattr(Fake, f"test_{case_name(case)}", lambda self, case=case: self.run_fake(case))
 
 
@@ -944,7 +942,7 @@ class CompiledAutograd(Timed):
                 self.grads(case, compiled=True)
 
 
-for _case in CASES + KEYWORD_CASES:
+for _case in CASES:
     if _case.backward:
         setattr(CompiledAutograd, f"test_{case_name(_case)}", lambda self, case=_case: self.check(case))
 
@@ -1005,12 +1003,12 @@ def _reimport_child():
 
 
 # ---------------------------------------------------------------------------
-# 8. Coverage, and the ops that cannot be pt2_compliant_tag
+# 8. Coverage, and parameters named like a Python keyword
 # ---------------------------------------------------------------------------
 
 class Coverage(Timed):
     def test_every_example_op_has_a_case(self):
-        covered = {(c.stem, c.fn) for c in CASES + KEYWORD_CASES}
+        covered = {(c.stem, c.fn) for c in CASES}
         ops = {(stem, name) for stem, module in MODULES.items()
                for name, value in vars(module).items() if callable(value) and hasattr(value, "slot_map")}
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
@@ -1018,27 +1016,36 @@ class Coverage(Timed):
 
 
 class KeywordParameter(Timed):
-    """An op with a parameter named `from` is not pt2_compliant_tag, runs
-    eagerly, and compiles with the eager backend (the inductor backend and
-    opcheck need torch.fx to bind its arguments by name, which it cannot)."""
+    """A parameter named `from` (a Python keyword) is `from_` in the schema:
+    torch.fx binds a custom op's arguments by name (inductor's lowering,
+    opcheck's schema check) and cannot bind `from`. The flat OpOverload,
+    called with `from_=` as torch users would, compiles with inductor and
+    exports; the ops are pt2_compliant_tag."""
 
     def setUp(self):
         super().setUp()
         torch._dynamo.reset()
 
-    def run_keyword(self, case):
-        fn = case_fn(case)
-        op = overload_of(fn)
-        self.assertIn("from", [a.name for a in op._schema.arguments])
-        self.assertNotIn(torch.Tag.pt2_compliant_tag, op.tags)
-        args, kwargs = case_inputs(case, rg=False)
-        want = fn(*args, **kwargs)
-        compiled = torch.compile(lambda a, k: fn(*a, **k), backend="eager", fullgraph=True)
-        assert_same_values(self, compiled(*case_inputs(case, rg=False)), want, case_name(case))
+    def test_schema_names_and_tags(self):
+        for fn, names in ((D.cast_checked, ["x", "from_", "to"]), (C.lerp, ["from_", "to", "weight"])):
+            op = overload_of(fn)
+            self.assertEqual([a.name for a in op._schema.arguments], names)
+            self.assertIn(torch.Tag.pt2_compliant_tag, op.tags)
+            self.assertEqual(fn.slot_map["from"], "from_")
 
+    def test_flat_call_by_name_compiles_and_exports(self):
+        lerp = torch.ops.compose.lerp.default
 
-for _case in KEYWORD_CASES:
-    setattr(KeywordParameter, f"test_{case_name(_case)}", lambda self, case=_case: self.run_keyword(case))
+        def call(a, b):
+            return lerp(from_=a, to=b, weight=0.25), lerp(b, a)
+
+        a, b = t(5), t(5)
+        want = call(a, b)
+        compiled = torch.compile(call, backend="inductor", fullgraph=True)
+        assert_same_values(self, compiled(a, b), want, "inductor")
+        ep = torch.export.export(_Call(call), (a, b))
+        self.assertIn("compose.lerp.default", {str(n.target) for n in ep.graph.nodes if n.op == "call_function"})
+        assert_same_values(self, _save_load(ep).module()(a, b), want, "exported, saved and loaded")
 
 
 class Reimport(Timed):

@@ -64,7 +64,7 @@ namespace {
 // ===========================================================================
 // pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
 //   slot  original path     lowered name        type        default
-//   0     from              from                Tensor
+//   0     from              from_               Tensor
 //   1     to                to                  Tensor?
 //   2     opts.sizes        opts__sizes         int[]                (default [1, 2] in the APIs)
 //   3     opts.weights      opts__weights       float[]              (default [] in the APIs)
@@ -166,7 +166,7 @@ struct op_pick {
 // ===========================================================================
 // pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor
 //   slot  original path  lowered name  type    default
-//   0     from           from          Tensor
+//   0     from           from_         Tensor
 //   1     value          value         float   0.5
 //   2     act            act           str?    None     (Act?)
 //   3     n              n             SymInt  1
@@ -334,10 +334,10 @@ at::Tensor tune(const at::Tensor& x, const Tuned& t) {
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
   structop::define(
       m,
-      R"(pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
+      R"(pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
   structop::define(
       m,
-      R"(pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)",
+      R"(pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)",
       {at::Tag::nondeterministic_seeded, at::Tag::needs_fixed_stride_order});
   structop::define(
       m,

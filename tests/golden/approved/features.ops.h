@@ -89,14 +89,14 @@ struct pick_grad_slot {
 // (Autograd, Meta and device dispatch apply).
 
 /// pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
-/// lowered: golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]
+/// lowered: golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]
 std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts);
 
 /// pick.scalar(Tensor from, float value=0.5, Act? act=None, SymInt n=1, Act[]? chain=None) -> Tensor
-/// lowered: golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor
+/// lowered: golden_features::pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor
 at::Tensor pick_scalar(
     const at::Tensor& from_,
     double value = 0.5,

@@ -110,7 +110,7 @@ _pick_op = _rt.Op("golden_features::pick", "pick", "default", (("from", _rt.TENS
 
 
 def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
-    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
+    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
     try:
         return (_pick_op.overload if _rt.is_dynamo_compiling() else _pick_op.eager)(from_, to, opts.sizes, opts.weights, opts.mask, opts.acts, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, getattr(opts.window.act, "_value_", opts.window.act), getattr(opts.fallback, "_value_", opts.fallback), opts.steps, opts.shape)
     except (AttributeError, TypeError, RuntimeError) as error:
@@ -118,7 +118,7 @@ def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> 
 
 
 pick.slot_map = {
-    "from": "from",
+    "from": "from_",
     "to": "to",
     "opts.sizes": "opts__sizes",
     "opts.weights": "opts__weights",
@@ -134,7 +134,7 @@ pick.slot_map = {
     "opts.steps": "opts__steps",
     "opts.shape": "opts__shape",
 }
-pick.schema = "golden_features::pick(Tensor from, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
+pick.schema = "golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
 pick.annotations = ()
 
 
@@ -148,7 +148,7 @@ _rt.python_kernels(
     _pick_records,
     _IDL_STEM,
     params=(("from_", None), ("to", None), ("opts", Opts)),
-    grads=(("from_", "from"), ("to", "to"), ("opts.mask", "opts__mask")),
+    grads=(("from_", "from_"), ("to", "to"), ("opts.mask", "opts__mask")),
     backward=True,
 )
 
@@ -157,7 +157,7 @@ _pick_scalar_op = _rt.Op("golden_features::pick.scalar", "pick", "scalar", (("fr
 
 
 def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1, chain: typing.Optional[typing.Sequence[typing.Union[Act, str]]] = None) -> torch.Tensor:
-    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)."""
+    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)."""
     try:
         return (_pick_scalar_op.overload if _rt.is_dynamo_compiling() else _pick_scalar_op.eager)(from_, value, getattr(act, "_value_", act), n, chain)
     except (AttributeError, TypeError, RuntimeError) as error:
@@ -165,13 +165,13 @@ def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[ty
 
 
 pick_scalar.slot_map = {
-    "from": "from",
+    "from": "from_",
     "value": "value",
     "act": "act",
     "n": "n",
     "chain": "chain",
 }
-pick_scalar.schema = "golden_features::pick.scalar(Tensor from, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"
+pick_scalar.schema = "golden_features::pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"
 pick_scalar.annotations = ("inductor.fallback=always", "cost: 2 flops/element", "1")
 
 
@@ -185,7 +185,7 @@ _rt.python_kernels(
     _pick_scalar_records,
     _IDL_STEM,
     params=(("from_", None), ("value", None), ("act", None), ("n", None), ("chain", None)),
-    meta=("from",),
+    meta=("from_",),
     tags=("nondeterministic_seeded", "needs_fixed_stride_order"),
 )
 
