@@ -44,6 +44,7 @@ reported as `PAGE:LINE: what`; the exit status is 1 if any.
 """
 import argparse
 import concurrent.futures
+import difflib
 import os
 import pathlib
 import re
@@ -209,8 +210,11 @@ class Checker:
                                stderr=subprocess.STDOUT, text=True, timeout=60)
             expected = "\n".join(lines[i + 1:end]) + "\n"
             if r.returncode != status or not match_output(expected, r.stdout):
-                self.fail(b.where(i), f"`{lines[i][2:]}` exited {r.returncode} and printed:\n"
-                          + r.stdout + "which is not what the page shows")
+                diff = "".join(difflib.unified_diff(
+                    expected.splitlines(True), r.stdout.splitlines(True), "the page", "structopc"))
+                self.fail(b.where(i), f"`{lines[i][2:]}` exited {r.returncode} (the page expects "
+                          f"{status}); its output against the page's (`...` lines match any lines):\n"
+                          + diff)
 
     # --- names ---------------------------------------------------------------
 
