@@ -39,7 +39,9 @@ generated code in tests/golden/approved (or, for a name structopc reserves,
 its literal parts must be strings of compiler/ or python/), each `NS::OP` and
 `torch.ops.NS.OP` whose NS is the namespace of a known IDL (idl_examples,
 tests/golden, the pages' own IDL blocks) must name an op, record or enum of
-it, and each relative link must name an existing file. Every failure is
+it, and each relative link must name an existing file; the option tables
+of docs/cli.md and docs/development.md list exactly the options of
+`structopc --help` and meson_options.txt (with their defaults). Every failure is
 reported as `PAGE:LINE: what`; the exit status is 1 if any.
 """
 import argparse
@@ -317,6 +319,49 @@ class Checker:
                             self.fail(f"{rel}:{n}", f"link to {target}: no such file")
         return checked
 
+    # --- tables that list what the code has ------------------------------------
+
+    def tables(self):
+        """docs/cli.md's option table against `structopc --help`, and
+        docs/development.md's option table against meson_options.txt: each
+        lists every option, and only options that exist."""
+        checked = 0
+        helptext = run([self.args.structopc, "--help"], self.root).stdout
+        in_help = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b", helptext)) - {"-h", "--help"}
+        cli = (self.root / "docs/cli.md").read_text(encoding="utf-8").split("\n")
+        in_doc = {}
+        for n, text in enumerate(cli, 1):
+            m = re.match(r"\|\s*`([^`]*)`", text)
+            if m:
+                for opt in re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b", m.group(1)):
+                    in_doc.setdefault(opt, n)
+        for opt, n in sorted(in_doc.items()):
+            checked += 1
+            if opt not in in_help and opt != "--help":
+                self.fail(f"docs/cli.md:{n}", f"option {opt} is not in `structopc --help`")
+        for opt in sorted(in_help - set(in_doc)):
+            checked += 1
+            self.fail("docs/cli.md", f"`structopc --help` has {opt}, which the option table does not list")
+        options = dict(re.findall(r"option\('(\w+)',[^)]*?value:\s*'?([\w.]+)'?",
+                                  (self.root / "meson_options.txt").read_text(encoding="utf-8"), re.S))
+        dev = (self.root / "docs/development.md").read_text(encoding="utf-8").split("\n")
+        listed = {}
+        for n, text in enumerate(dev, 1):
+            m = re.match(r"\s*\|\s*`(\w+)`\s*\|\s*`([^`]*)`\s*\|", text)
+            if m:
+                listed[m.group(1)] = (n, m.group(2))
+        for name, (n, default) in sorted(listed.items()):
+            checked += 1
+            if name not in options:
+                self.fail(f"docs/development.md:{n}", f"option `{name}` is not in meson_options.txt")
+            elif options[name] != default:
+                self.fail(f"docs/development.md:{n}", f"option `{name}`: meson_options.txt's default is "
+                          f"`{options[name]}`, the page says `{default}`")
+        for name in sorted(set(options) - set(listed)):
+            checked += 1
+            self.fail("docs/development.md", f"option `{name}` of meson_options.txt is not in the option table")
+        return checked
+
     # --- C++ and Python blocks --------------------------------------------------
 
     def cpp_blocks(self):
@@ -384,7 +429,7 @@ def main():
     c = Checker(args)
     if args.part == "static":
         n_idl = c.idl_blocks(emit_py=False)
-        n_names = c.names()
+        n_names = c.names() + c.tables()
         summary = f"{n_idl} IDL and shell blocks, {n_names} names and links"
     else:
         c.idl_blocks(emit_py=True)
