@@ -169,6 +169,7 @@ class Checker:
                     if len(b.args) != 1:
                         self.fail(b.where(-1), f"`check: {b.kind}` needs a file name")
                         continue
+                    (d / b.args[0]).parent.mkdir(parents=True, exist_ok=True)
                     (d / b.args[0]).write_text(b.text, encoding="utf-8")
                     r = run([structopc, "--check", b.args[0]], d)
                     if b.kind == "idl":
