@@ -39,7 +39,7 @@ generated code in tests/golden/approved (or, for a name structopc reserves,
 its literal parts must be strings of compiler/ or python/), each `NS::OP` and
 `torch.ops.NS.OP` whose NS is the namespace of a known IDL (idl_examples,
 tests/golden, the pages' own IDL blocks) must name an op, record or enum of
-it, and each relative link must name an existing file; the option tables
+it, and each relative link must name an existing file (and heading); the option tables
 of docs/cli.md and docs/development.md list exactly the options of
 `structopc --help` and meson_options.txt (with their defaults). Every failure is
 reported as `PAGE:LINE: what`; the exit status is 1 if any.
@@ -58,6 +58,26 @@ import tempfile
 
 MARKER = re.compile(r"^\s*<!--\s*check:\s*(\S+)(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
+
+
+# Sections other work is writing; links to them are not checked until then.
+PENDING_ANCHORS = {"docs/benchmarks.md#ci-time"}
+
+
+def anchors(path):
+    """The anchors of a Markdown page as GitHub makes them: headings (lower
+    case, punctuation dropped, spaces as `-`, repeats numbered) and `id=`s."""
+    out, seen, fenced = set(), {}, False
+    for text in path.read_text(encoding="utf-8").split("\n"):
+        if FENCE.match(text):
+            fenced = not fenced
+        m = re.match(r"#+\s+(.*?)\s*#*\s*$", text)
+        if m and not fenced:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            out.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+        out |= set(re.findall(r'\bid="([^"]+)"', text))
+    return out
 
 
 class Block:
@@ -310,14 +330,20 @@ class Checker:
                     continue
                 for k, text in enumerate(b.text.split("\n")):
                     check_text(rel, b.line + k, text, False)
-            # Relative links name files that exist.
+            # Relative links name files that exist, and headings of pages that exist.
             for n, text in enumerate((self.root / rel).read_text(encoding="utf-8").split("\n"), 1):
                 for m in re.finditer(r"\]\(([^)\s]+)\)", re.sub(r"(`+).+?\1", "", text)):
-                    target = m.group(1).split("#")[0]
-                    if target and not re.match(r"[a-z]+:", target):
-                        checked += 1
-                        if not ((self.root / rel).parent / target).exists():
-                            self.fail(f"{rel}:{n}", f"link to {target}: no such file")
+                    target, _, anchor = m.group(1).partition("#")
+                    if re.match(r"[a-z]+:", target):
+                        continue
+                    checked += 1
+                    path = ((self.root / rel).parent / target) if target else (self.root / rel)
+                    if not path.exists():
+                        self.fail(f"{rel}:{n}", f"link to {target}: no such file")
+                    elif anchor and path.suffix == ".md":
+                        page = str(path.resolve().relative_to(self.root))
+                        if anchor not in anchors(path) and f"{page}#{anchor}" not in PENDING_ANCHORS:
+                            self.fail(f"{rel}:{n}", f"link to {m.group(1)}: {page} has no heading `{anchor}`")
         return checked
 
     # --- tables that list what the code has ------------------------------------
