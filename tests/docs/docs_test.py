@@ -39,7 +39,9 @@ generated code in tests/golden/approved (or, for a name structopc reserves,
 its literal parts must be strings of compiler/ or python/), each `NS::OP` and
 `torch.ops.NS.OP` whose NS is the namespace of a known IDL (idl_examples,
 tests/golden, the pages' own IDL blocks) must name an op, record or enum of
-it, and each relative link must name an existing file (and heading); the option tables
+it, each relative link must name an existing file (and heading), and each
+repository path in inline code (`compiler/...`, `tests/...`, ...) must exist
+(checking what a split or a rename leaves behind); the option tables
 of docs/cli.md and docs/development.md list exactly the options of
 `structopc --help` and meson_options.txt (with their defaults). Every failure is
 reported as `PAGE:LINE: what`; the exit status is 1 if any.
@@ -322,9 +324,26 @@ class Checker:
             if self.args.verbose and checked > before:
                 print(f"{rel}:{line}: checked {text.strip()}")
 
+        tops = ("compiler/", "runtime/", "tests/", "idl_examples/", "python/", "tools/", "scripts/", "docs/")
+
+        def check_path(rel, line, span):
+            """A path of this repository in inline code names a file or folder that exists."""
+            nonlocal checked
+            m = re.fullmatch(r"([\w.-]+/)+[\w.{},*-]*", span)
+            if not m or not span.startswith(tops):
+                return
+            checked += 1
+            brace = re.search(r"\{([^}]*)\}", span)
+            variants = [span[:brace.start()] + v + span[brace.end():] for v in brace.group(1).split(",")] \
+                if brace else [span]
+            for v in variants:
+                if not list(self.root.glob(v.rstrip("/"))):
+                    self.fail(f"{rel}:{line}", f"`{span}`: {v} does not exist")
+
         for rel, (blocks, spans) in self.parsed.items():
             for line, span in spans:
                 check_text(rel, line, span, True)
+                check_path(rel, line, span)
             for b in blocks:
                 if b.kind == "no-names":
                     continue
