@@ -312,6 +312,13 @@ class Checker:
                     checked += 1
                     if name not in known[ns]:
                         self.fail(f"{rel}:{line}", f"`torch.ops.{ns}.{name}`: no op `{name}` in namespace {ns}")
+            if inline and re.fullmatch(r"_structop\w*|_IDL_\w+|_rt|STRUCTOPC?_[A-Z0-9_]+", text):
+                # A private name of generated code (`_structop_fields`, `_IDL_STEM`) or a macro.
+                checked += 1
+                word = re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)")
+                if not (word.search(goldens) or word.search(cpp_sources)
+                        or any(word.search(t) for t in py_runtime.values())):
+                    self.fail(f"{rel}:{line}", f"`{text}` is not in the goldens, runtime/ or compiler/")
             if inline and re.fullmatch(r"[\w<>]*<[A-Za-z ]+>[\w<>]*", text) and re.search(r"[\w]", re.sub(r"<[^>]*>", "", text)):
                 checked += 1
                 parts = re.split(r"<[A-Za-z ]+>", text)
