@@ -22,7 +22,10 @@
 # fmt 10, Catch2 3. Only what depends on those versions:
 #   build-debian13/  everything built with -Werror, then suite `torch`: the
 #                    end-to-end, PT2 and Python-kernel tests, the schema corpus
-#                    of torch 2.6's native_functions.yaml, the Meson consumer
+#                    of torch 2.6's native_functions.yaml. (Not the Meson
+#                    consumer and package tests, suites integration and
+#                    package: they build the same sources again, which the
+#                    -Werror build has already built with these versions.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -12,7 +12,7 @@
 // start with a `file:line:col:` position (or `file:`, about a whole file).
 //
 // Build: meson setup build-fuzz -Dfuzz=enabled (with CXX=clang++); run:
-// see tests/fuzz/run_fuzz.py and README.md (Development).
+// see tests/fuzz/run_fuzz.py and docs/development.md ("Fuzzing").
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
