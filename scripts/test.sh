@@ -16,7 +16,8 @@
 #   build-asan/   the compiler's tests again under ASan + UBSan (-Dtorch=disabled;
 #                 -O0: at -O2 the sanitized unity files alone took 13 CPU
 #                 minutes to compile, at -O0 the whole build takes 2)
-#   build-fuzz/   60 s of libFuzzer on the compiler (clang; suite fuzz)
+#   build-fuzz/   60 s of libFuzzer on the compiler (clang, -O1 as libFuzzer's
+#                 docs build fuzz targets; suite fuzz)
 # distro leg, in Debian 13 (scripts/debian13.sh: directly on a Debian 13
 # machine, else in its chroot): Debian's torch 2.6, g++ 14, yaml-cpp 0.8,
 # fmt 10, Catch2 3. Only what depends on those versions:
@@ -77,7 +78,7 @@ leg_pip() {
   step "build build-asan" ninja -C build-asan
   step "tests build-asan (suite compiler)" meson_test build-asan --suite compiler || failed=1
   CC=clang CXX=clang++ step "configure build-fuzz" configure build-fuzz \
-    -Dpython="$PWD/$venv/bin/python" -Dtorch=disabled -Dfuzz=enabled
+    -Dpython="$PWD/$venv/bin/python" -Dtorch=disabled -Dfuzz=enabled -Doptimization=1
   # Only the fuzzer: the rest of build-fuzz is the compiler's tests again.
   step "build build-fuzz (fuzz_compile)" ninja -C build-fuzz tests/fuzz/fuzz_compile
   step "tests build-fuzz (suite fuzz)" meson_test build-fuzz --suite fuzz --no-rebuild || failed=1
