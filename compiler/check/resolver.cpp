@@ -12,6 +12,10 @@
 #include "check/describe.h"
 #include "check/file_stem.h"
 #include "check/names.h"
+#include "lang/api_names.h"
+#include "lang/cpp_names.h"
+#include "lang/python_names.h"
+#include "lang/schema_names.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -96,10 +100,10 @@ class Resolver {
 
   /// Why `word` cannot be used as it is in generated C++, or "".
   static std::string cpp_reserved_reason(const std::string& word) {
-    if (model::is_implementation_reserved(word))
+    if (lang::is_implementation_reserved(word))
       return "reserved for the C++ compiler (names beginning with `__` or `_` and a capital)";
-    if (model::is_predefined_macro(word)) return "a predefined C/C++ macro";
-    if (model::is_reserved_word(word)) return "a C++ or Python keyword";
+    if (lang::is_predefined_macro(word)) return "a predefined C/C++ macro";
+    if (lang::is_reserved_word(word)) return "a C++ or Python keyword";
     return {};
   }
 
@@ -112,11 +116,11 @@ class Resolver {
   void check_cpp_namespace(const syntax::IdlFile& f) {
     const syntax::Name& ns = f.namespace_;
     std::string ns_problem;
-    if (model::is_schema_keyword(ns.text)) {
+    if (lang::is_schema_keyword(ns.text)) {
       ns_problem = "torch's schema parser reserves that word";
-    } else if (model::is_python_keyword(ns.text)) {
+    } else if (lang::is_python_keyword(ns.text)) {
       ns_problem = fmt::format("a Python keyword (`torch.ops.{}` cannot be written)", ns.text);
-    } else if (model::is_predefined_macro(ns.text) || model::is_implementation_reserved(ns.text)) {
+    } else if (lang::is_predefined_macro(ns.text) || lang::is_implementation_reserved(ns.text)) {
       ns_problem = cpp_reserved_reason(ns.text) + ", which TORCH_LIBRARY would expand";
     }
     if (!ns_problem.empty()) {
@@ -135,7 +139,7 @@ class Resolver {
       return first == t;
     });
     std::string word = first, reason = taken ? "already used by C++, libtorch or structop" : "";
-    if (reason.empty() && model::is_global_name(first)) {
+    if (reason.empty() && lang::is_global_name(first)) {
       reason = fmt::format(
           "declared at global scope by the C library or libtorch (`::{}`), so a namespace "
           "cannot take that name",
@@ -172,7 +176,7 @@ class Resolver {
     const std::string& text = n.text;
     const bool in_schema = use == NameUse::Op || use == NameUse::Overload ||
                            use == NameUse::Param || use == NameUse::Return || use == NameUse::Field;
-    if (in_schema && model::is_schema_keyword(text)) {
+    if (in_schema && lang::is_schema_keyword(text)) {
       diags_.error(
           n.span,
           fmt::format(
@@ -198,7 +202,7 @@ class Resolver {
       return false;
     }
     // Op names keep ATen's `__and__`; they are not macros.
-    if (use != NameUse::Op && use != NameUse::Overload && model::is_implementation_reserved(text)) {
+    if (use != NameUse::Op && use != NameUse::Overload && lang::is_implementation_reserved(text)) {
       diags_.error(
           n.span,
           fmt::format(
@@ -1087,7 +1091,7 @@ class Resolver {
     // torch.fx prints the op as `torch.ops.ns.op.overload`, which a Python
     // keyword breaks (aten's own `random_.from` has the problem).
     for (const auto* part : {&op.name, &op.overload}) {
-      if (!model::is_python_keyword(*part)) continue;
+      if (!lang::is_python_keyword(*part)) continue;
       diags_.error(
           tag->span,
           fmt::format(

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/naming.h"
+#include "lang/generated_names.h"
 
 namespace structop {
 namespace {
@@ -33,7 +33,7 @@ std::string CppTypes::enum_name(int decl) const {
 
 std::string CppTypes::grad_record_name(int decl) const {
   const model::Record& r = m_.records[static_cast<size_t>(decl)];
-  return qualify(r.cpp_namespace, model::grad_record_name(r));
+  return qualify(r.cpp_namespace, lang::grad_record_name(r));
 }
 
 std::string CppTypes::grad_type(const model::Type& t) const {

@@ -30,6 +30,7 @@
 #include "emit/cpp_op.h"
 #include "emit/emitters.h"
 #include "emit/naming.h"
+#include "lang/generated_names.h"
 
 namespace structop {
 namespace {
@@ -101,9 +102,9 @@ class SourceEmitter {
     Strings call_args;
     if (!t.is_plain_record() || takes_path(t.decl)) call_args.push_back(path_expr);
     call_args.push_back(leaves_expr);
-    const std::string name = t.is_record_list()       ? model::unflatten_list_name(r)
-                             : t.is_optional_record() ? model::unflatten_optional_name(r)
-                                                      : model::unflatten_name(r);
+    const std::string name = t.is_record_list()       ? lang::unflatten_list_name(r)
+                             : t.is_optional_record() ? lang::unflatten_optional_name(r)
+                                                      : lang::unflatten_name(r);
     return name + args(call_args);
   }
 
@@ -172,7 +173,7 @@ class SourceEmitter {
     p_.line();
     p_.emit(
         {{"type", type},
-         {"name", model::unflatten_optional_name(record(decl))},
+         {"name", lang::unflatten_optional_name(record(decl))},
          {"params", args({"const structop::ArgPath& path", "c10::IValue* leaves"})},
          {"check",
           "structop::check_optional_record" +
@@ -221,7 +222,7 @@ class SourceEmitter {
       p_.line();
       p_.emit(
           {{"type", type},
-           {"name", model::unflatten_name(r)},
+           {"name", lang::unflatten_name(r)},
            {"params", args(params)},
            {"init", braces(fields)}},
           R"cc(
@@ -254,7 +255,7 @@ class SourceEmitter {
     p_.line();
     p_.emit(
         {{"type", type},
-         {"name", model::unflatten_list_name(record(decl))},
+         {"name", lang::unflatten_list_name(record(decl))},
          {"params", args({"const structop::ArgPath& path", "c10::IValue* leaves"})},
          {"lists", join(lists, "\n")},
          {"check", "structop::check_lengths" + args({"path", braces(lengths)}) + ";"},

@@ -236,7 +236,7 @@ struct LoweredModule {
   std::vector<LoweredOp> ops;         // parallel to model::Module::ops
 };
 
-/// model::join_identifier (check/names.h).
+/// lang::join_identifier (lang/api_names.h).
 std::string join_identifier(const std::vector<std::string>& parts);
 
 }  // namespace structop::lower

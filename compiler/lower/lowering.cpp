@@ -10,7 +10,9 @@
 #include "base/duplicates.h"
 #include "base/quote.h"
 #include "check/describe.h"
-#include "check/names.h"
+#include "lang/api_names.h"
+#include "lang/generated_names.h"
+#include "lang/python_names.h"
 #include "syntax/schema_parser.h"
 
 namespace structop {
@@ -40,7 +42,7 @@ class OpLowering {
       : module_(module), op_(module.ops[op_index]), diags_(diags) {
     out_.op = op_index;
     out_.qualified_name = op_.qualified_name();
-    out_.cpp_name = model::op_cpp_name(op_);
+    out_.cpp_name = lang::op_cpp_name(op_);
   }
 
   lower::LoweredOp run(bool with_api_facts) {
@@ -76,7 +78,7 @@ class OpLowering {
       // A Python keyword gets its trailing `_` in the schema too: torch.fx
       // normalizes a custom op's arguments by name (inductor, opcheck's
       // schema check) and cannot bind `from` (it special-cases aten's own).
-      s.python_keyword = model::is_python_keyword(p.name);
+      s.python_keyword = lang::is_python_keyword(p.name);
       s.name = s.python_keyword ? p.name + "_" : p.name;
       s.path = p.name;
       s.param = index;
@@ -84,7 +86,7 @@ class OpLowering {
       s.default_value = p.default_value ? &*p.default_value : nullptr;
       s.kwarg_only = p.kwarg_only;
       s.cpp_name = p.name;
-      s.api_path = model::api_spelling(p.name);
+      s.api_path = lang::api_spelling(p.name);
       complete_slot(s);
       return;
     }
@@ -174,9 +176,9 @@ class OpLowering {
           s.default_value = optional_default_;
         }
         s.kwarg_only = op_.params[param].kwarg_only;
-        s.cpp_name = model::api_spelling(model::join_identifier(cpp_parts_));
+        s.cpp_name = lang::api_spelling(lang::join_identifier(cpp_parts_));
         for (const auto& part : cpp_parts_)
-          s.api_path += (s.api_path.empty() ? "" : ".") + model::api_spelling(part);
+          s.api_path += (s.api_path.empty() ? "" : ".") + lang::api_spelling(part);
         complete_slot(s);
       }
       fields->pop_back();
@@ -236,7 +238,7 @@ class OpLowering {
     for (size_t f = 0; f < rec.fields.size(); ++f) {
       const model::Field& field = rec.fields[f];
       const std::string leaf = name + "__" + field.name;
-      const std::string access = member + "." + model::api_spelling(field.name);
+      const std::string access = member + "." + lang::api_spelling(field.name);
       fields.push_back(f);
       if (field.type.is_record()) {
         return_leaves(ret, field.type.decl, leaf, access, fields);
@@ -272,7 +274,7 @@ class OpLowering {
   // ---- facts for the APIs ---------------------------------------------------
 
   void api_facts() {
-    const model::OpNames names = model::op_names(op_);
+    const lang::OpNames names = lang::op_names(op_);
     out_.names = {
         names.meta,
         names.setup_context,
@@ -293,7 +295,7 @@ class OpLowering {
     for (size_t i = 0; i < op_.params.size(); ++i) {
       const model::Param& p = op_.params[i];
       lower::ApiParam a;
-      a.name = model::api_spelling(p.name);
+      a.name = lang::api_spelling(p.name);
       a.type = p.type;
       if (p.default_value) {
         a.default_value = lower::typed_default(module_, p.type, *p.default_value);
@@ -310,7 +312,7 @@ class OpLowering {
     // Return names: never a parameter's.
     for (size_t i = 0; i < out_.api_returns.size(); ++i) {
       lower::ApiReturn& a = out_.api_returns[i];
-      std::string n = model::api_spelling(return_name(i));
+      std::string n = lang::api_spelling(return_name(i));
       while (std::find(taken.begin(), taken.end(), n) != taken.end()) n = "out_" + n;
       taken.push_back(n);
       a.name = n;
@@ -321,7 +323,7 @@ class OpLowering {
     std::set<std::string> used(taken.begin(), taken.end());
     for (auto& s : out_.slots) {
       if (!s.from_record()) {
-        s.cpp_name = model::api_spelling(s.cpp_name);
+        s.cpp_name = lang::api_spelling(s.cpp_name);
         continue;
       }
       std::string base = s.cpp_name;
@@ -355,10 +357,10 @@ class OpLowering {
     std::vector<std::string> hiding = api_names;
     std::vector<std::string> params;
     for (const auto& a : out_.api_params) params.push_back(a.name);
-    for (const auto& r : module_.records) hiding.push_back(model::api_spelling(r.name));
-    for (const auto& e : module_.enums) hiding.push_back(model::api_spelling(e.name));
-    out_.locals.ctx = model::first_free("ctx", hiding);
-    out_.locals.error = model::first_free("error", params);
+    for (const auto& r : module_.records) hiding.push_back(lang::api_spelling(r.name));
+    for (const auto& e : module_.enums) hiding.push_back(lang::api_spelling(e.name));
+    out_.locals.ctx = lang::first_free("ctx", hiding);
+    out_.locals.error = lang::first_free("error", params);
   }
 
   /// The field of record leaf `s` (Slot::fields walked from its parameter's record).
@@ -412,7 +414,7 @@ class OpLowering {
   void check_pinned_keywords() {
     if (std::find(op_.tags.begin(), op_.tags.end(), "pt2_compliant_tag") == op_.tags.end()) return;
     for (const auto& s : out_.slots) {
-      if (!s.pinned || !model::is_python_keyword(s.name)) continue;
+      if (!s.pinned || !lang::is_python_keyword(s.name)) continue;
       diags_.error(
           leaf_field(s).schema_name->span,
           fmt::format(
@@ -464,20 +466,20 @@ class OpLowering {
     // Keyword names get a trailing `_` in C++ and Python; that must stay unique
     // too. (Without a keyword the names are the parameters', already unique.)
     if (std::none_of(op_.params.begin(), op_.params.end(), [](const model::Param& p) {
-          return model::is_reserved_word(p.name);
+          return lang::is_reserved_word(p.name);
         })) {
       return;
     }
     std::vector<std::string> spelled;
     spelled.reserve(op_.params.size());
-    for (const auto& p : op_.params) spelled.push_back(model::api_spelling(p.name));
+    for (const auto& p : op_.params) spelled.push_back(lang::api_spelling(p.name));
     std::vector<std::string_view> api(spelled.begin(), spelled.end());
     for (auto [first, later] : find_duplicates(api)) {
       const model::Param& a = op_.params[first];
       const model::Param& b = op_.params[later];
       // Two plain parameters, one a Python keyword: the schema's names too.
       const bool in_schema = !a.type.is_record() && !b.type.is_record() &&
-                             (model::is_python_keyword(a.name) || model::is_python_keyword(b.name));
+                             (lang::is_python_keyword(a.name) || lang::is_python_keyword(b.name));
       diags_.error(
           b.span,
           fmt::format(
@@ -611,7 +613,7 @@ class OpLowering {
               "op `{}` returns `{}`, which a default meta kernel cannot shape",
               op_.qualified_name(),
               return_list()),
-          fmt::format("set `meta: custom` and write `kernels::{}`", model::op_names(op_).meta));
+          fmt::format("set `meta: custom` and write `kernels::{}`", lang::op_names(op_).meta));
       return;
     }
     if (op_.meta == model::MetaKind::Identity) {
@@ -825,7 +827,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
     for (size_t i = 0; i < record.fields.size(); ++i) {
       const model::Field& f = record.fields[i];
       lower::RecordField field;
-      field.api_name = model::api_spelling(f.name);
+      field.api_name = lang::api_spelling(f.name);
       if (f.default_value)
         field.default_value = lower::typed_default(module, f.type, *f.default_value);
       field.first_leaf = layout.leaves.size();
@@ -876,7 +878,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
 namespace lower {
 
 std::string join_identifier(const std::vector<std::string>& parts) {
-  return model::join_identifier(parts);
+  return lang::join_identifier(parts);
 }
 
 Value typed_default(const model::Module& module, const model::Type& type, const model::Default& d) {
