@@ -8,10 +8,7 @@ std::vector<std::string> Resolver::all_type_names() const {
   return names;
 }
 
-std::optional<model::Type> Resolver::resolve_type(
-    const syntax::TypeExpr& t,
-    Use use,
-    const Subject& what) {
+std::optional<model::Type> Resolver::resolve_base(const syntax::TypeExpr& t, const Subject& what) {
   model::Type out;
   out.alias = t.alias;
   out.suffixes = t.suffixes;
@@ -27,7 +24,17 @@ std::optional<model::Type> Resolver::resolve_type(
     report_unknown_type(t, what);
     return std::nullopt;
   }
-  Span base_span = t.span.shifted(0, static_cast<int>(t.base.size()));
+  return out;
+}
+
+std::optional<model::Type> Resolver::resolve_type(
+    const syntax::TypeExpr& t,
+    Use use,
+    const Subject& what) {
+  std::optional<model::Type> resolved = resolve_base(t, what);
+  if (!resolved) return std::nullopt;
+  const model::Type& out = *resolved;
+  const Span base_span = t.span.shifted(0, static_cast<int>(t.base.size()));
   if (t.alias && !out.is_builtin(Builtin::Tensor)) {
     diags_.error(t.span, fmt::format("{}: alias annotations apply only to `Tensor`", what));
     return std::nullopt;
@@ -40,146 +47,8 @@ std::optional<model::Type> Resolver::resolve_type(
     return std::nullopt;
   }
   if (!check_suffixes(t, out, use, what)) return std::nullopt;
-  if (out.is_record()) {
-    if (use == Use::Return) {
-      // A returned record lowers to one output per leaf: only leaves that
-      // are schema return types and need no conversion back.
-      if (!t.suffixes.empty()) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`; a record can be returned only as itself",
-                what,
-                syntax::to_schema(t)),
-            fmt::format("return a plain `{}`", t.base));
-        return std::nullopt;
-      }
-      if (out.decl >= 0) {
-        const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
-        if (std::string why = unreturnable_leaf(r, r.name + "."); !why.empty()) {
-          diags_.error(
-              base_span,
-              fmt::format("record `{}` cannot be a return type: {}", t.base, why),
-              "a returned record may hold only fields of type Tensor, int, float and bool, "
-              "and records of those; return the others as separate outputs");
-          return std::nullopt;
-        }
-      }
-      return out;
-    }
-    const bool plain_list = out.suffixes.size() == 1 && out.is_list() &&
-                            out.suffixes.front().size < 0;
-    if (!t.suffixes.empty() && !plain_list && !out.is_optional_record()) {
-      diags_.error(
-          t.span,
-          fmt::format(
-              "{} has type `{}`, but fixed-size or optional lists of records and lists of "
-              "optional records are not supported",
-              what,
-              syntax::to_schema(t)),
-          fmt::format(
-              "use a plain `{}`, an optional `{}?` or a list `{}[]`",
-              t.base,
-              t.base,
-              t.base));
-      return std::nullopt;
-    }
-    if (out.is_optional_record() && out.decl >= 0) {
-      // Absent is every leaf None; present needs a leaf that is never
-      // None (the witness), so that the two cannot be confused.
-      const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
-      if (std::string list = record_list_inside(r, r.name + "."); !list.empty()) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`, but {} is a list of records, which an optional record "
-                "cannot hold",
-                what,
-                syntax::to_schema(t),
-                list),
-            fmt::format("pass the list as a separate parameter, or make `{}` plain", t.base));
-        return std::nullopt;
-      }
-      if (std::string list = tensor_list_inside(r, r.name + "."); !list.empty()) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`, but {}: in an optional record every leaf is optional, and "
-                "an optional list of tensors (`Tensor[]?`) takes no gradient",
-                what,
-                syntax::to_schema(t),
-                list),
-            fmt::format(
-                "pass the tensors as a separate `Tensor[]` parameter, or make `{}` plain",
-                t.base));
-        return std::nullopt;
-      }
-      if (!has_required_leaf(r)) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`, but every leaf of record `{}` may be None, so an absent "
-                "`{}` and one whose leaves are all None would have the same flat arguments",
-                what,
-                syntax::to_schema(t),
-                t.base,
-                t.base),
-            fmt::format(
-                "give `{}` a field that is not optional (a `Tensor`, a `float`...): it is "
-                "None exactly when the record is absent",
-                t.base));
-        return std::nullopt;
-      }
-    }
-    if (plain_list && out.decl >= 0) {
-      // Each leaf of the record becomes a list (`Tensor w` -> `Tensor[]
-      // cfgs__w`): only leaves whose list is a schema type can.
-      const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
-      if (std::string why = unlistable_leaf(r, r.name + "."); !why.empty()) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`, but {}: a list of records is one list per leaf, and "
-                "torch's schemas have no list of that type",
-                what,
-                syntax::to_schema(t),
-                why),
-            "lists of records take leaves of type Tensor, Tensor?, int, SymInt, float, bool, "
-            "str or an enum; pass the others as separate parameters");
-        return std::nullopt;
-      }
-    }
-  }
-  if (out.is_enum()) {
-    if (use == Use::Return) {
-      diags_.error(
-          base_span,
-          fmt::format("enum `{}` cannot be a return type", t.base),
-          "return a `str` or an `int`");
-      return std::nullopt;
-    }
-    // `E[]` and `E[]?` lower to `str[]` and `str[]?`; torch's schemas have
-    // no list of optional strings for `E?[]`.
-    if (!out.suffixes.empty() && out.suffixes.front().kind == syntax::TypeSuffix::Kind::Optional &&
-        out.suffixes.size() > 1) {
-      diags_.error(
-          t.span,
-          fmt::format("{}: lists of optional enums are not supported", what),
-          fmt::format(
-              "use `{}[]` (a list of values) or `{}[]?` (an optional list)",
-              t.base,
-              t.base));
-      return std::nullopt;
-    }
-    if (!out.suffixes.empty() && out.suffixes.front().kind == syntax::TypeSuffix::Kind::List &&
-        out.suffixes.front().size >= 0) {
-      diags_.error(
-          t.span,
-          fmt::format("{}: enum lists have no fixed size", what),
-          fmt::format("write `{}[]`", t.base));
-      return std::nullopt;
-    }
-  }
+  if (out.is_record() && !check_record_type(t, out, use, what)) return std::nullopt;
+  if (out.is_enum() && !check_enum_type(t, out, use, what)) return std::nullopt;
   if (use == Use::Field && out.kind == model::Type::Kind::Builtin &&
       !model::allowed_in_record(out.builtin)) {
     diags_.error(
@@ -188,7 +57,171 @@ std::optional<model::Type> Resolver::resolve_type(
         "pass it as a separate parameter of the op");
     return std::nullopt;
   }
-  return out;
+  return resolved;
+}
+
+bool Resolver::check_record_type(
+    const syntax::TypeExpr& t,
+    const model::Type& out,
+    Use use,
+    const Subject& what) {
+  if (use == Use::Return) return check_returned_record(t, out, what);
+  const bool plain_list = out.suffixes.size() == 1 && out.is_list() &&
+                          out.suffixes.front().size < 0;
+  if (!t.suffixes.empty() && !plain_list && !out.is_optional_record()) {
+    diags_.error(
+        t.span,
+        fmt::format(
+            "{} has type `{}`, but fixed-size or optional lists of records and lists of "
+            "optional records are not supported",
+            what,
+            syntax::to_schema(t)),
+        fmt::format(
+            "use a plain `{}`, an optional `{}?` or a list `{}[]`",
+            t.base,
+            t.base,
+            t.base));
+    return false;
+  }
+  if (out.is_optional_record() && out.decl >= 0 && !check_optional_record(t, out, what)) {
+    return false;
+  }
+  if (plain_list && out.decl >= 0) {
+    // Each leaf of the record becomes a list (`Tensor w` -> `Tensor[]
+    // cfgs__w`): only leaves whose list is a schema type can.
+    const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+    if (std::string why = unlistable_leaf(r, r.name + "."); !why.empty()) {
+      diags_.error(
+          t.span,
+          fmt::format(
+              "{} has type `{}`, but {}: a list of records is one list per leaf, and "
+              "torch's schemas have no list of that type",
+              what,
+              syntax::to_schema(t),
+              why),
+          "lists of records take leaves of type Tensor, Tensor?, int, SymInt, float, bool, "
+          "str or an enum; pass the others as separate parameters");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Resolver::check_returned_record(
+    const syntax::TypeExpr& t,
+    const model::Type& out,
+    const Subject& what) {
+  // A returned record lowers to one output per leaf: only leaves that
+  // are schema return types and need no conversion back.
+  const Span base_span = t.span.shifted(0, static_cast<int>(t.base.size()));
+  if (!t.suffixes.empty()) {
+    diags_.error(
+        t.span,
+        fmt::format(
+            "{} has type `{}`; a record can be returned only as itself",
+            what,
+            syntax::to_schema(t)),
+        fmt::format("return a plain `{}`", t.base));
+    return false;
+  }
+  if (out.decl >= 0) {
+    const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+    if (std::string why = unreturnable_leaf(r, r.name + "."); !why.empty()) {
+      diags_.error(
+          base_span,
+          fmt::format("record `{}` cannot be a return type: {}", t.base, why),
+          "a returned record may hold only fields of type Tensor, int, float and bool, "
+          "and records of those; return the others as separate outputs");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Resolver::check_optional_record(
+    const syntax::TypeExpr& t,
+    const model::Type& out,
+    const Subject& what) {
+  // Absent is every leaf None; present needs a leaf that is never
+  // None (the witness), so that the two cannot be confused.
+  const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+  if (std::string list = record_list_inside(r, r.name + "."); !list.empty()) {
+    diags_.error(
+        t.span,
+        fmt::format(
+            "{} has type `{}`, but {} is a list of records, which an optional record "
+            "cannot hold",
+            what,
+            syntax::to_schema(t),
+            list),
+        fmt::format("pass the list as a separate parameter, or make `{}` plain", t.base));
+    return false;
+  }
+  if (std::string list = tensor_list_inside(r, r.name + "."); !list.empty()) {
+    diags_.error(
+        t.span,
+        fmt::format(
+            "{} has type `{}`, but {}: in an optional record every leaf is optional, and "
+            "an optional list of tensors (`Tensor[]?`) takes no gradient",
+            what,
+            syntax::to_schema(t),
+            list),
+        fmt::format(
+            "pass the tensors as a separate `Tensor[]` parameter, or make `{}` plain",
+            t.base));
+    return false;
+  }
+  if (!has_required_leaf(r)) {
+    diags_.error(
+        t.span,
+        fmt::format(
+            "{} has type `{}`, but every leaf of record `{}` may be None, so an absent "
+            "`{}` and one whose leaves are all None would have the same flat arguments",
+            what,
+            syntax::to_schema(t),
+            t.base,
+            t.base),
+        fmt::format(
+            "give `{}` a field that is not optional (a `Tensor`, a `float`...): it is "
+            "None exactly when the record is absent",
+            t.base));
+    return false;
+  }
+  return true;
+}
+
+bool Resolver::check_enum_type(
+    const syntax::TypeExpr& t,
+    const model::Type& out,
+    Use use,
+    const Subject& what) {
+  const Span base_span = t.span.shifted(0, static_cast<int>(t.base.size()));
+  if (use == Use::Return) {
+    diags_.error(
+        base_span,
+        fmt::format("enum `{}` cannot be a return type", t.base),
+        "return a `str` or an `int`");
+    return false;
+  }
+  // `E[]` and `E[]?` lower to `str[]` and `str[]?`; torch's schemas have
+  // no list of optional strings for `E?[]`.
+  if (!out.suffixes.empty() && out.suffixes.front().kind == syntax::TypeSuffix::Kind::Optional &&
+      out.suffixes.size() > 1) {
+    diags_.error(
+        t.span,
+        fmt::format("{}: lists of optional enums are not supported", what),
+        fmt::format("use `{}[]` (a list of values) or `{}[]?` (an optional list)", t.base, t.base));
+    return false;
+  }
+  if (!out.suffixes.empty() && out.suffixes.front().kind == syntax::TypeSuffix::Kind::List &&
+      out.suffixes.front().size >= 0) {
+    diags_.error(
+        t.span,
+        fmt::format("{}: enum lists have no fixed size", what),
+        fmt::format("write `{}[]`", t.base));
+    return false;
+  }
+  return true;
 }
 
 std::string Resolver::record_list_inside(const model::Record& r, const std::string& prefix) const {

@@ -24,7 +24,6 @@
 #include "check/names.h"
 #include "check/resolver.h"
 #include "check/subject.h"
-#include "check/resolver.h"
 #include "lang/api_names.h"
 #include "lang/cpp_names.h"
 #include "lang/python_names.h"
@@ -172,7 +171,33 @@ class Resolver {
 
   std::vector<std::string> all_type_names() const;
 
+  /// The type `t` names (a built-in, enum or record) with its suffixes and
+  /// alias, unchecked; nullopt after a diagnostic (or for a broken declaration).
+  std::optional<model::Type> resolve_base(const syntax::TypeExpr& t, const Subject& what);
   std::optional<model::Type> resolve_type(const syntax::TypeExpr& t, Use use, const Subject& what);
+  /// Whether record type `out` (`t` as written) can be used as `use` says:
+  /// its suffixes, and the leaves an optional record, a list of records or a
+  /// returned record need. Reports if not.
+  bool check_record_type(
+      const syntax::TypeExpr& t,
+      const model::Type& out,
+      Use use,
+      const Subject& what);
+  bool check_returned_record(
+      const syntax::TypeExpr& t,
+      const model::Type& out,
+      const Subject& what);
+  bool check_optional_record(
+      const syntax::TypeExpr& t,
+      const model::Type& out,
+      const Subject& what);
+  /// Whether enum type `out` can be used as `use` says (not returned, lists
+  /// only plain or optional). Reports if not.
+  bool check_enum_type(
+      const syntax::TypeExpr& t,
+      const model::Type& out,
+      Use use,
+      const Subject& what);
 
   /// The path of a list of records inside `r` (at any depth), or empty.
   std::string record_list_inside(const model::Record& r, const std::string& prefix) const;
