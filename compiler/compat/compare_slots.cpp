@@ -308,7 +308,7 @@ void Comparison::renamed_path(
     const lower::Slot& os,
     const lower::LoweredOp& n,
     const lower::Slot& ns) {
-  std::vector<std::string> a = model::split_path(os.api_path), b = model::split_path(ns.api_path);
+  std::vector<std::string> a = os.api_segments, b = ns.api_segments;
   while (a.size() > 1 && b.size() > 1 && a.back() == b.back()) {
     a.pop_back();
     b.pop_back();

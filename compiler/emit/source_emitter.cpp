@@ -186,7 +186,7 @@ void SourceEmitter::unflatten_list_function(int decl) {
   for (size_t k = 0; k < lay.leaves.size(); ++k) {
     const lower::RecordLeaf& leaf = lay.leaves[k];
     std::string path = "path";
-    for (const std::string& part : model::split_path(leaf.path))
+    for (const std::string& part : leaf.segments)
       path = fmt::format("structop::ArgPath({}, {})", path, cpp_string_literal(part));
     lists.push_back(fmt::format(
         "auto l{} = {};",
@@ -232,7 +232,7 @@ std::string SourceEmitter::item_init(int decl, size_t& next) const {
 }
 
 std::string SourceEmitter::list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const {
-  const Strings parts = model::split_path(s.api_path);
+  const Strings& parts = s.api_segments;
   const size_t depth = *s.list_depth;
   Strings list(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(depth + 1));
   // The record of the list's items, then one member pointer per field below.
@@ -248,7 +248,7 @@ std::string SourceEmitter::list_leaf(const model::Op& o, const lower::Slot& s, b
 }
 
 std::string SourceEmitter::optional_leaf(const lower::Slot& s) const {
-  const Strings parts = model::split_path(s.api_path);
+  const Strings& parts = s.api_segments;
   Strings present;
   std::string access = parts[0];
   for (size_t k = 0; k < s.fields.size(); ++k) {

@@ -51,6 +51,8 @@ void OpLowering::flatten_param(size_t index) {
     s.kwarg_only = p.kwarg_only;
     s.cpp_name = p.name;
     s.api_path = lang::api_spelling(p.name);
+    s.segments = {s.path};
+    s.api_segments = {s.api_path};
     complete_slot(s);
     return;
   }
@@ -138,8 +140,11 @@ void OpLowering::flatten_record(
       }
       s.kwarg_only = op_.params[param].kwarg_only;
       s.cpp_name = lang::api_spelling(lang::join_identifier(cpp_parts_));
-      for (const auto& part : cpp_parts_)
-        s.api_path += (s.api_path.empty() ? "" : ".") + lang::api_spelling(part);
+      s.segments = cpp_parts_;
+      for (const auto& part : cpp_parts_) {
+        s.api_segments.push_back(lang::api_spelling(part));
+        s.api_path += (s.api_path.empty() ? "" : ".") + s.api_segments.back();
+      }
       complete_slot(s);
     }
     fields->pop_back();
@@ -266,6 +271,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
           lower::RecordLeaf l = leaf;
           l.fields.insert(l.fields.begin(), i);
           l.path = f.name + "." + leaf.path;
+          l.segments.insert(l.segments.begin(), f.name);
           if (!leaf.pinned) l.name = f.name + "__" + leaf.name;
           if (l.list_depth) {
             ++*l.list_depth;
@@ -292,7 +298,8 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
              f.schema_name ? f.schema_name->text : f.name,
              f.schema_name.has_value(),
              std::nullopt,
-             f.type});
+             f.type,
+             {f.name}});
         layout.has_enum_leaf |= f.type.is_enum();
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;
