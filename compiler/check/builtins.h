@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lang/api_names.h"
+
 namespace structop::model {
 
 /// The schema's own types.
@@ -78,16 +80,10 @@ const std::vector<std::string>& torch_tags();
 /// needs a newer torch to compile).
 bool tag_in_torch_2_6(std::string_view tag);
 
-/// True if `name` is a C++ keyword or alternative token, a Python keyword,
-/// or a predefined C/C++ macro (is_predefined_macro: `errno`, `NULL`,
-/// `linux`); such names get a trailing `_` in generated APIs (check/names.h).
-bool is_reserved_word(std::string_view name);
-/// `name` as the generated C++ and Python APIs spell it: a reserved word
-/// gets a trailing `_` (`from` -> `from_`); the schema keeps the IDL name.
-std::string api_spelling(const std::string& name);
-std::string api_spelling(std::string&& name);
-/// True if `name` is a Python keyword (keyword.kwlist): not a valid name for
-/// a Python parameter, e.g. in torch.fx's signature of a custom op.
-bool is_python_keyword(std::string_view name);
+}  // namespace structop::model
 
+// Transitional: emit/naming.cpp and tests/compiler still spell these in
+// namespace model (lang/api_names.h has them now).
+namespace structop::model {
+using lang::api_spelling;
 }  // namespace structop::model

@@ -1,157 +1,16 @@
 #include "check/names.h"
 
 #include <algorithm>
-#include <cctype>
 #include <deque>
 #include <map>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "check/builtins.h"
+#include "lang/api_names.h"
 
 namespace structop::model {
-
-bool is_schema_keyword(std::string_view name) {
-  // Every word torch 2.6's schema parser refuses as an op, overload,
-  // parameter or return name (tests/corpus checks the list against torch).
-  static constexpr std::string_view kWords[] = {
-      "Ellipsis", "False", "None",   "NoneType", "True",   "and",   "as",
-      "assert",   "break", "class",  "continue", "def",    "del",   "elif",
-      "else",     "for",   "global", "if",       "import", "in",    "is",
-      "not",      "or",    "pass",   "raise",    "return", "while", "with"};
-  return std::find(std::begin(kWords), std::end(kWords), name) != std::end(kWords);
-}
-
-WordList::WordList(std::string_view words) {
-  size_t start = words.find_first_not_of(" \n");
-  while (start != std::string_view::npos) {
-    size_t end = words.find_first_of(" \n", start);
-    sorted_.push_back(words.substr(start, end == std::string_view::npos ? end : end - start));
-    start = words.find_first_not_of(" \n", end);
-  }
-  index();
-}
-
-WordList::WordList(const std::string_view* begin, const std::string_view* end)
-    : sorted_(begin, end) {
-  index();
-}
-
-void WordList::index() {
-  std::sort(sorted_.begin(), sorted_.end());
-  for (std::string_view w : sorted_) {
-    const auto first = static_cast<unsigned char>(w.front());
-    if (first < 128) lengths_[first] |= uint64_t{1} << std::min<size_t>(w.size(), 63);
-  }
-}
-
-bool WordList::contains(std::string_view word) const {
-  if (word.empty()) return false;
-  const auto first = static_cast<unsigned char>(word.front());
-  if (first < 128 && !(lengths_[first] >> std::min<size_t>(word.size(), 63) & 1)) return false;
-  return std::binary_search(sorted_.begin(), sorted_.end(), word);
-}
-
-bool is_implementation_reserved(std::string_view name) {
-  return name.size() >= 2 && name[0] == '_' &&
-         (name[1] == '_' || std::isupper(static_cast<unsigned char>(name[1])));
-}
-
-namespace {
-template <typename Part>
-void join_parts(std::string& out, const Part* begin, const Part* end) {
-  out.clear();
-  size_t size = 1;  // a trailing `_`
-  for (const Part* part = begin; part != end; ++part) size += std::string_view(*part).size() + 1;
-  out.reserve(size);
-  bool trailing = false;
-  for (const Part* part = begin; part != end; ++part) {
-    std::string_view p = *part;
-    if (!out.empty()) {
-      while (!p.empty() && p.front() == '_') p.remove_prefix(1);
-    }
-    const size_t last = p.find_last_not_of('_');
-    if (last != std::string_view::npos && last + 1 < p.size()) {
-      trailing = true;
-      p = p.substr(0, last + 1);
-    }
-    if (p.empty()) continue;
-    if (!out.empty()) out += '_';
-    out += p;
-  }
-  if (trailing) out += '_';
-}
-}  // namespace
-
-std::string join_identifier(const std::vector<std::string>& parts) {
-  std::string out;
-  join_parts(out, parts.data(), parts.data() + parts.size());
-  return out;
-}
-
-std::string join_identifier(std::initializer_list<std::string_view> parts) {
-  std::string out;
-  join_parts(out, parts.begin(), parts.end());
-  return out;
-}
-
-void join_identifier_into(std::string& out, std::initializer_list<std::string_view> parts) {
-  join_parts(out, parts.begin(), parts.end());
-}
-
-std::string op_cpp_name(const Op& op) {
-  return api_spelling(
-      op.overload.empty() ? join_identifier({op.name}) : join_identifier({op.name, op.overload}));
-}
-
-OpNames op_names(const Op& op) {
-  OpNames n;
-  n.cpp = op_cpp_name(op);
-  auto named = [&](std::string_view suffix) { return join_identifier({n.cpp, suffix}); };
-  n.meta = named("meta");
-  n.setup_context = named("setup_context");
-  n.backward = named("backward");
-  n.grads = named("grads");
-  n.grad_slot = named("grad_slot");
-  n.adapter = join_identifier({"op", n.cpp});
-  n.py_op = "_" + n.cpp + "_op";
-  n.py_records = "_" + n.cpp + "_records";
-  op_kernel_names(op, n.cpp, &n.kernels);
-  return n;
-}
-
-void op_kernel_names(const Op& op, const std::string& cpp, std::vector<std::string>* kernels) {
-  if (op.dispatch.empty()) {
-    kernels->push_back(cpp);
-    return;
-  }
-  for (const auto& key : op.dispatch) {
-    std::string lower = key;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
-      return static_cast<char>(std::tolower(c));
-    });
-    kernels->push_back(join_identifier({cpp, lower}));
-  }
-}
-
-std::string grad_record_name(const Record& r) {
-  return r.name + "Grad";
-}
-
-std::string unflatten_name(const Record& r) {
-  return "unflatten_" + r.name;
-}
-
-std::string unflatten_list_name(const Record& r) {
-  return "unflatten_" + r.name + "_list";
-}
-
-std::string unflatten_optional_name(const Record& r) {
-  return "unflatten_" + r.name + "_optional";
-}
 
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> parts;
@@ -162,13 +21,6 @@ std::vector<std::string> split_path(std::string_view path) {
   return parts;
 }
 
-std::string first_free(const std::string& base, const std::vector<std::string>& taken) {
-  std::string name = base;
-  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n)
-    name = fmt::format("{}{}", base, n);
-  return name;
-}
-
 }  // namespace structop::model
 
 namespace structop {
@@ -177,7 +29,7 @@ namespace {
 /// What a name of the generated code is, and which declaration it belongs to
 /// (none for the fixed names). The description is only spelled out for a
 /// diagnostic: `what` is a format with `{}` for the owner's name.
-struct NameUse {
+struct GeneratedUse {
   enum class Owner { None, Record, Op };
   const char* what;
   Owner owner_kind = Owner::None;
@@ -239,11 +91,11 @@ class ClashChecker {
   // those names: a generated name only matters when a declaration has it.
   void spell_declarations() {
     record_spelled_.reserve(m_.records.size());
-    for (const auto& r : m_.records) record_spelled_.push_back(model::api_spelling(r.name));
+    for (const auto& r : m_.records) record_spelled_.push_back(lang::api_spelling(r.name));
     enum_spelled_.reserve(m_.enums.size());
-    for (const auto& e : m_.enums) enum_spelled_.push_back(model::api_spelling(e.name));
+    for (const auto& e : m_.enums) enum_spelled_.push_back(lang::api_spelling(e.name));
     op_spelled_.reserve(m_.ops.size());
-    for (const auto& op : m_.ops) op_spelled_.push_back(model::op_cpp_name(op));
+    for (const auto& op : m_.ops) op_spelled_.push_back(lang::op_cpp_name(op));
     spelled_.reserve(record_spelled_.size() + enum_spelled_.size() + op_spelled_.size());
     for (const auto* names : {&record_spelled_, &enum_spelled_, &op_spelled_})
       spelled_.insert(names->begin(), names->end());
@@ -251,88 +103,53 @@ class ClashChecker {
 
   // A name of the generated code, kept (in uses_, with its own copy) only
   // when a declaration is spelled like it.
-  void take(std::string_view name, NameUse use) {
+  void take(std::string_view name, GeneratedUse use) {
     use.order = order_++;
     if (spelled_.count(name)) uses_.emplace(owned_.emplace_back(name), use);
   }
-  void take(std::string_view name, const char* what) { take(name, NameUse{what}); }
+  void take(std::string_view name, const char* what) { take(name, GeneratedUse{what}); }
   void take(std::string_view name, const char* what, const model::Record& r) {
-    take(name, NameUse{what, NameUse::Owner::Record, &r});
+    take(name, GeneratedUse{what, GeneratedUse::Owner::Record, &r});
   }
   void take(std::string_view name, const char* what, const model::Op& op) {
-    take(name, NameUse{what, NameUse::Owner::Op, &op});
+    take(name, GeneratedUse{what, GeneratedUse::Owner::Op, &op});
   }
 
   void generated_names() {
-    for (const char* ns : {"at", "c10", "caffe2", "std", "structop"})
+    for (const lang::FixedName& fixed : lang::generated_global_names()) {
       take(
-          ns,
-          NameUse{
-              "a C++ namespace the generated code refers to",
-              NameUse::Owner::None,
-              nullptr,
-              true});
-    take("kernels", "the C++ namespace of the kernels");
-    take("to_string", "the C++ function that spells enum values");
-    take("int64_t", "a C++ type the generated code spells unqualified");
-    take("torch", "a module the generated Python imports (and a C++ namespace)");
-    for (const char* module : {"dataclasses", "enum", "typing"})
-      take(module, "a module the generated Python imports");
-    take("_rt", "the generated Python's name for structop_runtime");
-    for (const char* global :
-         {"NAMESPACE", "STRUCTOPC_VERSION", "_IDL_STEM", "load_library", "__all__"})
-      take(global, "a global of the generated Python module");
-    // The parameters and locals of `_<op>_results` / `_<op>_outputs`, which
-    // name record classes in their bodies.
-    for (const char* local : {"_flat", "_grad", "_result", "_r"})
-      take(local, "a parameter of the generated Python's record-return helpers");
-    for (const char* builtin :
-         {"str",
-          "getattr",
-          "AttributeError",
-          "TypeError",
-          "RuntimeError",
-          "__name__",
-          "__package__"})
-      take(builtin, "a Python built-in the generated module uses");
+          fixed.name,
+          GeneratedUse{fixed.what.data(), GeneratedUse::Owner::None, nullptr, fixed.types_only});
+    }
     for (const auto& r : m_.records) {
-      take(model::unflatten_name(r), "the C++ function that builds record `{}`", r);
-      take(model::unflatten_list_name(r), "the C++ function that builds a list of record `{}`", r);
+      take(lang::unflatten_name(r), "the C++ function that builds record `{}`", r);
+      take(lang::unflatten_list_name(r), "the C++ function that builds a list of record `{}`", r);
       take(
-          model::unflatten_optional_name(r),
+          lang::unflatten_optional_name(r),
           "the C++ function that builds an optional record `{}`",
           r);
-      if (r.takes_grad) take(model::grad_record_name(r), "the grad record of record `{}`", r);
+      if (r.takes_grad) take(lang::grad_record_name(r), "the grad record of record `{}`", r);
     }
-    // The names of model::op_names, spelled into one buffer (most ops have
+    // The names of lang::op_names, spelled into one buffer (most ops have
     // thousands of siblings and no clash: nothing is kept for them).
     std::string name;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
       const std::string& cpp = op_spelled_[i];
-      model::join_identifier_into(name, {"op", cpp});
+      lang::join_identifier_into(name, {"op", cpp});
       take(name, "the C++ adapter of op `{}`", op);
-      take(python_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
+      take(lang::python_op_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
       take(
-          python_global(name, cpp, "_records"),
+          lang::python_op_global(name, cpp, "_records"),
           "the Python function giving op `{}`'s arguments record form",
           op);
       if (op.backward) {
-        model::join_identifier_into(name, {cpp, "grads"});
+        lang::join_identifier_into(name, {cpp, "grads"});
         take(name, "the C++ struct of op `{}`'s gradients", op);
-        model::join_identifier_into(name, {cpp, "grad_slot"});
+        lang::join_identifier_into(name, {cpp, "grad_slot"});
         take(name, "the C++ struct of op `{}`'s grad slots", op);
       }
     }
-  }
-
-  /// `_<op>_op`, `_<op>_records` (OpNames::py_op, py_records) in `buffer`.
-  static const std::string& python_global(
-      std::string& buffer,
-      std::string_view cpp,
-      std::string_view suffix) {
-    buffer.assign("_").append(cpp).append(suffix);
-    return buffer;
   }
 
   /// A declaration's IDL name (an op's with its overload), for messages.
@@ -351,7 +168,7 @@ class ClashChecker {
   void declaration(const Span& span, const Declared& self, std::string_view spelled) {
     const char* kind = self.kind;
     // The use taken first is the one reported.
-    const NameUse* clash = nullptr;
+    const GeneratedUse* clash = nullptr;
     auto [first, last] = uses_.equal_range(spelled);
     for (auto it = first; it != last; ++it) {
       if (it->second.owner == self.decl) continue;
@@ -402,12 +219,12 @@ class ClashChecker {
       const model::Op& op = m_.ops[i];
       const std::string& cpp = op_spelled_[i];
       kernels.clear();
-      model::op_kernel_names(op, cpp, &kernels);
+      lang::op_kernel_names(op, cpp, &kernels);
       if (op.meta == model::MetaKind::Custom)
-        kernels.push_back(model::join_identifier({cpp, "meta"}));
+        kernels.push_back(lang::join_identifier({cpp, "meta"}));
       if (op.backward) {
-        kernels.push_back(model::join_identifier({cpp, "setup_context"}));
-        kernels.push_back(model::join_identifier({cpp, "backward"}));
+        kernels.push_back(lang::join_identifier({cpp, "setup_context"}));
+        kernels.push_back(lang::join_identifier({cpp, "backward"}));
       }
       for (auto& k : kernels) {
         auto [it, fresh] = owner.try_emplace(std::move(k), i);
@@ -431,24 +248,21 @@ class ClashChecker {
   // A parameter or field named like a type hides it in C++ (`const Cfg&
   // Cfg, const Cfg& other` does not compile) and in a Python class body.
   void hidden_types() {
-    std::map<std::string, std::string> types = {{"int64_t", "the C++ type `int64_t`"}};
+    std::map<std::string, std::string> types;
+    for (const lang::FixedName& fixed : lang::unqualified_cpp_types())
+      types.emplace(fixed.name, fixed.what);
     for (const auto& r : m_.records)
-      types.emplace(model::api_spelling(r.name), fmt::format("record `{}`", r.name));
+      types.emplace(lang::api_spelling(r.name), fmt::format("record `{}`", r.name));
     for (const auto& e : m_.enums)
-      types.emplace(model::api_spelling(e.name), fmt::format("enum `{}`", e.name));
+      types.emplace(lang::api_spelling(e.name), fmt::format("enum `{}`", e.name));
     // The body of a generated dataclass uses these for its fields.
     std::map<std::string, std::string> class_body = types;
-    for (const char* name : {"dataclasses", "typing", "torch", "str"})
-      class_body.emplace(name, fmt::format("`{}`, which the generated dataclass uses", name));
-    // Class attributes X_ops.py sets on each record (a field's default is one too).
-    for (const char* name : {"_structop_fields", "_structop_grad"})
-      class_body.emplace(
-          name,
-          fmt::format("`{}`, which structop sets on the generated dataclass", name));
+    for (const lang::FixedName& fixed : lang::record_body_names())
+      class_body.emplace(fixed.name, fixed.what);
     for (const auto& r : m_.records) {
       if (r.from_include) continue;
       for (const auto& f : r.fields) {
-        auto it = class_body.find(model::api_spelling(f.name));
+        auto it = class_body.find(lang::api_spelling(f.name));
         if (it == class_body.end()) continue;
         diags_.error(
             f.span,
@@ -462,7 +276,7 @@ class ClashChecker {
     }
     for (const auto& op : m_.ops) {
       for (const auto& p : op.params) {
-        auto it = types.find(model::api_spelling(p.name));
+        auto it = types.find(lang::api_spelling(p.name));
         if (it == types.end()) {
           if (p.type.is_record()) leaf_names(op, p, p.type.decl, p.name, types);
           continue;
@@ -518,16 +332,11 @@ class ClashChecker {
     std::string py_op;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
-      const std::string_view globals[] = {
-          "_rt",
-          python_global(py_op, op_spelled_[i], "_op"),
-          "getattr",
-          "AttributeError",
-          "TypeError",
-          "RuntimeError"};
+      lang::python_op_global(py_op, op_spelled_[i], "_op");
+      const auto& globals = lang::python_function_globals();
       for (const auto& p : op.params) {
         // A reserved word is spelled with a trailing `_`, which none of these has.
-        if (std::find(std::begin(globals), std::end(globals), p.name) == std::end(globals))
+        if (p.name != py_op && std::find(globals.begin(), globals.end(), p.name) == globals.end())
           continue;
         const std::string& name = p.name;
         diags_.error(
@@ -548,7 +357,7 @@ class ClashChecker {
   // Parallel to m_.records, m_.enums and m_.ops: their C++ and Python names.
   std::vector<std::string> record_spelled_, enum_spelled_, op_spelled_;
   std::unordered_set<std::string_view> spelled_;  // all of them
-  std::unordered_multimap<std::string_view, NameUse> uses_;
+  std::unordered_multimap<std::string_view, GeneratedUse> uses_;
   std::deque<std::string> owned_;  // the names in uses_
   size_t order_ = 0;
   std::unordered_map<std::string_view, Declared> declared_;

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/naming.h"
+#include "lang/generated_names.h"
 
 namespace structop {
 namespace {
@@ -33,7 +33,7 @@ std::string CppTypes::enum_name(int decl) const {
 
 std::string CppTypes::grad_record_name(int decl) const {
   const model::Record& r = m_.records[static_cast<size_t>(decl)];
-  return qualify(r.cpp_namespace, model::grad_record_name(r));
+  return qualify(r.cpp_namespace, lang::grad_record_name(r));
 }
 
 std::string CppTypes::grad_type(const model::Type& t) const {
@@ -114,15 +114,16 @@ bool is_enum_list(const model::Type& t) {
 
 }  // namespace
 
-std::string CppTypes::flat_type(const model::Type& t) const {
-  if (t.is_enum()) return flat_type(as_str(t));
+CppTypes::FlatSpelling CppTypes::flat_spelling(const model::Type& t) const {
+  if (t.is_enum()) return flat_spelling(as_str(t));
   // Lists and optionals first: the dispatcher's spellings differ per element.
   if (t.is_list()) {
     model::Type e = t.inner();
     if (is(e, Builtin::Tensor)) {
-      return e.is_optional() ? "const c10::List<c10::optional<at::Tensor>>&" : "at::TensorList";
+      if (e.is_optional()) return {"c10::List<c10::optional<at::Tensor>>", true};
+      return "at::TensorList";
     }
-    if (!e.suffixes.empty()) return fmt::format("const c10::List<{}>&", value_type(e));
+    if (!e.suffixes.empty()) return {fmt::format("c10::List<{}>", value_type(e)), true};
     switch (e.builtin) {
       case Builtin::Int:
         return "at::IntArrayRef";
@@ -131,15 +132,15 @@ std::string CppTypes::flat_type(const model::Type& t) const {
       case Builtin::Float:
         return "at::ArrayRef<double>";
       case Builtin::Bool:
-        return "const c10::List<bool>&";
+        return {"c10::List<bool>", true};
       case Builtin::Str:
-        return "const std::vector<std::string>&";
+        return {"std::vector<std::string>", true};
       case Builtin::Scalar:
         return "at::ArrayRef<at::Scalar>";
       case Builtin::Dimname:
         return "at::DimnameList";
       default:
-        return fmt::format("const c10::List<{}>&", value_type(e));
+        return {fmt::format("c10::List<{}>", value_type(e)), true};
     }
   }
   if (t.is_optional()) {
@@ -151,31 +152,35 @@ std::string CppTypes::flat_type(const model::Type& t) const {
         return "c10::OptionalArrayRef<c10::SymInt>";
       if (is(item, Builtin::Float) && item.suffixes.empty())
         return "c10::optional<at::ArrayRef<double>>";
-      return fmt::format("const c10::optional<c10::List<{}>>&", value_type(item));
+      return {fmt::format("c10::optional<c10::List<{}>>", value_type(item)), true};
     }
     if (is(e, Builtin::Str)) return "c10::optional<c10::string_view>";
     if (is(e, Builtin::SymInt)) return "c10::optional<c10::SymInt>";
     std::string inner = value_type(e);
     bool by_ref = is(e, Builtin::Tensor) || is(e, Builtin::Scalar) || is(e, Builtin::Generator);
-    return by_ref ? fmt::format("const c10::optional<{}>&", inner)
-                  : fmt::format("c10::optional<{}>", inner);
+    return {fmt::format("c10::optional<{}>", inner), by_ref};
   }
   switch (t.builtin) {
     case Builtin::Tensor:
-      return "const at::Tensor&";
+      return {"at::Tensor", true};
     case Builtin::SymInt:
       return "c10::SymInt";
     case Builtin::Str:
       return "c10::string_view";
     case Builtin::Scalar:
-      return "const at::Scalar&";
+      return {"at::Scalar", true};
     case Builtin::Generator:
-      return "const at::Generator&";
+      return {"at::Generator", true};
     case Builtin::Storage:
-      return "const at::Storage&";
+      return {"at::Storage", true};
     default:
       return value_type(t);
   }
+}
+
+std::string CppTypes::flat_type(const model::Type& t) const {
+  FlatSpelling f = flat_spelling(t);
+  return f.by_const_ref ? "const " + f.type + "&" : std::move(f.type);
 }
 
 std::string CppTypes::param_type(const model::Type& t) const {
@@ -252,12 +257,7 @@ std::string CppTypes::value_to_flat(const model::Type& t, const std::string& exp
 }
 
 bool CppTypes::same_as_flat(const model::Type& t) const {
-  std::string flat = flat_type(t);
-  const std::string const_prefix = "const ";
-  if (flat.compare(0, const_prefix.size(), const_prefix) == 0 && flat.back() == '&') {
-    flat = flat.substr(const_prefix.size(), flat.size() - const_prefix.size() - 1);
-  }
-  return flat == value_type(t);
+  return flat_spelling(t).type == value_type(t);
 }
 
 std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "check/model.h"
 #include "lower/lowered.h"
@@ -33,6 +34,18 @@ class CppTypes {
   /// The value type of a record field: `at::Tensor`, `std::vector<int64_t>`,
   /// `c10::optional<double>`, `MaskType`, `Inner`.
   std::string value_type(const model::Type& t) const;
+
+  /// flat_type(t) as data: the type, and whether it is passed as `const T&`
+  /// (then flat_type is `const <type>&`).
+  struct FlatSpelling {
+    FlatSpelling(std::string spelled, bool const_ref = false)
+        : type(std::move(spelled)), by_const_ref(const_ref) {}
+    FlatSpelling(const char* spelled, bool const_ref = false)
+        : FlatSpelling(std::string(spelled), const_ref) {}
+    std::string type;
+    bool by_const_ref;
+  };
+  FlatSpelling flat_spelling(const model::Type& t) const;
 
   /// The parameter type the dispatcher uses for a (lowered) schema type:
   /// `const at::Tensor&`, `at::IntArrayRef`, `c10::string_view`. Enums are

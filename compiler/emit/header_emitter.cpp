@@ -10,12 +10,12 @@
 
 #include "base/diagnostics.h"
 #include "check/describe.h"
-#include "check/names.h"
 #include "emit/code_printer.h"
 #include "emit/cpp_op.h"
 #include "emit/emitters.h"
 #include "emit/idl_fingerprint.h"
 #include "emit/naming.h"
+#include "lang/generated_names.h"
 #include "version.h"
 
 namespace structop {
@@ -284,7 +284,7 @@ class HeaderEmitter {
       fields.pop_back();
       ns_.enter(r.cpp_namespace);
       p_.emit(
-          {{"name", model::grad_record_name(r)},
+          {{"name", lang::grad_record_name(r)},
            {"record", api_name(r.name)},
            {"fields", fields},
            {"lists",

@@ -77,7 +77,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
   for (const auto& s : lo.slots) {
     // The optional records above the leaf, by path (`cfg`, `cfg.inner`).
     Json optional_records = Json::array();
-    const std::vector<std::string> parts = model::split_path(s.path);
+    const std::vector<std::string>& parts = s.segments;
     for (size_t k : s.optional_at) {
       optional_records.push(fmt::format(
           "{}",
@@ -215,7 +215,7 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
   std::vector<std::pair<std::string, std::string>> witnesses;  // record path, witness
   for (const auto& s : lo.slots) {
     if (s.optional_at.empty()) continue;
-    const std::vector<std::string> parts = model::split_path(s.path);
+    const std::vector<std::string>& parts = s.segments;
     for (size_t k : s.optional_at) {
       std::string path = fmt::format(
           "{}",

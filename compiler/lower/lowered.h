@@ -58,6 +58,8 @@ struct RecordLeaf {
   /// (1: `fields[0]` is the list field); `type` is then a list.
   std::optional<size_t> list_depth;
   model::Type type;
+  /// `path`'s segments, `inner`, `w`: emitters never split `path`.
+  std::vector<std::string> segments;
 };
 
 /// One field of a record, with the leaves it flattens to.
@@ -100,9 +102,13 @@ struct Slot {
   /// spelling, `from_`, since torch.fx binds a custom op's arguments by name
   /// and cannot bind a keyword (torch.compile, opcheck).
   bool python_keyword = false;
-  std::string cpp_name;        // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
-  std::string path;            // original path: `cfg.inner.w` (`x` for a plain parameter)
-  std::string api_path;        // the same as the C++ and Python APIs spell it (`from` -> `from_`)
+  std::string cpp_name;  // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
+  std::string path;      // original path: `cfg.inner.w` (`x` for a plain parameter)
+  std::string api_path;  // the same as the C++ and Python APIs spell it (`from` -> `from_`)
+  /// The segments of `path` and `api_path` (`cfg`, `inner`, `w`): emitters
+  /// take these and never split a dotted path.
+  std::vector<std::string> segments;
+  std::vector<std::string> api_segments;
   size_t param = 0;            // index of the original parameter in model::Op::params
   std::vector<size_t> fields;  // field indices from the parameter's record to the leaf
   /// A leaf of a list of records: how many of `fields` lie above the list
@@ -236,7 +242,7 @@ struct LoweredModule {
   std::vector<LoweredOp> ops;         // parallel to model::Module::ops
 };
 
-/// model::join_identifier (check/names.h).
+/// lang::join_identifier (lang/api_names.h).
 std::string join_identifier(const std::vector<std::string>& parts);
 
 }  // namespace structop::lower

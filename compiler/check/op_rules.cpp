@@ -1,0 +1,242 @@
+#include "check/resolver_impl.h"
+
+namespace structop::resolving {
+
+void Resolver::resolve_op(const syntax::OpDecl& decl) {
+  const syntax::FuncSig& sig = decl.sig;
+  model::Op op;
+  op.name = sig.name.text;
+  op.overload = sig.overload.text;
+  op.span = decl.func_span;
+  op.name_span = sig.name.span;
+  op.backward = decl.backward;
+  op.annotations = decl.annotations;
+  op.doc = decl.doc;
+  op.mutates = decl.mutates;
+  op.meta_names = decl.meta.names;
+  op.meta = decl.meta.kind == syntax::MetaDecl::Kind::Identity ? model::MetaKind::Identity
+            : decl.meta.kind == syntax::MetaDecl::Kind::Custom ? model::MetaKind::Custom
+                                                               : model::MetaKind::Names;
+  // "op `name.overload`", for messages about its parameters and returns.
+  const std::string op_label = "op `" + op.qualified_name() + "`";
+  bool ok = check_name(sig.name, NameUse::Op, op_label);
+  if (!sig.overload.text.empty()) ok &= check_name(sig.overload, NameUse::Overload, op_label);
+  for (const auto& p : sig.params)
+    ok &= check_name(p.name, NameUse::Param, Subject::param(p.name.text, op_label));
+  for (const auto& r : sig.returns) {
+    if (!r.name.text.empty())
+      ok &= check_name(r.name, NameUse::Return, Subject::ret(r.name.text, op_label));
+  }
+
+  std::vector<std::string_view> names;
+  names.reserve(sig.params.size());
+  for (const auto& p : sig.params) names.emplace_back(p.name.text);
+  for (auto [first, later] : find_duplicates(names)) {
+    const syntax::Name& n = sig.params[later].name;
+    diags_.error(
+        n.span,
+        fmt::format("{} is declared twice", Subject::param(n.text, op_label)),
+        "rename one of them");
+    diags_.note(sig.params[first].name.span, "first declared here");
+    ok = false;
+  }
+  op.params.reserve(sig.params.size());
+  for (const auto& p : sig.params) {
+    const Subject what = Subject::param(p.name.text, op_label);
+    auto type = resolve_type(p.type, Use::Param, what);
+    if (!type) {
+      ok = false;
+      continue;
+    }
+    model::Param param;
+    param.name = p.name.text;
+    param.type = std::move(*type);
+    param.kwarg_only = p.kwarg_only;
+    param.span = p.name.span;
+    if (p.default_value) {
+      if (auto d = check_default(param.type, *p.default_value, what, false, *module_, diags_)) {
+        param.default_value = std::make_shared<const model::Default>(std::move(*d));
+      } else {
+        ok = false;
+      }
+    }
+    op.params.push_back(std::move(param));
+  }
+  // Checks that need every parameter resolved; the returns and dispatch
+  // keys are checked either way, so one run reports all of an op's errors.
+  if (ok) {
+    size_t lowered_count = 0;
+    for (const auto& p : op.params) {
+      lowered_count += p.type.is_record() ? record_leaves_[static_cast<size_t>(p.type.decl)] : 1;
+    }
+    total_lowered_ += lowered_count;
+    if (lowered_count > kMaxLoweredParams) {
+      diags_.error(
+          sig.name.span,
+          fmt::format(
+              "{} lowers to {} parameters; at most {} are supported",
+              op_label,
+              lowered_count,
+              kMaxLoweredParams),
+          "pass big groups of values as a Tensor or a list");
+      ok = false;
+    } else if (total_lowered_ > kMaxTotalLoweredParams) {
+      if (!total_reported_) {
+        diags_.error(
+            sig.name.span,
+            fmt::format(
+                "the ops of this file lower to more than {} parameters in total (reached at {})",
+                kMaxTotalLoweredParams,
+                op_label),
+            "split the ops into several IDL files");
+        total_reported_ = true;
+      }
+      ok = false;
+    } else {
+      check_positional_defaults(op);
+    }
+  }
+
+  for (const auto& r : sig.returns) {
+    const Subject what = Subject::ret(r.name.text, op_label);
+    auto type = resolve_type(r.type, Use::Return, what);
+    if (!type) {
+      ok = false;
+      continue;
+    }
+    op.returns.push_back({r.name.text, std::move(*type), r.type.span});
+  }
+  check_dispatch(decl, op);
+  check_tags(decl, op);
+  check_pt2_compliant(decl, op);
+  if (!ok) return;
+  check_backward(decl, op);
+  ops_spans_.push_back(sig.name.span);
+  module_->ops.push_back(std::move(op));
+}
+
+void Resolver::check_positional_defaults(model::Op& op) {
+  bool tail_defaulted[2] = {true, true};  // positional, kwarg-only
+  for (auto it = op.params.rbegin(); it != op.params.rend(); ++it) {
+    bool& tail = tail_defaulted[it->kwarg_only ? 1 : 0];
+    if (it->type.is_plain_record() && !it->default_value) {
+      const model::Record& r = module_->records[static_cast<size_t>(it->type.decl)];
+      it->implicit_default = r.all_defaulted && (tail || it->kwarg_only);
+      tail = tail && it->implicit_default;
+    } else {
+      tail = tail && it->default_value != nullptr;
+    }
+  }
+  const model::Param* first_default = nullptr;
+  for (const auto& p : op.params) {
+    if (p.kwarg_only) continue;
+    bool has_default = p.default_value != nullptr || p.implicit_default;
+    if (has_default) {
+      if (!first_default) first_default = &p;
+    } else if (first_default) {
+      diags_.error(
+          p.span,
+          fmt::format(
+              "parameter `{}` of op `{}` has no default but follows `{}`, which has one",
+              p.name,
+              op.qualified_name(),
+              first_default->name),
+          fmt::format(
+              "give `{}` a default, move it before `{}`, or make it keyword-only after `*`",
+              p.name,
+              first_default->name));
+      return;
+    }
+  }
+}
+
+void Resolver::check_dispatch(const syntax::OpDecl& decl, model::Op& op) {
+  std::set<std::string> seen;
+  for (const auto& key : decl.dispatch) {
+    if (key.text == "Meta") {
+      diags_.error(
+          key.span,
+          fmt::format("op `{}`: `Meta` is not a dispatch key here", op.qualified_name()),
+          "Meta kernels come from `meta:` (identity, a list of names, or `custom`)");
+      continue;
+    }
+    const auto& keys = model::dispatch_keys();
+    if (std::find(keys.begin(), keys.end(), key.text) == keys.end()) {
+      std::string guess = key.text == "GPU" || key.text == "gpu" ? "CUDA"
+                                                                 : closest_match(key.text, keys);
+      diags_.error(
+          key.span,
+          fmt::format("op `{}`: unknown dispatch key `{}`", op.qualified_name(), key.text),
+          guess.empty() ? fmt::format("valid keys are {}", quoted_list(keys))
+                        : fmt::format("did you mean `{}`?", guess));
+      continue;
+    }
+    if (!seen.insert(key.text).second) {
+      diags_.error(
+          key.span,
+          fmt::format("op `{}` lists dispatch key `{}` twice", op.qualified_name(), key.text),
+          "remove the duplicate");
+      continue;
+    }
+    op.dispatch.push_back(key.text);
+  }
+}
+
+void Resolver::check_tags(const syntax::OpDecl& decl, model::Op& op) {
+  const auto& tags = model::torch_tags();
+  for (const auto& tag : decl.tags) {
+    if (std::find(tags.begin(), tags.end(), tag.text) == tags.end()) {
+      std::string guess = closest_match(tag.text, tags);
+      diags_.error(
+          tag.span,
+          fmt::format("op `{}`: unknown tag `{}`", op.qualified_name(), tag.text),
+          guess.empty() ? fmt::format("torch's operator tags are {}", quoted_list(tags))
+                        : fmt::format("did you mean `{}`?", guess));
+      continue;
+    }
+    if (std::find(op.tags.begin(), op.tags.end(), tag.text) != op.tags.end()) {
+      diags_.error(
+          tag.span,
+          fmt::format("op `{}` lists tag `{}` twice", op.qualified_name(), tag.text),
+          "remove the duplicate");
+      continue;
+    }
+    op.tags.push_back(tag.text);
+  }
+}
+
+void Resolver::check_op_names() {
+  const auto& ops = module_->ops;
+  std::vector<std::string> qualified, cpp;
+  qualified.reserve(ops.size());
+  cpp.reserve(ops.size());
+  for (const auto& op : ops) {
+    qualified.push_back(op.qualified_name());
+    cpp.push_back(op.cpp_name());
+  }
+  std::vector<bool> repeated(ops.size(), false);
+  for (auto [first, later] :
+       find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {
+    repeated[later] = true;
+    diags_.error(
+        ops_spans_[later],
+        fmt::format("op `{}` is declared twice", qualified[later]),
+        "give one of them an overload name, e.g. `name.variant(...)`");
+    diags_.note(ops_spans_[first], "first declared here");
+  }
+  for (auto [first, later] :
+       find_duplicates(std::vector<std::string_view>(cpp.begin(), cpp.end()))) {
+    if (repeated[later]) continue;  // the same op twice: reported above
+    diags_.error(
+        ops_spans_[later],
+        fmt::format(
+            "ops `{}` and `{}` would both be called `{}` in C++ and Python",
+            qualified[first],
+            qualified[later],
+            cpp[later]),
+        "rename one of them");
+    diags_.note(ops_spans_[first], fmt::format("`{}` is declared here", qualified[first]));
+  }
+}
+
+}  // namespace structop::resolving

@@ -1,0 +1,331 @@
+#include "compat/comparison.h"
+
+namespace structop::compat::comparing {
+
+void Comparison::compare_slots(const lower::LoweredOp& o, const lower::LoweredOp& n) {
+  std::map<std::string, size_t> old_index, new_index;
+  for (size_t i = 0; i < o.slots.size(); ++i) old_index[o.slots[i].name] = i;
+  for (size_t i = 0; i < n.slots.size(); ++i) new_index[n.slots[i].name] = i;
+  std::vector<bool> new_seen(n.slots.size(), false);
+  adopted_params(o, n, old_index, new_seen);
+  for (size_t i = 0; i < o.slots.size(); ++i) {
+    const lower::Slot& os = o.slots[i];
+    slot_key_ = i;
+    auto it = new_index.find(os.name);
+    if (it == new_index.end()) {
+      // Renamed: the new argument at its index is not an old one.
+      if (i < n.slots.size() && !old_index.count(n.slots[i].name)) {
+        const lower::Slot& ns = n.slots[i];
+        new_seen[i] = true;
+        std::string hint = "keep the old name, or give the new signature its own overload";
+        if (ns.from_record()) {
+          const model::Param& p = new_.op(n).params[ns.param];
+          hint = fmt::format(
+              "pin the old name: `schema_name: {}` on field `{}.{}`",
+              os.name,
+              record_of_leaf(new_, p, ns),
+              new_.field(p.type.decl, ns.fields).name);
+        }
+        add(kFlat,
+            new_.slot_span(n, ns),
+            op_,
+            fmt::format(
+                "lowered argument {} was renamed to {}: calls that pass it by name fail",
+                slot_label(os),
+                slot_label(ns)),
+            hint);
+        compare_slot(o, os, n, ns);
+        continue;
+      }
+      add(kFlat,
+          old_.slot_span(o, os),
+          op_,
+          fmt::format("lowered argument {} at flat slot {} was removed", slot_label(os), i),
+          "keep it (with a default, if callers should stop passing it), or give the new "
+          "signature its own overload");
+      continue;
+    }
+    const size_t j = it->second;
+    const lower::Slot& ns = n.slots[j];
+    slot_key_ = j;
+    new_seen[j] = true;
+    if (i != j) {
+      add(kFlat,
+          new_.slot_span(n, ns),
+          op_,
+          fmt::format(
+              "{} moved from flat slot {} to {}: positional calls and saved programs pass "
+              "another argument there",
+              quoted(ns.path == os.path ? ns.path : os.path),
+              i,
+              j),
+          "keep the flat order: add new fields and parameters last, with a default");
+    }
+    compare_slot(o, os, n, ns);
+  }
+  for (size_t j = 0; j < n.slots.size(); ++j) {
+    if (new_seen[j] || old_index.count(n.slots[j].name)) continue;
+    const lower::Slot& ns = n.slots[j];
+    slot_key_ = j;
+    bool trailing = true;
+    for (size_t k = j + 1; k < n.slots.size(); ++k) trailing &= !old_index.count(n.slots[k].name);
+    if (!trailing) {
+      add(kFlat,
+          new_.slot_span(n, ns),
+          op_,
+          fmt::format(
+              "new lowered argument {} at flat slot {}, before existing arguments",
+              slot_label(ns),
+              j),
+          "add the field last with a default (new fields of a record go after its last field, "
+          "new parameters after the last parameter)");
+    } else if (!ns.schema_default) {
+      add(kFlat,
+          new_.slot_span(n, ns),
+          op_,
+          fmt::format(
+              "new lowered argument {} has no default{}: calls and saved programs that do not "
+              "pass it fail",
+              slot_label(ns),
+              ns.default_value ? " in the schema (a positional argument after it has none)" : ""),
+          ns.default_value ? "make it keyword-only (after `*`), or add it after the arguments "
+                             "without default"
+                           : "give it a default (`TYPE = DEFAULT`, or `default:`)");
+    } else {
+      add(kCompatible,
+          new_.slot_span(n, ns),
+          op_,
+          fmt::format(
+              "new lowered argument {} with default `{}`",
+              slot_label(ns),
+              *ns.schema_default));
+    }
+  }
+}
+
+void Comparison::adopted_params(
+    const lower::LoweredOp& o,
+    const lower::LoweredOp& n,
+    const std::map<std::string, size_t>& old_index,
+    const std::vector<bool>& /*new_seen*/) {
+  const model::Op& nop = new_.op(n);
+  for (size_t p = 0; p < nop.params.size(); ++p) {
+    if (!nop.params[p].type.is_record()) continue;
+    std::vector<std::string> plain;
+    bool adopted = true;
+    for (const auto& s : n.slots) {
+      if (s.param != p) continue;
+      auto it = old_index.find(s.name);
+      if (it == old_index.end()) continue;
+      if (o.slots[it->second].from_record()) adopted = false;
+      plain.push_back(o.slots[it->second].path);
+    }
+    if (!adopted || plain.empty()) continue;
+    for (const auto& s : n.slots) {
+      if (s.param == p) adopted_slots_.insert(s.name);
+    }
+    add(kCompatible,
+        nop.params[p].span,
+        op_,
+        fmt::format(
+            "{} {} {} of record parameter `{}` (`{}`); the lowered names are pinned, so the "
+            "flat schema keeps {}",
+            plain.size() == 1 ? "parameter" : "parameters",
+            quoted_list(plain),
+            plain.size() == 1 ? "is now a field" : "are now fields",
+            nop.params[p].name,
+            describe_type(nop.params[p].type, new_.m),
+            plain.size() == 1 ? "it" : "them"));
+  }
+}
+
+std::string Comparison::record_of_leaf(
+    const Side& side,
+    const model::Param& p,
+    const lower::Slot& s) {
+  int decl = p.type.decl;
+  for (size_t k = 0; k + 1 < s.fields.size(); ++k)
+    decl = side.m.records[static_cast<size_t>(decl)].fields[s.fields[k]].type.decl;
+  return side.m.records[static_cast<size_t>(decl)].name;
+}
+
+void Comparison::compare_slot(
+    const lower::LoweredOp& o,
+    const lower::Slot& os,
+    const lower::LoweredOp& n,
+    const lower::Slot& ns) {
+  const Span at = new_.slot_span(n, ns);
+  const std::string label = slot_label(ns);
+  const std::string old_type = base_schema_type(os.type), new_type = base_schema_type(ns.type);
+  if (old_type != new_type) {
+    if (new_type == old_type + "?") {
+      add(kCompatible,
+          at,
+          op_,
+          fmt::format("lowered argument {} widened from `{}` to `{}`", label, old_type, new_type));
+    } else {
+      add(kFlat,
+          at,
+          op_,
+          fmt::format(
+              "lowered argument {} changed type from `{}` to `{}`",
+              label,
+              old_type,
+              new_type),
+          "keep the type; give the new type its own overload");
+    }
+  } else if (os.schema_type != ns.schema_type) {
+    add(kFlat,
+        at,
+        op_,
+        fmt::format(
+            "the alias annotation of {} changed from `{}` to `{}`: what the op mutates or "
+            "aliases is part of its schema",
+            label,
+            os.schema_type,
+            ns.schema_type),
+        "keep `mutates:` and the annotations; give an op with other mutations its own name or "
+        "overload (an in-place form is usually `op_`)");
+  }
+  if (!os.kwarg_only && ns.kwarg_only) {
+    add(kFlat,
+        at,
+        op_,
+        fmt::format("lowered argument {} became keyword-only: positional calls fail", label),
+        "keep it positional (before `*`)");
+  } else if (os.kwarg_only && !ns.kwarg_only) {
+    add(kCompatible, at, op_, fmt::format("lowered argument {} is no longer keyword-only", label));
+  }
+  if (old_type != new_type && new_type != old_type + "?") {
+    // A default of another type is part of the retyping already reported.
+  } else if (os.schema_default && !ns.schema_default) {
+    add(kFlat,
+        at,
+        op_,
+        fmt::format(
+            "the default `{}` of lowered argument {} was removed{}: calls and saved programs "
+            "that left it out fail",
+            *os.schema_default,
+            label,
+            ns.default_value ? " from the schema (a later positional argument has none)" : ""),
+        "keep the default");
+  } else if (os.schema_default && ns.schema_default && *os.schema_default != *ns.schema_default) {
+    add(kFlat,
+        at,
+        op_,
+        fmt::format(
+            "the default of lowered argument {} changed from `{}` to `{}`: calls and saved "
+            "programs that left it out silently get the new value",
+            label,
+            *os.schema_default,
+            *ns.schema_default),
+        "keep the old default; give the new behaviour its own overload or a new argument");
+  } else if (!os.schema_default && ns.schema_default) {
+    add(kCompatible,
+        at,
+        op_,
+        fmt::format("lowered argument {} gained the default `{}`", label, *ns.schema_default));
+  } else if (!os.schema_default && !ns.schema_default) {
+    // Defaults only the record APIs apply (SPEC 3.5).
+    const std::string od = os.default_value ? describe_default(*os.default_value) : "";
+    const std::string nd = ns.default_value ? describe_default(*ns.default_value) : "";
+    if (!od.empty() && od != nd) {
+      add(kApi,
+          at,
+          op_,
+          nd.empty() ? fmt::format(
+                           "the record API's default `{}` of `{}` was removed (the schema "
+                           "shows none)",
+                           od,
+                           ns.path)
+                     : fmt::format(
+                           "the record API's default of `{}` changed from `{}` to `{}` (the "
+                           "schema shows none)",
+                           ns.path,
+                           od,
+                           nd),
+          "keep the old default");
+    } else if (od.empty() && !nd.empty()) {
+      add(kCompatible,
+          at,
+          op_,
+          fmt::format("`{}` gained the default `{}` in the record API", ns.path, nd));
+    }
+  }
+  // The record API: where the leaf is, and the types along its path.
+  if (os.name == ns.name && os.path != ns.path && !adopted_slots_.count(ns.name))
+    renamed_path(os, n, ns);
+  if (os.path == ns.path) {
+    const std::vector<std::string> oc = old_.record_chain(o, os), nc = new_.record_chain(n, ns);
+    for (size_t k = 0; k < oc.size() && k < nc.size(); ++k) {
+      if (oc[k] != nc[k]) renamed_type("record", oc[k], nc[k], at);
+    }
+    const std::string ot = old_.api_type(os), nt = new_.api_type(ns);
+    if (ot != nt && old_type == new_type) {
+      if (os.type.is_enum() && ns.type.is_enum()) {
+        renamed_type("enum", ot, nt, at);
+      } else {
+        add(kApi,
+            at,
+            op_,
+            fmt::format(
+                "`{}` is a `{}` in the record API, was `{}` (the schema type `{}` is unchanged)",
+                ns.path,
+                nt,
+                ot,
+                new_type),
+            "keep the declared type");
+      }
+    }
+  }
+}
+
+void Comparison::renamed_type(
+    const char* what,
+    const std::string& from,
+    const std::string& to,
+    Span at) {
+  if (!renamed_types_.insert({from, to}).second) return;
+  renamed_decls_.insert(from);
+  for (const auto& r : new_.m.records)
+    if (r.name == to) at = r.span;
+  for (const auto& e : new_.m.enums)
+    if (e.name == to) at = e.span;
+  add(kApi,
+      at,
+      op_,
+      fmt::format(
+          "{} `{}` was renamed to `{}` (the schema is unchanged): code that names `{}` no "
+          "longer compiles",
+          what,
+          from,
+          to,
+          from),
+      fmt::format("keep the name `{}`", from));
+}
+
+void Comparison::renamed_path(
+    const lower::Slot& os,
+    const lower::LoweredOp& n,
+    const lower::Slot& ns) {
+  std::vector<std::string> a = os.api_segments, b = ns.api_segments;
+  while (a.size() > 1 && b.size() > 1 && a.back() == b.back()) {
+    a.pop_back();
+    b.pop_back();
+  }
+  const std::string from = fmt::format("{}", fmt::join(a, ".")),
+                    to = fmt::format("{}", fmt::join(b, "."));
+  if (!renamed_prefixes_.insert({from, to}).second) return;
+  add(kApi,
+      new_.slot_span(n, ns),
+      op_,
+      fmt::format(
+          "`{}` is now `{}` in the C++ and Python APIs; {}, so the schema is unchanged",
+          from,
+          to,
+          from == os.api_path ? fmt::format("the lowered name `{}` is pinned", ns.name)
+                              : std::string("the lowered names are pinned")),
+      fmt::format("keep the name `{}`", from));
+}
+
+}  // namespace structop::compat::comparing

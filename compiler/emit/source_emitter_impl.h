@@ -1,0 +1,180 @@
+// The X.ops.cpp emitter (emit/emitters.h: emit_source) as one class whose member
+// functions live in one file per concern; internal to emit/:
+//   source_emitter.cpp  run(), records (unflatten functions), call API, registration
+//   source_ops.cpp      per op: the adapter struct, its boxed call, slots, backward
+#pragma once
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+#include "check/describe.h"
+#include "check/names.h"
+#include "emit/code_printer.h"
+#include "emit/cpp_op.h"
+#include "emit/emitters.h"
+#include "emit/naming.h"
+#include "lang/generated_names.h"
+
+namespace structop::source_emit {
+
+using Strings = std::vector<std::string>;
+
+inline std::string join(const Strings& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+/// `(a, b)` and `{a, b}`: lists the printer lays out where they land.
+inline std::string args(const Strings& items) {
+  return "(" + CodePrinter::list(items) + ")";
+}
+inline std::string braces(const Strings& items) {
+  return "{" + CodePrinter::list(items) + "}";
+}
+
+/// A raw string literal, `R"(text)"`, so that schemas read as torch prints
+/// them; the delimiter grows until `)delim"` does not occur in the text.
+inline std::string raw_string_literal(const std::string& text) {
+  std::string delim;
+  while (text.find(")" + delim + "\"") != std::string::npos) delim += "s";
+  return "R\"" + delim + "(" + text + ")" + delim + "\"";
+}
+
+class SourceEmitter {
+ public:
+  explicit SourceEmitter(const EmitInput& in);
+
+  std::string run();
+
+ private:
+  // ---- records -------------------------------------------------------------
+
+  const model::Record& record(int decl) const { return m_.records[static_cast<size_t>(decl)]; }
+  const lower::RecordLayout& layout(int decl) const;
+
+  /// `unflatten_R(path, leaves)`: a record of type `t` (`R`, `R[]` or `R?`)
+  /// from its flat leaves, which start at the stack entry `leaves_expr` (a
+  /// `c10::IValue*` expression).
+  std::string unflatten_call(
+      const model::Type& t,
+      const std::string& path_expr,
+      const std::string& leaves_expr) const;
+
+  /// unflatten_<R> takes the record's path: for its enum leaves' errors,
+  /// or for a list of records or an optional record inside it, whose checks
+  /// name it.
+  bool takes_path(int decl) const;
+
+  /// A flat argument on the stack as the dispatcher's C++ type for `type`.
+  std::string stack_arg(const model::Type& type, const std::string& ivalue) const;
+
+  void unflatten_functions();
+
+  /// `c10::optional<R> unflatten_R_optional(path, leaves)`: an optional
+  /// record from its leaves (each optional in the schema): absent when its
+  /// presence witness (RecordLayout::required_leaves) is None, then every
+  /// leaf must be None; present, every required leaf must be given.
+  void unflatten_optional_function(int decl);
+
+  /// `R unflatten_R([path,] leaves)`: a record from its leaves.
+  void unflatten_function(int decl);
+
+  /// `std::vector<R> unflatten_R_list(path, leaves)`: a list of records from
+  /// one list per leaf (R's leaves, as lists), which must have one length.
+  void unflatten_list_function(int decl);
+
+  /// `::ns::R{structop::item(l0, i), ::ns::Inner{...}, ...}`: item `i` of a list
+  /// of records from the leaves' lists `l<next>`, `l<next + 1>`, ...
+  std::string item_init(int decl, size_t& next) const;
+
+  /// A leaf of a list of records (Slot::list_depth) across the list:
+  /// `structop::gather(cfg.layers, &Layer::inner, &Inner::w)` (the call API),
+  /// or with `grads` the backward's `structop::take_grads(grads.cfg.layers,
+  /// &LayerGrad::inner, &InnerGrad::w)`.
+  std::string list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const;
+
+  /// A leaf below optional records (Slot::optional_at) in the call API:
+  /// `cfg && cfg->inner ? c10::IValue(cfg->inner->w) : c10::IValue()`, the
+  /// leaf's flat value when every one of them is present, else None.
+  std::string optional_leaf(const lower::Slot& s) const;
+
+  // ---- per op --------------------------------------------------------------
+
+  /// The kernels' arguments (record form) from the flat ones at `args`.
+  Strings kernel_args(const CppOp& op) const;
+
+  /// The names of the adapter's forward kernels: `forward`, or the
+  /// `dispatch:` keys in lower case (`cpu`, `cuda`).
+  static Strings forward_names(const CppOp& op);
+
+  /// The body of a boxed kernel that calls `kernel_fn` through with_args.
+  std::string boxed_call(const CppOp& op, const std::string& kernel_fn) const;
+
+  /// A record returned by the op, built from its leaves' flat outputs:
+  /// `Stats{leaf(1), leaf(2)}` (`StatsGrad{...}` with `grad`); `next` is the
+  /// first leaf's output and moves past the record.
+  std::string record_from_outputs(
+      const model::Type& type,
+      size_t& next,
+      const std::function<std::string(size_t)>& leaf,
+      bool grad) const;
+
+  /// The op's returns in record form from its flat outputs, `leaf(k)` the
+  /// k-th: one value per return (a record's grad record with `grad`).
+  Strings returns_from_outputs(
+      const CppOp& op,
+      const std::function<std::string(size_t)>& leaf,
+      bool grad) const;
+
+  /// With records among the returns: the adapter's conversions between the
+  /// kernels' results and the flat outputs.
+  std::string record_return_members(const CppOp& op) const;
+
+  /// The boxed Meta kernel of an op with `meta: custom` (an identity meta is
+  /// the runtime's, registered with impl_meta_like).
+  std::string meta_member(const CppOp& op) const;
+
+  static constexpr const char* kBoxedParams =
+      "(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack)";
+
+  void op_section(const CppOp& op);
+
+  /// Text without its trailing newlines (for substitution as one value).
+  static std::string trimmed(std::string text);
+
+  void slot_table(const CppOp& op);
+
+  /// The autograd bridge's side of the adapter: setup_context, backward and
+  /// the BackwardDef that names them with the grad slots and their paths.
+  std::string backward_members(const CppOp& op) const;
+
+  // ---- call API and registration -------------------------------------------
+
+  /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
+  std::string call_statement(
+      const std::string& ret,
+      const std::string& fn,
+      const Strings& call_args) const;
+
+  void call_api();
+
+  void registration();
+
+  void prologue();
+
+  const EmitInput& in_;
+  const model::Module& m_;
+  CppTypes types_;
+  // Inside an adapter struct its members (`backward`, `meta`, ...) hide
+  // records and enums of the same name: there they are spelled `::ns::R`.
+  CppTypes adapter_types_;
+  CodePrinter p_;
+  std::vector<CppOp> ops_;
+};
+
+}  // namespace structop::source_emit

@@ -1,0 +1,358 @@
+#include "emit/source_emitter_impl.h"
+
+namespace structop::source_emit {
+
+Strings SourceEmitter::kernel_args(const CppOp& op) const {
+  const model::Op& o = op.op();
+  const lower::LoweredOp& lo = op.lowered();
+  Strings out;
+  for (size_t i = 0; i < o.params.size(); ++i) {
+    const model::Param& p = o.params[i];
+    const auto first = std::find_if(lo.slots.begin(), lo.slots.end(), [&](const lower::Slot& s) {
+      return s.param == i;
+    });
+    const size_t slot = static_cast<size_t>(first - lo.slots.begin());
+    const std::string path = fmt::format(
+        "structop::ArgPath(op_name, {})",
+        cpp_string_literal(p.name));
+    if (p.type.is_record()) {
+      // Held (structop::Held): its destructor is compiled once per record
+      // type instead of in every kernel call.
+      out.push_back(
+          "structop::Held<" + adapter_types_.value_type(p.type) + ">" +
+          braces(
+              {unflatten_call(p.type, path, slot == 0 ? "args" : fmt::format("args + {}", slot))}));
+    } else {
+      const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
+      out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
+    }
+  }
+  return out;
+}
+
+Strings SourceEmitter::forward_names(const CppOp& op) {
+  Strings out;
+  for (const auto& k : op.kernels()) {
+    if (!k.dispatch_key) {
+      out.push_back("forward");
+      continue;
+    }
+    std::string lower = *k.dispatch_key;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
+      return static_cast<char>(std::tolower(c));
+    });
+    out.push_back(lower);
+  }
+  return out;
+}
+
+std::string SourceEmitter::boxed_call(const CppOp& op, const std::string& kernel_fn) const {
+  const std::string call = "with_args" + args({"structop::arguments(stack, num_args)", kernel_fn});
+  if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
+  // Held until it is on the stack, so that its destructor is not compiled
+  // here (structop::Held).
+  const std::string result =
+      "structop::Held<" + op.flat_return_type() + ">" +
+      braces({op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call});
+  return "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
+}
+
+std::string SourceEmitter::record_from_outputs(
+    const model::Type& type,
+    size_t& next,
+    const std::function<std::string(size_t)>& leaf,
+    bool grad) const {
+  const model::Record& r = m_.records[static_cast<size_t>(type.decl)];
+  Strings fields;
+  for (const auto& f : r.fields) {
+    fields.push_back(
+        f.type.is_record() ? record_from_outputs(f.type, next, leaf, grad) : leaf(next++));
+  }
+  // Spelled `::ns::R`: inside the adapter a member could hide the record.
+  return (grad ? adapter_types_.grad_record_name(type.decl)
+               : adapter_types_.record_name(type.decl)) +
+         braces(fields);
+}
+
+Strings SourceEmitter::returns_from_outputs(
+    const CppOp& op,
+    const std::function<std::string(size_t)>& leaf,
+    bool grad) const {
+  Strings values;
+  for (const auto& r : op.lowered().api_returns) {
+    size_t next = r.first_output;
+    values.push_back(
+        r.type.is_plain_record() ? record_from_outputs(r.type, next, leaf, grad)
+                                 : leaf(r.first_output));
+  }
+  return values;
+}
+
+std::string SourceEmitter::record_return_members(const CppOp& op) const {
+  const lower::LoweredOp& lo = op.lowered();
+  if (!lo.has_record_return) return "";
+  const bool one_return = lo.api_returns.size() == 1;
+  const bool one_output = lo.outputs.size() == 1;
+  Strings leaves;
+  for (const auto& o : lo.outputs) {
+    const std::string base = one_return ? "result" : fmt::format("std::get<{}>(result)", o.ret);
+    leaves.push_back("std::move(" + base + o.member_path + ")");
+  }
+  const std::string flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
+  const Strings values = returns_from_outputs(
+      op,
+      [&](size_t k) {
+        return one_output ? std::string("std::move(flat)")
+                          : fmt::format("std::move(std::get<{}>(flat))", k);
+      },
+      false);
+  const std::string records = one_return ? values[0] : "std::make_tuple" + args(values);
+  std::vector<model::Type> types;
+  for (const auto& r : lo.api_returns) types.push_back(r.type);
+  const std::string ret = adapter_types_.return_type(types);
+  CodePrinter p(2, false);
+  p.emit(
+      {{"flat_outputs",
+        signature(
+            "static " + op.flat_return_type() + " flat_outputs",
+            {{ret + "&&", "result", std::nullopt}})},
+       {"record_outputs",
+        signature(
+            "static " + ret + " record_outputs",
+            {{op.flat_return_type() + "&&", "flat", std::nullopt}})},
+       {"flat", flat},
+       {"records", records}},
+      R"cc(
+
+        /// The kernels' results with each returned record as its leaves, in
+        /// the flat outputs' order.
+        $flat_outputs$ {
+          return $flat$;
+        }
+
+        /// The flat outputs back in record form (the C++ call API).
+        $record_outputs$ {
+          return $records$;
+        }
+      )cc");
+  return trimmed(p.str());
+}
+
+std::string SourceEmitter::meta_member(const CppOp& op) const {
+  if (op.op().meta != model::MetaKind::Custom) return "";
+  CodePrinter p(2, false);
+  p.emit(
+      {{"params", kBoxedParams}, {"body", boxed_call(op, "kernels::" + op.names().meta)}},
+      R"cc(
+
+        static void meta$params$ {
+          $body$
+        }
+      )cc");
+  return trimmed(p.str());
+}
+
+void SourceEmitter::op_section(const CppOp& op) {
+  const lower::LoweredOp& lo = op.lowered();
+  p_.line();
+  slot_table(op);
+  Strings find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
+  if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
+  Strings flat_types;
+  for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
+  std::string kernels;
+  const Strings names = forward_names(op);
+  for (size_t k = 0; k < names.size(); ++k) {
+    CodePrinter p(2, false);
+    p.emit(
+        {{"name", names[k]},
+         {"params", kBoxedParams},
+         {"body", boxed_call(op, "kernels::" + op.kernels()[k].name)}},
+        R"cc(
+
+          static void $name$$params$ {
+            $body$
+          }
+        )cc");
+    kernels += p.str();
+  }
+  p_.emit(
+      {{"adapter", op.names().adapter},
+       {"op", cpp_string_literal(op.qualified())},
+       {"num_args", std::to_string(lo.slots.size())},
+       {"signature", op.flat_return_type() + args(flat_types)},
+       {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
+       {"kernel_args", args(kernel_args(op))},
+       {"kernels", trimmed(kernels)},
+       {"records", record_return_members(op)},
+       {"meta", meta_member(op)},
+       {"backward", op.op().backward ? backward_members(op) : ""},
+       {"find", join(find_args, ", ")}},
+      R"cc(
+
+        struct $adapter$ {
+          static constexpr const char* op_name = $op$;
+          static constexpr std::size_t num_args = $num_args$;
+          /// The dispatcher's C++ types for the flat schema.
+          using signature = $signature$;
+
+          /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+          /// the kernels' record form, once, and calls `fn` with them.
+          template <class Fn>
+          static decltype(auto) with_args($args_param$, Fn&& fn) {
+            return fn$kernel_args$;
+          }
+          $records$
+          $kernels$
+          $meta$
+          $backward$
+
+          /// The op, for the C++ call API.
+          static inline structop::OpRef handle{$find$};
+        };
+      )cc");
+}
+
+std::string SourceEmitter::trimmed(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+void SourceEmitter::slot_table(const CppOp& op) {
+  const lower::LoweredOp& lo = op.lowered();
+  std::vector<std::array<std::string, 6>> rows;
+  rows.push_back({"slot", "original path", "lowered name", "type", "default", ""});
+  for (size_t i = 0; i < lo.slots.size(); ++i) {
+    const lower::Slot& s = lo.slots[i];
+    Strings notes;
+    if (s.kwarg_only) notes.push_back("kwarg-only");
+    if (s.type.is_enum()) {
+      notes.push_back(describe_type(s.type, m_));
+    }
+    if (s.default_value && !s.schema_default)
+      notes.push_back("default " + describe_default(*s.default_value) + " in the APIs");
+    rows.push_back(
+        {std::to_string(i),
+         s.path,
+         s.name,
+         s.schema_type,
+         comment_text(s.schema_default.value_or("")),
+         notes.empty() ? "" : comment_text("(" + join(notes, ", ") + ")")});
+  }
+  size_t width[6] = {};
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string table;
+  for (const auto& r : rows) {
+    std::string line = "//  ";
+    for (size_t c = 0; c < 5; ++c) line += fmt::format(" {:<{}}", r[c], width[c] + 1);
+    // The notes go on a line of their own where they would pass the limit.
+    const bool own_line = line.size() + 1 + r[5].size() > CodePrinter::kColumns;
+    if (!r[5].empty())
+      line += own_line ? "\n//" + std::string(5 + width[0] + 2, ' ') + r[5] : " " + r[5];
+    while (line.back() == ' ') line.pop_back();
+    table += line + "\n";
+  }
+  table.pop_back();
+  std::string title = "// " + comment_text(original_signature(op.op(), m_));
+  p_.emit(
+      {{"title", title}, {"table", table}},
+      R"cc(
+        // ===========================================================================
+        $title$
+        $table$
+        // ===========================================================================
+      )cc");
+}
+
+std::string SourceEmitter::backward_members(const CppOp& op) const {
+  const lower::LoweredOp& lo = op.lowered();
+  Strings paths, slots, lists, moves, grads;
+  for (size_t slot : op.grad_slots()) {
+    paths.push_back(cpp_string_literal(lo.slots[slot].path));
+    slots.push_back(std::to_string(slot));
+    lists.push_back(lo.slots[slot].grad_list ? "true" : "false");
+    const lower::Slot& s = lo.slots[slot];
+    moves.push_back(
+        s.list_depth ? list_leaf(op.op(), s, true)
+                     : fmt::format("std::move(grads.{})", s.api_path));
+  }
+  // With a list slot the gradients are laid out per edge (one per tensor of
+  // a list), which only the call knows: structop::grad_edges.
+  if (lo.has_grad_list) moves.insert(moves.begin(), {"ctx", "backward_def"});
+  grads.push_back("ctx");
+  if (op.list_output()) {
+    grads.push_back("grad_outputs");
+  } else {
+    for (auto& g : returns_from_outputs(
+             op,
+             [](size_t k) { return fmt::format("grad_outputs[{}]", k); },
+             true))
+      grads.push_back(std::move(g));
+  }
+  Strings setup_args = {"ctx", "inputs..."};
+  for (auto& o : returns_from_outputs(
+           op,
+           [&](size_t k) {
+             // A tensor by reference (no copy to destroy), others as values.
+             return lo.outputs[k].type.is_plain_tensor()
+                        ? fmt::format("outputs[{}].toTensor()", k)
+                        : fmt::format(
+                              "structop::output<{}>(outputs[{}])",
+                              types_.output_type(lo.outputs[k].type),
+                              k);
+           },
+           false))
+    setup_args.push_back(std::move(o));
+  CodePrinter p(2, false);
+  p.emit(
+      {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},
+       {"paths", braces(paths)},
+       {"slots", braces(slots)},
+       {"lists",
+        lo.has_grad_list ? "\n// Whether each grad slot is a list (one edge per tensor).\n"
+                           "static constexpr bool grad_lists[] = " +
+                               braces(lists) + ";"
+                         : ""},
+       {"collect", lo.has_grad_list ? "grad_edges" : "grad_list"},
+       {"def",
+        braces(
+            {"op_name",
+             "grad_paths",
+             "grad_slots",
+             lo.has_grad_list ? "grad_lists" : "nullptr",
+             std::to_string(paths.size()),
+             "&setup_context",
+             "&backward"})},
+       {"grads_type", op.names().grads},
+       {"call", braces({"kernels::" + op.names().backward + args(grads)})},
+       {"moves", args(moves)}},
+      R"cc(
+
+        static void setup_context(
+            torch::autograd::AutogradContext* ctx,
+            c10::IValue* args,
+            const c10::IValue* outputs) {
+          with_args(args, [&](const auto&... inputs) {
+            $setup$;
+          });
+        }
+
+        static structop::variable_list backward(
+            torch::autograd::AutogradContext* ctx,
+            const structop::variable_list& grad_outputs) {
+          structop::Held<$grads_type$> held$call$;
+          $grads_type$& grads = held.value;
+          return structop::$collect$$moves$;
+        }
+
+        // Original path and flat argument of each grad slot (= the node's edges).
+        static constexpr const char* grad_paths[] = $paths$;
+        static constexpr std::size_t grad_slots[] = $slots$;$lists$
+        static constexpr structop::BackwardDef backward_def = $def$;
+      )cc");
+  return trimmed(p.str());
+}
+
+}  // namespace structop::source_emit
