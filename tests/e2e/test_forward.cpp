@@ -129,8 +129,8 @@ CATCH_TEST_CASE("row 2: ops are registered under their namespace, name and overl
       text.str() ==
       "weights::op(Tensor x, Tensor cfg__inner__w, Tensor cfg__inner__b, "
       "float cfg__scale=1., str cfg__mode=\"causal\") -> Tensor");
-  // A keyword parameter keeps its name in the schema (from_ in C++).
-  CATCH_CHECK(schema_of("dtypes::cast_checked").arguments()[1].name() == "from");
+  // A parameter named like a Python keyword is from_ in the schema too (docs/idl.md).
+  CATCH_CHECK(schema_of("dtypes::cast_checked").arguments()[1].name() == "from_");
 
   // The overload runs its own kernel, and dispatch: [CPU, CUDA] registered both keys.
   const at::Tensor x = at::randn({2, 4}, f64());
