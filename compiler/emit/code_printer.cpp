@@ -1,8 +1,8 @@
 #include "emit/code_printer.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
-#include <vector>
 
 namespace structop {
 namespace {
@@ -23,144 +23,288 @@ bool blank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-// A list is encoded in the text as kOpen item kSep item ... kClose: bytes
-// that UTF-8 never uses, so no text from an IDL file (all UTF-8, docs
-// included, whatever control characters their escapes spell) is taken for one.
-constexpr char kOpen = '\xFC';
-constexpr char kSep = '\xFD';
-constexpr char kClose = '\xFE';
-
-/// Index of the kClose matching the kOpen at `open`.
-size_t matching_close(std::string_view text, size_t open) {
-  int depth = 0;
-  for (size_t i = open; i < text.size(); ++i) {
-    if (text[i] == kOpen) ++depth;
-    if (text[i] == kClose && --depth == 0) return i;
-  }
-  throw std::logic_error("unbalanced list in generated text");
+std::string spaces(size_t n) {
+  return std::string(n, ' ');
 }
 
-/// Lays out one line (already indented by `indent` spaces) into `out`.
-void lay_out(std::string_view line, size_t indent, std::string& out) {
-  const std::string flat = CodePrinter::flat(line);
-  const size_t open = line.find(kOpen);
+/// The pieces [from, to) of `code` as code.
+Code slice(const Code& code, size_t from, size_t to) {
+  Code out;
+  for (size_t i = from; i < to; ++i) {
+    out += code.pieces()[i];
+  }
+  return out;
+}
+
+/// The flat items of a list, as one line.
+std::string flat_items(const Code::List& list) {
+  std::string out;
+  const char* sep = list.kind == ListKind::Clauses ? " " : ", ";
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    if (i) out += sep;
+    out += list.items[i].flat();
+  }
+  if (list.kind == ListKind::Tuple && list.items.size() == 1) out += ",";
+  return out;
+}
+
+// ---- C++ -------------------------------------------------------------------
+
+/// Lays out one C++ line (already indented by `indent` spaces) into `out`.
+void lay_out_cpp(const Code& line, size_t indent, std::string& out) {
+  const std::string flat = line.flat();
+  const auto& pieces = line.pieces();
+  size_t open = 0;
+  while (open < pieces.size() && !pieces[open].list) ++open;
   // A long `#error "message"` continues on the next line at +4, as
   // clang-format breaks it (the message itself is never split).
-  if (flat.size() > CodePrinter::kColumns && line.compare(indent, 8, "#error \"") == 0) {
-    out += std::string(indent, ' ') + "#error \\\n";
-    out += std::string(indent + 4, ' ') + flat.substr(indent + 7);
+  if (flat.size() > CodePrinter::kColumns && flat.compare(indent, 8, "#error \"") == 0) {
+    out += spaces(indent) + "#error \\\n";
+    out += spaces(indent + 4) + flat.substr(indent + 7);
     out += '\n';
     return;
   }
-  if (open == std::string_view::npos || flat.size() <= CodePrinter::kColumns) {
+  if (open == pieces.size() || flat.size() <= CodePrinter::kColumns) {
     out += flat;
     out += '\n';
     return;
   }
   // Break the first list: opener on this line, one item per line at +4.
-  const size_t close = matching_close(line, open);
-  std::vector<std::string_view> items;
-  int depth = 0;
-  size_t start = open + 1;
-  for (size_t i = open + 1; i < close; ++i) {
-    if (line[i] == kOpen) ++depth;
-    if (line[i] == kClose) --depth;
-    if (line[i] == kSep && depth == 0) {
-      items.push_back(line.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (close > open + 1) items.push_back(line.substr(start, close - start));
-  const std::string_view head = line.substr(0, open);
-  const std::string_view tail = line.substr(close + 1);
+  const Code::List& list = *pieces[open].list;
+  const Code head = slice(line, 0, open);
+  const Code tail = slice(line, open + 1, pieces.size());
+  const std::string head_text = head.flat();
   // The right-hand side of an assignment (or initialization) that fits on
   // the next line at +4 moves there whole, as clang-format does, rather than
   // one item per line.
-  const size_t assign = head.rfind(" = ");
-  if (assign != std::string_view::npos) {
-    const std::string next = std::string(indent + 4, ' ') + std::string(head.substr(assign + 3)) +
-                             CodePrinter::flat(line.substr(open));
+  const size_t assign = head_text.rfind(" = ");
+  if (assign != std::string::npos) {
+    const std::string next = spaces(indent + 4) + head_text.substr(assign + 3) +
+                             slice(line, open, pieces.size()).flat();
     if (next.size() <= CodePrinter::kColumns) {
-      out += CodePrinter::flat(head.substr(0, assign + 2));
+      out += head_text.substr(0, assign + 2);
       out += '\n';
       out += next;
       out += '\n';
       return;
     }
   }
-  if (items.empty()) {
-    lay_out(std::string(head) + std::string(tail), indent, out);
+  const std::vector<Code>& items = list.items;
+  if (items.empty() || (items.size() == 1 && items[0].empty())) {
+    lay_out_cpp(head + tail, indent, out);
     return;
   }
   // A single item that would not fit on a line of its own either stays after
   // the opener, and a list inside it breaks instead (`held{f(` then f's
   // arguments), as clang-format does.
-  if (items.size() == 1 && items[0].find(kOpen) != std::string_view::npos &&
-      indent + 4 + CodePrinter::flat(items[0]).size() + CodePrinter::flat(tail).size() >
-          CodePrinter::kColumns) {
-    lay_out(std::string(head) + std::string(items[0]) + std::string(tail), indent, out);
+  if (items.size() == 1 && items[0].has_list() &&
+      indent + 4 + items[0].flat().size() + tail.flat().size() > CodePrinter::kColumns) {
+    lay_out_cpp(head + items[0] + tail, indent, out);
     return;
   }
-  out += CodePrinter::flat(head);
+  out += head_text;
   out += '\n';
   // Inside a `//` comment the continuation lines stay comments.
-  std::string pad(indent + 4, ' ');
-  if (line.compare(indent, 2, "//") == 0) {
-    const size_t text = line.find_first_not_of(' ', indent + 2);
-    pad = std::string(indent, ' ') + "//" +
-          std::string((text == std::string_view::npos ? 1 : text - indent - 2) + 4, ' ');
+  std::string pad = spaces(indent + 4);
+  if (flat.compare(indent, 2, "//") == 0) {
+    const size_t text = flat.find_first_not_of(' ', indent + 2);
+    pad = spaces(indent) + "//" + spaces((text == std::string::npos ? 1 : text - indent - 2) + 4);
   }
+  const bool comment = pad.find_first_not_of(' ') != std::string::npos;
   for (size_t i = 0; i < items.size(); ++i) {
-    std::string item = pad + std::string(items[i]);
-    item += i + 1 < items.size() ? std::string(",") : std::string(tail);
-    lay_out(item, pad.find_first_not_of(' ') == std::string::npos ? pad.size() : indent, out);
+    const Code item = Code(pad) + items[i] + (i + 1 < items.size() ? Code(",") : tail);
+    lay_out_cpp(item, comment ? indent : pad.size(), out);
   }
+}
+
+// ---- Python ----------------------------------------------------------------
+
+void lay_out_python(const Code& line, size_t indent, std::string& out);
+
+/// Lays out `items` of `list` one per line at `indent` (a trailing comma
+/// after each where `commas`).
+void python_items(const Code::List& list, size_t indent, bool commas, std::string& out) {
+  for (const Code& item : list.items) {
+    lay_out_python(Code(spaces(indent)) + item + (commas ? "," : ""), indent, out);
+  }
+}
+
+/// Lays out one Python line (already indented by `indent` spaces) into `out`.
+void lay_out_python(const Code& line, size_t indent, std::string& out) {
+  const std::string flat = line.flat();
+  const auto& pieces = line.pieces();
+  std::vector<size_t> lists;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].list) lists.push_back(i);
+  }
+  if (flat.size() <= CodePrinter::kColumns || lists.empty()) {
+    out += flat;
+    out += '\n';
+    return;
+  }
+  // The last list whose line up to the opener fits (ruff splits the
+  // right-hand side first).
+  size_t at = lists.back();
+  for (auto it = lists.rbegin(); it != lists.rend(); ++it) {
+    if (slice(line, 0, *it).flat().size() <= CodePrinter::kColumns) {
+      at = *it;
+      break;
+    }
+  }
+  const Code::List& list = *pieces[at].list;
+  const Code head = slice(line, 0, at);
+  const Code tail = slice(line, at + 1, pieces.size());
+  const std::vector<Code>& items = list.items;
+  if (list.kind == ListKind::Parenthesized) {
+    // In parentheses on a line of its own where it fits there; else as it is
+    // (a list inside it breaks instead).
+    const Code& item = items.at(0);
+    if (!item.has_list() && indent + 4 + item.flat().size() <= CodePrinter::kColumns) {
+      out += head.flat() + "(\n";
+      out += spaces(indent + 4) + item.flat() + "\n";
+      lay_out_python(Code(spaces(indent) + ")") + tail, indent, out);
+    } else {
+      lay_out_python(head + item + tail, indent, out);
+    }
+    return;
+  }
+  if (items.empty()) {
+    out += flat;
+    out += '\n';
+    return;
+  }
+  const std::string body = flat_items(list);
+  const bool single = items.size() == 1;
+  bool hug = false, commas = true;
+  switch (list.kind) {
+    case ListKind::Call:
+    case ListKind::Display:
+      hug = single || list.kind == ListKind::Call;
+      commas = !single;
+      break;
+    case ListKind::Params:
+      hug = !single;
+      break;
+    case ListKind::Tuple:
+      break;
+    case ListKind::Clauses:
+      hug = true;
+      commas = false;
+      break;
+    case ListKind::Parenthesized:
+      break;
+  }
+  out += head.flat();
+  out += '\n';
+  if (hug && indent + 4 + body.size() <= CodePrinter::kColumns) {
+    out += spaces(indent + 4) + body + "\n";
+  } else {
+    python_items(list, indent + 4, commas, out);
+  }
+  lay_out_python(Code(spaces(indent)) + tail, indent, out);
 }
 
 }  // namespace
 
-std::string CodePrinter::list(const std::vector<std::string>& items) {
-  std::string out(1, kOpen);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += kSep;
-    out += items[i];
+// ---- Code ------------------------------------------------------------------
+
+Code::Code(std::string text) {
+  if (!text.empty()) pieces_.push_back({std::move(text), nullptr});
+}
+
+Code Code::list(std::vector<Code> items, ListKind kind) {
+  for (const Code& item : items) {
+    if (item.flat().find('\n') != std::string::npos)
+      throw std::logic_error("a list item holds a line break: " + item.flat());
   }
-  out += kClose;
+  if (kind == ListKind::Parenthesized && items.size() != 1)
+    throw std::logic_error("a parenthesized expression is one item");
+  Code out;
+  out.pieces_.push_back({{}, std::make_shared<const List>(List{kind, std::move(items)})});
   return out;
 }
 
-std::string CodePrinter::flat(std::string_view text) {
+void Code::append_text(std::string_view text) {
+  if (text.empty()) return;
+  if (!pieces_.empty() && !pieces_.back().list) {
+    pieces_.back().text += text;
+  } else {
+    pieces_.push_back({std::string(text), nullptr});
+  }
+}
+
+Code& Code::operator+=(const Piece& piece) {
+  if (piece.list)
+    pieces_.push_back(piece);
+  else
+    append_text(piece.text);
+  return *this;
+}
+
+Code& Code::operator+=(const Code& other) {
+  for (const Piece& piece : other.pieces_) *this += piece;
+  return *this;
+}
+
+std::string Code::flat() const {
   std::string out;
-  out.reserve(text.size() + 16);
-  for (char c : text) {
-    if (c == kSep)
-      out += ", ";
-    else if (c != kOpen && c != kClose)
-      out += c;
+  for (const Piece& piece : pieces_) {
+    if (!piece.list) {
+      out += piece.text;
+    } else {
+      out += flat_items(*piece.list);
+    }
   }
   return out;
 }
 
-void CodePrinter::append_line(std::string_view text) {
-  if (blank(text)) {
-    out_ += '\n';
-    return;
-  }
-  const std::string line = std::string(static_cast<size_t>(indent_), ' ') + std::string(text);
-  if (!lay_out_) {
-    out_ += line;
-    out_ += '\n';
-    return;
-  }
-  lay_out(line, line.find_first_not_of(' '), out_);
+bool Code::has_list() const {
+  return std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.list; });
 }
 
-void CodePrinter::line(std::string_view text) {
-  append_line(text);
+std::vector<Code> Code::lines() const {
+  std::vector<Code> out(1);
+  for (const Piece& piece : pieces_) {
+    if (piece.list) {
+      out.back().pieces_.push_back(piece);
+      continue;
+    }
+    const std::vector<std::string_view> parts = split_lines(piece.text);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i) out.emplace_back();
+      out.back().append_text(parts[i]);
+    }
+  }
+  return out;
+}
+
+// ---- CodePrinter -----------------------------------------------------------
+
+void CodePrinter::append_line(const Code& text) {
+  if (blank(text.flat())) {
+    out_ += '\n';
+    code_ += "\n";
+    return;
+  }
+  const Code line = Code(spaces(static_cast<size_t>(indent_))) + text;
+  if (!lay_out_) {
+    code_ += line + "\n";
+    out_ += line.flat() + "\n";
+    return;
+  }
+  const size_t indent = line.flat().find_first_not_of(' ');
+  if (language_ == Language::Python)
+    lay_out_python(line, indent, out_);
+  else
+    lay_out_cpp(line, indent, out_);
+}
+
+void CodePrinter::line(const Code& text) {
+  for (const Code& l : text.lines()) append_line(l);
 }
 
 void CodePrinter::emit(Vars vars, std::string_view text) {
-  std::map<std::string_view, std::pair<const std::string*, bool>> table;  // value, used
+  std::map<std::string_view, std::pair<const Code*, bool>> table;  // value, used
   for (const auto& [name, value] : vars) table[name] = {&value, false};
 
   std::vector<std::string_view> lines = split_lines(text);
@@ -175,11 +319,12 @@ void CodePrinter::emit(Vars vars, std::string_view text) {
 
   for (auto l : lines) {
     std::string_view body = blank(l) ? std::string_view() : l.substr(common);
-    std::string expanded;
+    Code expanded;
+    std::string run;         // text not yet appended to `expanded`
     size_t line_indent = 0;  // of the expanded line, for multi-line values
     for (size_t i = 0; i < body.size(); ++i) {
       if (body[i] != '$') {
-        expanded += body[i];
+        run += body[i];
         continue;
       }
       size_t close = body.find('$', i + 1);
@@ -188,29 +333,51 @@ void CodePrinter::emit(Vars vars, std::string_view text) {
       std::string_view name = body.substr(i + 1, close - i - 1);
       i = close;
       if (name.empty()) {
-        expanded += '$';
+        run += '$';
         continue;
       }
       auto it = table.find(name);
       if (it == table.end())
         throw std::logic_error("template variable $" + std::string(name) + "$ not given");
       it->second.second = true;
-      line_indent = expanded.find_first_not_of(' ') == std::string::npos
-                        ? expanded.size()
-                        : expanded.find_first_not_of(' ');
-      const std::string& value = *it->second.first;
-      for (char c : value) {
-        expanded += c;
-        if (c == '\n') expanded.append(line_indent, ' ');
+      expanded += run;
+      run.clear();
+      const std::string so_far = expanded.flat();
+      line_indent = so_far.find_first_not_of(' ') == std::string::npos
+                        ? so_far.size()
+                        : so_far.find_first_not_of(' ');
+      for (const Code::Piece& piece : it->second.first->pieces()) {
+        if (piece.list) {
+          expanded += piece;
+          continue;
+        }
+        std::string text;
+        for (char c : piece.text) {
+          text += c;
+          if (c == '\n') text.append(line_indent, ' ');
+        }
+        expanded += text;
       }
     }
+    expanded += run;
     // A line that was only `$var$` with an empty value disappears.
-    if (blank(expanded) && !blank(body)) continue;
+    if (blank(expanded.flat()) && !blank(body)) continue;
     // A value ending in a newline (or one substituted alone) must not leave
     // trailing blanks: split again and emit line by line.
-    for (auto piece : split_lines(expanded)) {
-      std::string_view trimmed = piece;
-      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+    for (const Code& piece : expanded.lines()) {
+      Code trimmed;
+      const auto& pieces = piece.pieces();
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        if (pieces[k].list) {
+          trimmed += pieces[k];
+          continue;
+        }
+        std::string_view t = pieces[k].text;
+        if (k + 1 == pieces.size()) {
+          while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+        }
+        trimmed += Code(t);
+      }
       append_line(trimmed);
     }
   }

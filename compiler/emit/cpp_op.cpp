@@ -6,8 +6,8 @@
 
 namespace structop {
 
-std::string spell(const CppParam& p, bool with_default) {
-  std::string out = p.type + " " + p.name;
+Code spell(const CppParam& p, bool with_default) {
+  Code out = p.type + " " + p.name;
   if (with_default && p.default_value) out += " = " + *p.default_value;
   return out;
 }
@@ -77,10 +77,10 @@ std::vector<CppParam> backward_params(const CppOp& op) {
   return out;
 }
 
-std::string signature(const std::string& head, const std::vector<CppParam>& params) {
-  std::vector<std::string> spelled;
+Code signature(const std::string& head, const std::vector<CppParam>& params) {
+  std::vector<Code> spelled;
   for (const auto& p : params) spelled.push_back(spell(p));
-  return head + "(" + CodePrinter::list(spelled) + ")";
+  return head + "(" + Code::list(spelled) + ")";
 }
 
 bool CppOp::list_output() const {

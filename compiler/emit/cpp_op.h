@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check/model.h"
+#include "emit/code_printer.h"
 #include "emit/cpp_types.h"
 #include "lower/lowered.h"
 
@@ -17,11 +18,11 @@ namespace structop {
 struct CppParam {
   std::string type;
   std::string name;
-  std::optional<std::string> default_value;  // a C++ expression
+  std::optional<Code> default_value;  // a C++ expression
 };
 
 /// `type name` or `type name = default`.
-std::string spell(const CppParam& p, bool with_default = true);
+Code spell(const CppParam& p, bool with_default = true);
 
 /// The C++ view of one lowered op.
 class CppOp {
@@ -77,6 +78,6 @@ std::vector<CppParam> setup_context_params(const CppOp& op);
 std::vector<CppParam> backward_params(const CppOp& op);
 
 /// `head(a, b)`, the parameters a list the printer lays out (code_printer.h).
-std::string signature(const std::string& head, const std::vector<CppParam>& params);
+Code signature(const std::string& head, const std::vector<CppParam>& params);
 
 }  // namespace structop

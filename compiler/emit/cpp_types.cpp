@@ -207,28 +207,26 @@ std::string CppTypes::return_type(const std::vector<model::Type>& outputs) const
   return "std::tuple<" + parts + ">";
 }
 
-std::string CppTypes::flat_to_value(
-    const model::Type& t,
-    const std::string& expr,
-    const std::string& path) const {
+Code CppTypes::flat_to_value(const model::Type& t, const Code& expr, const std::string& path)
+    const {
   if (t.is_enum()) {
     return fmt::format(
-        "structop::parse_{}enum{}<{}>({})",
-        t.is_optional() ? "optional_" : "",
-        is_enum_list(t) ? "_list" : "",
-        enum_name(t.decl),
-        CodePrinter::list({expr, path}));
+               "structop::parse_{}enum{}<{}>(",
+               t.is_optional() ? "optional_" : "",
+               is_enum_list(t) ? "_list" : "",
+               enum_name(t.decl)) +
+           Code::list({expr, path}) + ")";
   }
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
-  return fmt::format("structop::to_value<{}>({})", value_type(t), CodePrinter::list({expr}));
+  return fmt::format("structop::to_value<{}>(", value_type(t)) + Code::list({expr}) + ")";
 }
 
 std::string CppTypes::stack_arg(const model::Type& t, const std::string& ivalue) const {
   return fmt::format("structop::arg<{}>({})", flat_type(t), ivalue);
 }
 
-std::string CppTypes::leaf_list(
+Code CppTypes::leaf_list(
     const model::Type& leaf,
     const std::string& ivalue,
     const std::string& path) const {
@@ -242,25 +240,25 @@ std::string CppTypes::leaf_list(
   return flat_to_value(list, stack_arg(list, ivalue), path);
 }
 
-std::string CppTypes::value_to_flat(const model::Type& t, const std::string& expr) const {
+Code CppTypes::value_to_flat(const model::Type& t, const Code& expr) const {
   // The argument as a list, so that the printer breaks before it when the
   // call does not fit on one line.
-  const std::string arg = "(" + CodePrinter::list({expr}) + ")";
+  const Code arg = "(" + Code::list({expr}) + ")";
   if (t.is_enum())
     return fmt::format(
-        "structop::{}enum_name{}{}",
-        t.is_optional() ? "optional_" : "",
-        is_enum_list(t) ? "_list" : "",
-        arg);
+               "structop::{}enum_name{}",
+               t.is_optional() ? "optional_" : "",
+               is_enum_list(t) ? "_list" : "") +
+           arg;
   if (same_as_flat(t)) return expr;
-  return fmt::format("structop::to_flat<{}>{}", flat_type(t), arg);
+  return fmt::format("structop::to_flat<{}>", flat_type(t)) + arg;
 }
 
 bool CppTypes::same_as_flat(const model::Type& t) const {
   return flat_spelling(t).type == value_type(t);
 }
 
-std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
+Code CppTypes::value(const model::Type& t, const lower::Value& v) const {
   using V = lower::Value::Kind;
   switch (v.kind) {
     case V::None:
@@ -285,7 +283,7 @@ std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
       return fmt::format("at::Device({})", cpp_string_literal(v.text));
     case V::List: {
       model::Type element = (t.is_optional() ? t.inner() : t).inner();
-      std::string items;
+      Code items;
       for (const auto& item : v.items) items += (items.empty() ? "" : ", ") + value(element, item);
       return "{" + items + "}";
     }
@@ -296,14 +294,13 @@ std::string CppTypes::value(const model::Type& t, const lower::Value& v) const {
       const model::Record& r = m_.records[static_cast<size_t>(v.decl)];
       size_t count = v.given.size();
       while (count > 0 && !v.given[count - 1]) --count;
-      std::vector<std::string> items;
+      std::vector<Code> items;
       for (size_t i = 0; i < count; ++i) {
-        items.push_back(fmt::format(
-            "/*{}=*/{}",
-            api_name(r.fields[i].name),
-            value(r.fields[i].type, v.items[i])));
+        items.push_back(
+            fmt::format("/*{}=*/", api_name(r.fields[i].name)) +
+            value(r.fields[i].type, v.items[i]));
       }
-      return record_name(v.decl) + "{" + CodePrinter::list(items) + "}";
+      return record_name(v.decl) + "{" + Code::list(items) + "}";
     }
   }
   return "{}";

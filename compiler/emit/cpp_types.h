@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "check/model.h"
+#include "emit/code_printer.h"
 #include "lower/lowered.h"
 
 namespace structop {
@@ -66,8 +67,7 @@ class CppTypes {
   /// An expression converting the flat argument `expr` (of flat_type(t)) to
   /// value_type(t). `path` is a `structop::ArgPath` expression naming the
   /// leaf, used in enum errors.
-  std::string flat_to_value(const model::Type& t, const std::string& expr, const std::string& path)
-      const;
+  Code flat_to_value(const model::Type& t, const Code& expr, const std::string& path) const;
   /// A flat argument on the dispatcher's stack (the `c10::IValue` expression
   /// `ivalue`) as flat_type(t): `structop::arg<at::IntArrayRef>(args[2])`.
   std::string stack_arg(const model::Type& t, const std::string& ivalue) const;
@@ -77,14 +77,13 @@ class CppTypes {
   /// for Tensor, Tensor?, float, int and bool), else a std::vector of the
   /// item's value type (flat_to_value of `leaf[]`). Items are taken out with
   /// `structop::item(list, i)`.
-  std::string leaf_list(const model::Type& leaf, const std::string& ivalue, const std::string& path)
-      const;
+  Code leaf_list(const model::Type& leaf, const std::string& ivalue, const std::string& path) const;
   /// An expression converting the value `expr` (of value_type(t), or of
   /// param_type(t) for a plain parameter) to an argument of flat_type(t).
-  std::string value_to_flat(const model::Type& t, const std::string& expr) const;
+  Code value_to_flat(const model::Type& t, const Code& expr) const;
 
   /// A (default) value as a C++ expression of value_type(t) (or param_type(t)).
-  std::string value(const model::Type& t, const lower::Value& v) const;
+  Code value(const model::Type& t, const lower::Value& v) const;
 
   /// True if a record field of type `t` and the flat argument for it have the
   /// same type (up to `const&`), so no conversion is spelled: `double`,

@@ -235,10 +235,11 @@ class HeaderEmitter {
       const model::Record& r = m_.records[ri];
       if (r.from_include) continue;  // in the header of its own file
       const lower::RecordLayout& layout = in_.lowered.records[ri];
-      std::string fields;
+      Code fields;
       for (size_t fi = 0; fi < r.fields.size(); ++fi) {
         const model::Field& f = r.fields[fi];
         const lower::RecordField& lf = layout.fields[fi];
+        if (!fields.empty()) fields += "\n";
         std::string doc = doc_comment(f.doc);
         if (!doc.empty()) fields += doc + "\n";
         fields += types_.value_type(f.type) + " " + lf.api_name;
@@ -250,9 +251,8 @@ class HeaderEmitter {
           // -Wmissing-field-initializers.
           fields += " = {}";
         }
-        fields += ";\n";
+        fields += ";";
       }
-      if (!fields.empty()) fields.pop_back();
       ns_.enter(r.cpp_namespace);
       p_.emit(
           {{"doc",

@@ -49,12 +49,12 @@ const lower::RecordLayout& SourceEmitter::layout(int decl) const {
   return in_.lowered.records[static_cast<size_t>(decl)];
 }
 
-std::string SourceEmitter::unflatten_call(
+Code SourceEmitter::unflatten_call(
     const model::Type& t,
     const std::string& path_expr,
     const std::string& leaves_expr) const {
   const model::Record& r = record(t.decl);
-  Strings call_args;
+  Codes call_args;
   if (!t.is_plain_record() || takes_path(t.decl)) call_args.push_back(path_expr);
   call_args.push_back(leaves_expr);
   const std::string name = t.is_record_list()       ? lang::unflatten_list_name(r)
@@ -111,7 +111,7 @@ void SourceEmitter::unflatten_functions() {
 void SourceEmitter::unflatten_optional_function(int decl) {
   const lower::RecordLayout& lay = layout(decl);
   const std::string type = adapter_types_.record_name(decl);
-  Strings paths, required;
+  Codes paths, required;
   for (const auto& leaf : lay.leaves) paths.push_back(cpp_string_literal(leaf.path));
   for (size_t k : lay.required_leaves) required.push_back(std::to_string(k));
   model::Type plain;
@@ -140,13 +140,13 @@ void SourceEmitter::unflatten_function(int decl) {
   {
     const model::Record& r = record(decl);
     const lower::RecordLayout& lay = layout(decl);
-    Strings params;
+    Codes params;
     if (takes_path(decl)) params.push_back("const structop::ArgPath& path");
     params.push_back("c10::IValue* leaves");
     // Spelled `::ns::R` as in the adapters: a parameter (`path`, `leaves`)
     // must not hide a record or enum of that name.
     const std::string type = adapter_types_.record_name(decl);
-    Strings fields;
+    Codes fields;
     for (size_t i = 0; i < r.fields.size(); ++i) {
       const model::Field& f = r.fields[i];
       const lower::RecordField& rf = lay.fields[i];
@@ -182,20 +182,19 @@ void SourceEmitter::unflatten_function(int decl) {
 void SourceEmitter::unflatten_list_function(int decl) {
   const lower::RecordLayout& lay = layout(decl);
   const std::string type = adapter_types_.record_name(decl);
-  Strings lists, lengths;
+  Codes lists, lengths;
   for (size_t k = 0; k < lay.leaves.size(); ++k) {
     const lower::RecordLeaf& leaf = lay.leaves[k];
     std::string path = "path";
     for (const std::string& part : leaf.segments)
       path = fmt::format("structop::ArgPath({}, {})", path, cpp_string_literal(part));
-    lists.push_back(fmt::format(
-        "auto l{} = {};",
-        k,
-        adapter_types_.leaf_list(leaf.type, fmt::format("leaves[{}]", k), path)));
+    lists.push_back(
+        fmt::format("auto l{} = ", k) +
+        adapter_types_.leaf_list(leaf.type, fmt::format("leaves[{}]", k), path) + ";");
     lengths.push_back(fmt::format("{{{}, l{}.size()}}", cpp_string_literal(leaf.path), k));
   }
   size_t next = 0;
-  const std::string item = item_init(decl, next);
+  const Code item = item_init(decl, next);
   p_.line();
   p_.emit(
       {{"type", type},
@@ -219,8 +218,8 @@ void SourceEmitter::unflatten_list_function(int decl) {
       )cc");
 }
 
-std::string SourceEmitter::item_init(int decl, size_t& next) const {
-  Strings fields;
+Code SourceEmitter::item_init(int decl, size_t& next) const {
+  Codes fields;
   for (const auto& f : record(decl).fields) {
     if (f.type.is_record()) {
       fields.push_back(item_init(f.type.decl, next));
@@ -231,14 +230,14 @@ std::string SourceEmitter::item_init(int decl, size_t& next) const {
   return adapter_types_.record_name(decl) + braces(fields);
 }
 
-std::string SourceEmitter::list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const {
+Code SourceEmitter::list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const {
   const Strings& parts = s.api_segments;
   const size_t depth = *s.list_depth;
   Strings list(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(depth + 1));
   // The record of the list's items, then one member pointer per field below.
   int decl = o.params[s.param].type.decl;
   for (size_t k = 0; k < depth; ++k) decl = record(decl).fields[s.fields[k]].type.decl;
-  Strings call_args = {(grads ? "grads." : "") + join(list, ".")};
+  Codes call_args = {(grads ? "grads." : "") + join(list, ".")};
   for (size_t k = depth; k < s.fields.size(); ++k) {
     const std::string owner = grads ? types_.grad_record_name(decl) : types_.record_name(decl);
     call_args.push_back(fmt::format("&{}::{}", owner, layout(decl).fields[s.fields[k]].api_name));
@@ -247,7 +246,7 @@ std::string SourceEmitter::list_leaf(const model::Op& o, const lower::Slot& s, b
   return (grads ? "structop::take_grads" : "structop::gather") + args(call_args);
 }
 
-std::string SourceEmitter::optional_leaf(const lower::Slot& s) const {
+Code SourceEmitter::optional_leaf(const lower::Slot& s) const {
   const Strings& parts = s.api_segments;
   Strings present;
   std::string access = parts[0];
@@ -257,16 +256,14 @@ std::string SourceEmitter::optional_leaf(const lower::Slot& s) const {
     if (optional) present.push_back(access);
     access += (optional ? "->" : ".") + parts[k + 1];
   }
-  return fmt::format(
-      "{} ? c10::IValue({}) : c10::IValue()",
-      join(present, " && "),
-      types_.value_to_flat(s.declared_type, access));
+  return join(present, " && ") + " ? c10::IValue(" + types_.value_to_flat(s.declared_type, access) +
+         ") : c10::IValue()";
 }
 
-std::string SourceEmitter::call_statement(
+Code SourceEmitter::call_statement(
     const std::string& ret,
     const std::string& fn,
-    const Strings& call_args) const {
+    const Codes& call_args) const {
   return (ret == "void" ? "" : "return ") + fn + args(call_args) + ";";
 }
 
@@ -279,7 +276,7 @@ void SourceEmitter::call_api() {
   )cc");
   for (const auto& op : ops_) {
     const model::Op& o = op.op();
-    Strings call_args = {op.names().adapter + "::handle"};
+    Codes call_args = {op.names().adapter + "::handle"};
     for (const auto& s : op.lowered().slots) {
       const model::Param& p = o.params[s.param];
       if (s.list_depth) {  // one leaf across a list of records
@@ -319,11 +316,11 @@ void SourceEmitter::call_api() {
 void SourceEmitter::registration() {
   const std::string& ns = m_.namespace_;
   const std::string& cpp = m_.cpp_namespace;
-  Strings defs;
+  Codes defs;
   for (const auto& op : ops_) {
-    Strings tags;
+    Codes tags;
     for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
-    Strings def_args = {"m", raw_string_literal(op.lowered().schema)};
+    Codes def_args = {"m", raw_string_literal(op.lowered().schema)};
     if (!tags.empty()) def_args.push_back(braces(tags));
     defs.push_back("structop::define" + args(def_args) + ";");
   }
@@ -355,8 +352,8 @@ void SourceEmitter::registration() {
   // that write to inputs, the kernel that bumps their version counters for
   // ADInplaceOrView (runtime/src/no_backward.cpp).
   Strings keys;
-  std::map<std::string, Strings> by_key;
-  Strings meta, autograd, inplace_or_view;
+  std::map<std::string, Codes> by_key;
+  Codes meta, autograd, inplace_or_view;
   for (const auto& op : ops_) {
     const std::string name = cpp_string_literal(op.lowered().qualified_name);
     const std::string adapter = cpp + "::" + op.names().adapter;
@@ -372,7 +369,7 @@ void SourceEmitter::registration() {
     if (op.op().meta == model::MetaKind::Custom) {
       meta.push_back(impl("meta"));
     } else {
-      Strings like;
+      Codes like;
       for (size_t slot : op.lowered().meta_sources) like.push_back(std::to_string(slot));
       meta.push_back("structop::impl_meta_like" + args({"m", name, braces(like)}) + ";");
     }

@@ -22,19 +22,25 @@
 namespace structop::source_emit {
 
 using Strings = std::vector<std::string>;
+using Codes = std::vector<Code>;
 
 inline std::string join(const Strings& items, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
   return out;
 }
+inline Code join(const Codes& items, const std::string& sep) {
+  Code out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
 
 /// `(a, b)` and `{a, b}`: lists the printer lays out where they land.
-inline std::string args(const Strings& items) {
-  return "(" + CodePrinter::list(items) + ")";
+inline Code args(const Codes& items) {
+  return "(" + Code::list(items) + ")";
 }
-inline std::string braces(const Strings& items) {
-  return "{" + CodePrinter::list(items) + "}";
+inline Code braces(const Codes& items) {
+  return "{" + Code::list(items) + "}";
 }
 
 /// A raw string literal, `R"(text)"`, so that schemas read as torch prints
@@ -60,7 +66,7 @@ class SourceEmitter {
   /// `unflatten_R(path, leaves)`: a record of type `t` (`R`, `R[]` or `R?`)
   /// from its flat leaves, which start at the stack entry `leaves_expr` (a
   /// `c10::IValue*` expression).
-  std::string unflatten_call(
+  Code unflatten_call(
       const model::Type& t,
       const std::string& path_expr,
       const std::string& leaves_expr) const;
@@ -90,35 +96,35 @@ class SourceEmitter {
 
   /// `::ns::R{structop::item(l0, i), ::ns::Inner{...}, ...}`: item `i` of a list
   /// of records from the leaves' lists `l<next>`, `l<next + 1>`, ...
-  std::string item_init(int decl, size_t& next) const;
+  Code item_init(int decl, size_t& next) const;
 
   /// A leaf of a list of records (Slot::list_depth) across the list:
   /// `structop::gather(cfg.layers, &Layer::inner, &Inner::w)` (the call API),
   /// or with `grads` the backward's `structop::take_grads(grads.cfg.layers,
   /// &LayerGrad::inner, &InnerGrad::w)`.
-  std::string list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const;
+  Code list_leaf(const model::Op& o, const lower::Slot& s, bool grads) const;
 
   /// A leaf below optional records (Slot::optional_at) in the call API:
   /// `cfg && cfg->inner ? c10::IValue(cfg->inner->w) : c10::IValue()`, the
   /// leaf's flat value when every one of them is present, else None.
-  std::string optional_leaf(const lower::Slot& s) const;
+  Code optional_leaf(const lower::Slot& s) const;
 
   // ---- per op --------------------------------------------------------------
 
   /// The kernels' arguments (record form) from the flat ones at `args`.
-  Strings kernel_args(const CppOp& op) const;
+  Codes kernel_args(const CppOp& op) const;
 
   /// The names of the adapter's forward kernels: `forward`, or the
   /// `dispatch:` keys in lower case (`cpu`, `cuda`).
   static Strings forward_names(const CppOp& op);
 
   /// The body of a boxed kernel that calls `kernel_fn` through with_args.
-  std::string boxed_call(const CppOp& op, const std::string& kernel_fn) const;
+  Code boxed_call(const CppOp& op, const std::string& kernel_fn) const;
 
   /// A record returned by the op, built from its leaves' flat outputs:
   /// `Stats{leaf(1), leaf(2)}` (`StatsGrad{...}` with `grad`); `next` is the
   /// first leaf's output and moves past the record.
-  std::string record_from_outputs(
+  Code record_from_outputs(
       const model::Type& type,
       size_t& next,
       const std::function<std::string(size_t)>& leaf,
@@ -126,18 +132,18 @@ class SourceEmitter {
 
   /// The op's returns in record form from its flat outputs, `leaf(k)` the
   /// k-th: one value per return (a record's grad record with `grad`).
-  Strings returns_from_outputs(
+  Codes returns_from_outputs(
       const CppOp& op,
       const std::function<std::string(size_t)>& leaf,
       bool grad) const;
 
   /// With records among the returns: the adapter's conversions between the
   /// kernels' results and the flat outputs.
-  std::string record_return_members(const CppOp& op) const;
+  Code record_return_members(const CppOp& op) const;
 
   /// The boxed Meta kernel of an op with `meta: custom` (an identity meta is
   /// the runtime's, registered with impl_meta_like).
-  std::string meta_member(const CppOp& op) const;
+  Code meta_member(const CppOp& op) const;
 
   static constexpr const char* kBoxedParams =
       "(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack)";
@@ -145,21 +151,18 @@ class SourceEmitter {
   void op_section(const CppOp& op);
 
   /// Text without its trailing newlines (for substitution as one value).
-  static std::string trimmed(std::string text);
+  static Code trimmed(const Code& code);
 
   void slot_table(const CppOp& op);
 
   /// The autograd bridge's side of the adapter: setup_context, backward and
   /// the BackwardDef that names them with the grad slots and their paths.
-  std::string backward_members(const CppOp& op) const;
+  Code backward_members(const CppOp& op) const;
 
   // ---- call API and registration -------------------------------------------
 
   /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
-  std::string call_statement(
-      const std::string& ret,
-      const std::string& fn,
-      const Strings& call_args) const;
+  Code call_statement(const std::string& ret, const std::string& fn, const Codes& call_args) const;
 
   void call_api();
 

@@ -2,10 +2,10 @@
 
 namespace structop::source_emit {
 
-Strings SourceEmitter::kernel_args(const CppOp& op) const {
+Codes SourceEmitter::kernel_args(const CppOp& op) const {
   const model::Op& o = op.op();
   const lower::LoweredOp& lo = op.lowered();
-  Strings out;
+  Codes out;
   for (size_t i = 0; i < o.params.size(); ++i) {
     const model::Param& p = o.params[i];
     const auto first = std::find_if(lo.slots.begin(), lo.slots.end(), [&](const lower::Slot& s) {
@@ -46,24 +46,24 @@ Strings SourceEmitter::forward_names(const CppOp& op) {
   return out;
 }
 
-std::string SourceEmitter::boxed_call(const CppOp& op, const std::string& kernel_fn) const {
-  const std::string call = "with_args" + args({"structop::arguments(stack, num_args)", kernel_fn});
+Code SourceEmitter::boxed_call(const CppOp& op, const std::string& kernel_fn) const {
+  const Code call = "with_args" + args({"structop::arguments(stack, num_args)", kernel_fn});
   if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
   // Held until it is on the stack, so that its destructor is not compiled
   // here (structop::Held).
-  const std::string result =
-      "structop::Held<" + op.flat_return_type() + ">" +
-      braces({op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call});
+  const Code result = "structop::Held<" + op.flat_return_type() + ">" +
+                      braces(
+                          {op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call});
   return "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
 }
 
-std::string SourceEmitter::record_from_outputs(
+Code SourceEmitter::record_from_outputs(
     const model::Type& type,
     size_t& next,
     const std::function<std::string(size_t)>& leaf,
     bool grad) const {
   const model::Record& r = m_.records[static_cast<size_t>(type.decl)];
-  Strings fields;
+  Codes fields;
   for (const auto& f : r.fields) {
     fields.push_back(
         f.type.is_record() ? record_from_outputs(f.type, next, leaf, grad) : leaf(next++));
@@ -74,11 +74,11 @@ std::string SourceEmitter::record_from_outputs(
          braces(fields);
 }
 
-Strings SourceEmitter::returns_from_outputs(
+Codes SourceEmitter::returns_from_outputs(
     const CppOp& op,
     const std::function<std::string(size_t)>& leaf,
     bool grad) const {
-  Strings values;
+  Codes values;
   for (const auto& r : op.lowered().api_returns) {
     size_t next = r.first_output;
     values.push_back(
@@ -88,25 +88,25 @@ Strings SourceEmitter::returns_from_outputs(
   return values;
 }
 
-std::string SourceEmitter::record_return_members(const CppOp& op) const {
+Code SourceEmitter::record_return_members(const CppOp& op) const {
   const lower::LoweredOp& lo = op.lowered();
   if (!lo.has_record_return) return "";
   const bool one_return = lo.api_returns.size() == 1;
   const bool one_output = lo.outputs.size() == 1;
-  Strings leaves;
+  Codes leaves;
   for (const auto& o : lo.outputs) {
     const std::string base = one_return ? "result" : fmt::format("std::get<{}>(result)", o.ret);
     leaves.push_back("std::move(" + base + o.member_path + ")");
   }
-  const std::string flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
-  const Strings values = returns_from_outputs(
+  const Code flat = one_output ? leaves[0] : "std::make_tuple" + args(leaves);
+  const Codes values = returns_from_outputs(
       op,
       [&](size_t k) {
         return one_output ? std::string("std::move(flat)")
                           : fmt::format("std::move(std::get<{}>(flat))", k);
       },
       false);
-  const std::string records = one_return ? values[0] : "std::make_tuple" + args(values);
+  const Code records = one_return ? values[0] : "std::make_tuple" + args(values);
   std::vector<model::Type> types;
   for (const auto& r : lo.api_returns) types.push_back(r.type);
   const std::string ret = adapter_types_.return_type(types);
@@ -135,10 +135,10 @@ std::string SourceEmitter::record_return_members(const CppOp& op) const {
           return $records$;
         }
       )cc");
-  return trimmed(p.str());
+  return trimmed(p.code());
 }
 
-std::string SourceEmitter::meta_member(const CppOp& op) const {
+Code SourceEmitter::meta_member(const CppOp& op) const {
   if (op.op().meta != model::MetaKind::Custom) return "";
   CodePrinter p(2, false);
   p.emit(
@@ -149,18 +149,18 @@ std::string SourceEmitter::meta_member(const CppOp& op) const {
           $body$
         }
       )cc");
-  return trimmed(p.str());
+  return trimmed(p.code());
 }
 
 void SourceEmitter::op_section(const CppOp& op) {
   const lower::LoweredOp& lo = op.lowered();
   p_.line();
   slot_table(op);
-  Strings find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
+  Codes find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
   if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
-  Strings flat_types;
+  Codes flat_types;
   for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
-  std::string kernels;
+  Code kernels;
   const Strings names = forward_names(op);
   for (size_t k = 0; k < names.size(); ++k) {
     CodePrinter p(2, false);
@@ -174,7 +174,7 @@ void SourceEmitter::op_section(const CppOp& op) {
             $body$
           }
         )cc");
-    kernels += p.str();
+    kernels += p.code();
   }
   p_.emit(
       {{"adapter", op.names().adapter},
@@ -213,9 +213,12 @@ void SourceEmitter::op_section(const CppOp& op) {
       )cc");
 }
 
-std::string SourceEmitter::trimmed(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
+Code SourceEmitter::trimmed(const Code& code) {
+  std::vector<Code> lines = code.lines();
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  Code out;
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];
+  return out;
 }
 
 void SourceEmitter::slot_table(const CppOp& op) {
@@ -266,9 +269,9 @@ void SourceEmitter::slot_table(const CppOp& op) {
       )cc");
 }
 
-std::string SourceEmitter::backward_members(const CppOp& op) const {
+Code SourceEmitter::backward_members(const CppOp& op) const {
   const lower::LoweredOp& lo = op.lowered();
-  Strings paths, slots, lists, moves, grads;
+  Codes paths, slots, lists, moves, grads;
   for (size_t slot : op.grad_slots()) {
     paths.push_back(cpp_string_literal(lo.slots[slot].path));
     slots.push_back(std::to_string(slot));
@@ -291,7 +294,7 @@ std::string SourceEmitter::backward_members(const CppOp& op) const {
              true))
       grads.push_back(std::move(g));
   }
-  Strings setup_args = {"ctx", "inputs..."};
+  Codes setup_args = {"ctx", "inputs..."};
   for (auto& o : returns_from_outputs(
            op,
            [&](size_t k) {
@@ -352,7 +355,7 @@ std::string SourceEmitter::backward_members(const CppOp& op) const {
         static constexpr std::size_t grad_slots[] = $slots$;$lists$
         static constexpr structop::BackwardDef backward_def = $def$;
       )cc");
-  return trimmed(p.str());
+  return trimmed(p.code());
 }
 
 }  // namespace structop::source_emit

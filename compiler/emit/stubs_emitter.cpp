@@ -56,15 +56,15 @@ class StubsEmitter {
 
  private:
   /// `structop::not_implemented("ns::kernels::fn (X.ops.stubs.cpp)", params...);`
-  std::string not_implemented(const std::string& fn, const std::vector<CppParam>& params) const {
-    std::vector<std::string> args = {cpp_string_literal(
+  Code not_implemented(const std::string& fn, const std::vector<CppParam>& params) const {
+    std::vector<Code> args = {cpp_string_literal(
         fmt::format("{}::kernels::{} ({}.ops.stubs.cpp)", m_.cpp_namespace, fn, m_.stem))};
     for (const auto& p : params) args.push_back(p.name);
-    return "structop::not_implemented(" + CodePrinter::list(args) + ");";
+    return "structop::not_implemented(" + Code::list(args) + ");";
   }
 
   /// The definition head: `R kernels::fn(params)`.
-  std::string definition(
+  Code definition(
       const std::string& ret,
       const std::string& fn,
       const std::vector<CppParam>& params) const {
@@ -72,31 +72,30 @@ class StubsEmitter {
   }
 
   /// `{/*x=*/at::Tensor(), /*cfg=*/{/*inner=*/{/*w=*/at::Tensor(), ...}}}`
-  std::vector<std::string> grads_skeleton(const CppOp& op) const {
-    std::vector<std::string> parts;
+  std::vector<Code> grads_skeleton(const CppOp& op) const {
+    std::vector<Code> parts;
     for (size_t p : op.grad_params()) {
-      parts.push_back(fmt::format(
-          "/*{}=*/{}",
-          op.lowered().api_params[p].name,
-          grad_skeleton(op.op().params[p].type)));
+      parts.push_back(
+          fmt::format("/*{}=*/", op.lowered().api_params[p].name) +
+          grad_skeleton(op.op().params[p].type));
     }
     return parts;
   }
 
   /// `at::Tensor()` for one gradient, `{}` for a list (one per tensor of the
   /// input list), the record's skeleton for a record.
-  std::string grad_skeleton(const model::Type& t) const {
+  Code grad_skeleton(const model::Type& t) const {
     if (t.is_record()) return record_skeleton(t.decl);
     return t.takes_grad_list() ? "{}" : "at::Tensor()";
   }
 
-  std::string record_skeleton(int decl) const {
-    std::vector<std::string> parts;
+  Code record_skeleton(int decl) const {
+    std::vector<Code> parts;
     for (const auto& f : m_.records[static_cast<size_t>(decl)].fields) {
       if (m_.takes_grad(f.type))
-        parts.push_back(fmt::format("/*{}=*/{}", api_name(f.name), grad_skeleton(f.type)));
+        parts.push_back(fmt::format("/*{}=*/", api_name(f.name)) + grad_skeleton(f.type));
     }
-    return "{" + CodePrinter::list(parts) + "}";
+    return "{" + Code::list(parts) + "}";
   }
 
   void op_stubs(const CppOp& op) {
@@ -132,8 +131,7 @@ class StubsEmitter {
     if (op.op().backward) {
       std::vector<CppParam> setup = setup_context_params(op);
       std::vector<CppParam> backward = backward_params(op);
-      std::vector<std::string> skeleton = grads_skeleton(op);
-      std::string grads = "{" + CodePrinter::list(skeleton) + "}";
+      const Code grads = "{" + Code::list(grads_skeleton(op)) + "}";
       p_.line();
       p_.emit(
           {{"setup", definition("void", op.names().setup_context, setup)},

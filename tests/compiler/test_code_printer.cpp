@@ -2,8 +2,10 @@
 // lists where they land (the one place generated code is wrapped).
 #include "catch2.h"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "driver/compile.h"
 #include "emit/code_printer.h"
@@ -84,8 +86,9 @@ TEST_CASE("the closer's line counts: a list is measured where it lands", "[print
 }
 
 TEST_CASE("nested lists break from the outside in", "[printer]") {
-  const std::string inner = "g(" + CodePrinter::list({std::string(50, 'p'), std::string(50, 'q')}) +
-                            ")";
+  const structop::Code inner = "g(" +
+                               CodePrinter::list({std::string(50, 'p'), std::string(50, 'q')}) +
+                               ")";
   CodePrinter p;
   p.line("f(" + CodePrinter::list({"x", inner}) + ");");
   CHECK(
@@ -124,13 +127,20 @@ TEST_CASE(
     "[printer]") {
   CodePrinter inner(2, false);
   inner.line("h(" + CodePrinter::list({items(1, "u"), items(1, "v")}) + ");");
-  CHECK(CodePrinter::flat(inner.str()) == "h(u0, v0);\n");
-  CHECK(inner.str() != CodePrinter::flat(inner.str()));  // still marked
+  CHECK(inner.code().flat() == "h(u0, v0);\n");
+  CHECK(inner.code().has_list());  // still a list
   CodePrinter outer;
-  std::string body = inner.str();
-  body.pop_back();  // the newline: the template line ends the value
-  outer.emit({{"body", body}}, "$body$");
+  outer.emit({{"body", inner.code().lines().front()}}, "$body$");
   CHECK(outer.str() == "h(u0, v0);\n");
+  // Laid out where it lands: at +4 in the outer printer's frame.
+  CodePrinter wide(2, false);
+  wide.line("h(" + CodePrinter::list({std::string(50, 'u'), std::string(50, 'v')}) + ");");
+  CodePrinter framed;
+  CodePrinter::Indent in(framed);
+  framed.emit({{"body", wide.code().lines().front()}}, "$body$");
+  CHECK(
+      framed.str() ==
+      "  h(\n      " + std::string(50, 'u') + ",\n      " + std::string(50, 'v') + ");\n");
 }
 
 TEST_CASE("a long #error breaks after the directive, a short one stays", "[printer]") {
@@ -188,4 +198,91 @@ TEST_CASE("a long doc with control characters compiles", "[printer][driver]") {
   CHECK(r.diagnostics == "");
   REQUIRE(r.ok);
   CHECK(r.outputs.size() == 5);
+}
+
+// ---- Python: ruff format's layout ----------------------------------------
+
+namespace {
+
+using structop::Code;
+using structop::ListKind;
+
+/// One Python line laid out by a printer of Python, at `indent` spaces.
+std::string python(const Code& line, int indent = 0) {
+  CodePrinter p(4, true, CodePrinter::Language::Python);
+  std::vector<std::unique_ptr<CodePrinter::Indent>> frames;
+  for (int i = 0; i < indent; i += 4) frames.push_back(std::make_unique<CodePrinter::Indent>(p));
+  p.emit({{"line", line}}, "$line$");
+  return p.str();
+}
+
+}  // namespace
+
+TEST_CASE("Python: a call that does not fit puts its arguments on one line at +4", "[printer]") {
+  const std::string a(45, 'a'), b(45, 'b');
+  CHECK(python("f(" + Code::list({a, b}) + ")") == "f(" + a + ", " + b + ")\n");
+  CHECK(
+      python("x = function(" + Code::list({a, b}) + ")") ==
+      "x = function(\n    " + a + ", " + b + "\n)\n");
+  // Where they do not fit there either, one per line with a trailing comma.
+  const std::string c(45, 'c');
+  CHECK(
+      python("x = function(" + Code::list({a, b, c}) + ")") ==
+      "x = function(\n    " + a + ",\n    " + b + ",\n    " + c + ",\n)\n");
+}
+
+TEST_CASE("Python: a display breaks one item per line", "[printer]") {
+  const std::string a(50, 'a'), b(50, 'b');
+  CHECK(
+      python("x = (" + Code::list({a, b}, ListKind::Tuple) + ")") ==
+      "x = (\n    " + a + ",\n    " + b + ",\n)\n");
+  CHECK(python("x = (" + Code::list({"a"}, ListKind::Tuple) + ")") == "x = (a,)\n");
+  CHECK(python("x = [" + Code::list({}, ListKind::Display) + "]") == "x = []\n");
+}
+
+TEST_CASE("Python: a def's lone parameter gets a trailing comma", "[printer]") {
+  const std::string a(100, 'a');
+  CHECK(
+      python("def f(" + Code::list({a + ": int"}, ListKind::Params) + ") -> None:") ==
+      "def f(\n    " + a + ": int,\n) -> None:\n");
+}
+
+TEST_CASE("Python: items break in their turn, the closer's line keeps the tail", "[printer]") {
+  const std::string a(40, 'a'), b(40, 'b'), c(40, 'c');
+  const Code inner = "g(" + Code::list({a, b, c}) + ")";
+  CHECK(
+      python("return f(" + Code::list({"x", inner}) + ")", 4) ==
+      "    return f(\n        x,\n        g(\n            " + a + ",\n            " + b +
+          ",\n            " + c + ",\n        ),\n    )\n");
+  // A lone argument that does not fit breaks itself, without a comma after it.
+  CHECK(
+      python("f(" + Code::list({inner}) + ")") ==
+      "f(\n    g(\n        " + a + ",\n        " + b + ",\n        " + c + ",\n    )\n)\n");
+}
+
+TEST_CASE("Python: clauses go on one line at +4, else one per line", "[printer]") {
+  const std::string a(38, 'a'), b(38, 'b');
+  const Code comprehension = "[" +
+                             Code::list({"f(" + a + ")", "for x in " + b}, ListKind::Clauses) + "]";
+  CHECK(
+      python("return " + comprehension, 4) ==
+      "    return [\n        f(" + a + ") for x in " + b + "\n    ]\n");
+  CHECK(
+      python("return " + comprehension, 24) ==
+      std::string(24, ' ') + "return [\n" + std::string(28, ' ') + "f(" + a + ")\n" +
+          std::string(28, ' ') + "for x in " + b + "\n" + std::string(24, ' ') + "]\n");
+}
+
+TEST_CASE("Python: an assignment's string moves into parentheses where that fits", "[printer]") {
+  const std::string text = "\"" + std::string(90, 's') + "\"";
+  CHECK(
+      python("f.__doc__ = " + Code::list({text}, ListKind::Parenthesized)) ==
+      "f.__doc__ = (\n    " + text + "\n)\n");
+  const std::string longer = "\"" + std::string(100, 's') + "\"";
+  CHECK(
+      python("f.__doc__ = " + Code::list({longer}, ListKind::Parenthesized)) ==
+      "f.__doc__ = " + longer + "\n");
+  CHECK(
+      python("f.__doc__ = " + Code::list({"\"s\""}, ListKind::Parenthesized)) ==
+      "f.__doc__ = \"s\"\n");
 }
