@@ -155,6 +155,13 @@ void lay_out_python(const Code& line, size_t indent, std::string& out) {
   const Code head = slice(line, 0, at);
   const Code tail = slice(line, at + 1, pieces.size());
   const std::vector<Code>& items = list.items;
+  if (list.kind == ListKind::Parenthesized && items.size() > 1) {
+    // In parentheses, one item per line (an import's names).
+    out += head.flat() + "(\n";
+    python_items(list, indent + 4, true, out);
+    lay_out_python(Code(spaces(indent) + ")") + tail, indent, out);
+    return;
+  }
   if (list.kind == ListKind::Parenthesized) {
     // In parentheses on a line of its own where it fits there; else as it is
     // (a list inside it breaks instead).
@@ -217,8 +224,8 @@ Code Code::list(std::vector<Code> items, ListKind kind) {
     if (item.flat().find('\n') != std::string::npos)
       throw std::logic_error("a list item holds a line break: " + item.flat());
   }
-  if (kind == ListKind::Parenthesized && items.size() != 1)
-    throw std::logic_error("a parenthesized expression is one item");
+  if (kind == ListKind::Parenthesized && items.empty())
+    throw std::logic_error("a parenthesized list without items");
   Code out;
   out.pieces_.push_back({{}, std::make_shared<const List>(List{kind, std::move(items)})});
   return out;

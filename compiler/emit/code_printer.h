@@ -58,9 +58,10 @@ enum class ListKind {
   /// conditional expression `a if c else b`): on one line at +4 if they fit,
   /// else one per line.
   Clauses,
-  /// An expression that gets parentheses only where it must move to its own
-  /// line to fit (ruff's for the right-hand side of an assignment); flat
-  /// without them.
+  /// Items that get parentheses only where they break: one expression moves
+  /// into them on its own line where it then fits (ruff's right-hand side of
+  /// an assignment), several (an import's names) go one per line with a
+  /// trailing comma. Flat without them.
   Parenthesized,
 };
 

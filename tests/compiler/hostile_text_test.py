@@ -10,7 +10,9 @@ non-ASCII), runs `structopc --emit h,cpp,stubs,py,json` and checks:
 - X_ops.py compiles and imports (with stand-ins for torch and
   structop_runtime: no torch needed), and every `__doc__`, record field
   default and parameter default is exactly the IDL's text (docs without their
-  trailing line breaks, the documented normalisation);
+  trailing line breaks, the documented normalisation; a doc that is a real
+  multi-line docstring holds its later lines indented as the block is before
+  Python 3.13, which removes that indentation);
 - X.ops.json parses and holds the docs exactly; every string default of every
   lowered schema reads back exactly, with a reader of torch's schema string
   syntax here and, when the build has a Python with torch (--torch-python),
@@ -128,6 +130,18 @@ def expected_doc(doc):
     return doc.rstrip("\n")
 
 
+def indented(text, indent="    "):
+    """`text` as a docstring of a block at `indent` holds it before Python 3.13."""
+    first, *later = text.split("\n")
+    return "\n".join([first] + [indent + line if line else line for line in later])
+
+
+def doc_forms(text):
+    """The `__doc__`s that hold `text`: as it is (assigned to `__doc__`, or a
+    docstring that Python 3.13 cleaned) or, before 3.13, as a docstring."""
+    return {text} if sys.version_info >= (3, 13) else {text, indented(text)}
+
+
 def import_generated(path):
     """Imports X_ops.py with stand-ins for torch and structop_runtime."""
     saved = {name: sys.modules.get(name) for name in ("torch", "structop_runtime")}
@@ -226,10 +240,11 @@ def check_outputs(structopc, scratch, failures, torch_python):
     for i, doc in enumerate(DOCS):
         want = expected_doc(doc)
         for kind, obj in (("enum", getattr(module, f"E{i}")), ("record", getattr(module, f"R{i}"))):
-            if obj.__doc__ != want:
+            if obj.__doc__ not in doc_forms(want):
                 failures.append(f"{kind} doc {i}: __doc__ is {obj.__doc__!r}, want {want!r}")
         fn = getattr(module, f"op{i}")
-        if not (fn.__doc__ or "").startswith(want + "\n\nCalls torch.ops."):
+        op_doc = fn.__doc__ or ""
+        if not any(op_doc.startswith(form) for form in doc_forms(want + "\n\nCalls torch.ops.")):
             failures.append(f"op doc {i}: __doc__ is {fn.__doc__!r}, want {want!r} first")
         if 0 < i < len(DEFAULTS):
             got = inspect.signature(fn).parameters["tag"].default

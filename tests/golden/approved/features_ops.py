@@ -5,6 +5,7 @@ Load the compiled extension with load_library(path) first, or implement the
 ops in Python (op.register_kernel, register_fake, register_autograd). The
 functions here take records; torch.ops.golden_features.* takes the same ops flat.
 """
+
 import dataclasses
 import typing
 
@@ -66,13 +67,33 @@ class Opts:
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
 
-Opts._structop_fields = (("sizes", _rt.list_of(_rt.INT)), ("weights", _rt.list_of(_rt.FLOAT)), ("mask", _rt.optional(_rt.TENSOR)), ("acts", _rt.list_of(_rt.enum_of(Act))), ("k", _rt.optional(_rt.INT)), ("label", _rt.optional(_rt.STR)), ("dtype", _rt.DTYPE), ("device", _rt.DEVICE), ("window", _rt.record(Window)), ("fallback", _rt.optional(_rt.enum_of(Act))), ("steps", _rt.INT), ("shape", _rt.list_of(_rt.INT)))
-_rt.register_pytree(Opts, ("mask", "window"), ("sizes", "weights", "acts", "k", "label", "dtype", "device", "fallback", "steps", "shape"), NAMESPACE, _IDL_STEM)
+Opts._structop_fields = (
+    ("sizes", _rt.list_of(_rt.INT)),
+    ("weights", _rt.list_of(_rt.FLOAT)),
+    ("mask", _rt.optional(_rt.TENSOR)),
+    ("acts", _rt.list_of(_rt.enum_of(Act))),
+    ("k", _rt.optional(_rt.INT)),
+    ("label", _rt.optional(_rt.STR)),
+    ("dtype", _rt.DTYPE),
+    ("device", _rt.DEVICE),
+    ("window", _rt.record(Window)),
+    ("fallback", _rt.optional(_rt.enum_of(Act))),
+    ("steps", _rt.INT),
+    ("shape", _rt.list_of(_rt.INT)),
+)
+_rt.register_pytree(
+    Opts,
+    ("mask", "window"),
+    ("sizes", "weights", "acts", "k", "label", "dtype", "device", "fallback", "steps", "shape"),
+    NAMESPACE,
+    _IDL_STEM,
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class OptsGrad:
-    """Gradients for the tensor fields of `Opts` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Opts` (None: no gradient), as a Python
+    backward returns them."""
 
     mask: typing.Optional[torch.Tensor] = None
 
@@ -102,17 +123,45 @@ class Tuned:
     sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1])
 
 
-Tuned._structop_fields = (("main", _rt.record(Range)), ("backup", _rt.record(Range)), ("sizes", _rt.list_of(_rt.INT)))
+Tuned._structop_fields = (
+    ("main", _rt.record(Range)),
+    ("backup", _rt.record(Range)),
+    ("sizes", _rt.list_of(_rt.INT)),
+)
 _rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 
-_pick_op = _rt.Op("golden_features::pick", "pick", "default", (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts))))
+_pick_op = _rt.Op(
+    "golden_features::pick",
+    "pick",
+    "default",
+    (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts))),
+)
 
 
-def pick(from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts) -> typing.List[torch.Tensor]:
-    """Calls torch.ops.golden_features.pick (lowered schema: pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])."""
+def pick(
+    from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts
+) -> typing.List[torch.Tensor]:
+    """Calls torch.ops.golden_features.pick, whose lowered schema is
+    pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"""
     try:
-        return (_pick_op.overload if _rt.is_dynamo_compiling() else _pick_op.eager)(from_, to, opts.sizes, opts.weights, opts.mask, opts.acts, opts.k, opts.label, opts.dtype, opts.device, opts.window.size, getattr(opts.window.act, "_value_", opts.window.act), getattr(opts.fallback, "_value_", opts.fallback), opts.steps, opts.shape)
+        return (_pick_op.overload if _rt.is_dynamo_compiling() else _pick_op.eager)(
+            from_,
+            to,
+            opts.sizes,
+            opts.weights,
+            opts.mask,
+            opts.acts,
+            opts.k,
+            opts.label,
+            opts.dtype,
+            opts.device,
+            opts.window.size,
+            getattr(opts.window.act, "_value_", opts.window.act),
+            getattr(opts.fallback, "_value_", opts.fallback),
+            opts.steps,
+            opts.shape,
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _pick_op.failed(error, pick, (from_, to, opts), {})
 
@@ -134,13 +183,61 @@ pick.slot_map = {
     "opts.steps": "opts__steps",
     "opts.shape": "opts__shape",
 }
-pick.schema = "golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device=\"cpu\", int opts__window__size=3, str opts__window__act=\"relu\", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"
+pick.schema = 'golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]'
 pick.annotations = ()
 
 
-def _pick_records(from_, to, opts__sizes, opts__weights, opts__mask, opts__acts, opts__k=None, opts__label=None, opts__dtype=torch.float32, opts__device=torch.device("cpu"), opts__window__size=3, opts__window__act="relu", opts__fallback=None, opts__steps=4, opts__shape=(2, 3)):
-    """golden_features::pick's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (from_, to, Opts(sizes=opts__sizes, weights=opts__weights, mask=opts__mask, acts=_rt.enum_values(Act, opts__acts, "golden_features::pick", "opts.acts"), k=opts__k, label=opts__label, dtype=opts__dtype, device=opts__device, window=Window(size=opts__window__size, act=_rt.enum_value(Act, opts__window__act, "golden_features::pick", "opts.window.act")), fallback=(None if opts__fallback is None else _rt.enum_value(Act, opts__fallback, "golden_features::pick", "opts.fallback")), steps=opts__steps, shape=opts__shape)), {}
+def _pick_records(
+    from_,
+    to,
+    opts__sizes,
+    opts__weights,
+    opts__mask,
+    opts__acts,
+    opts__k=None,
+    opts__label=None,
+    opts__dtype=torch.float32,
+    opts__device=torch.device("cpu"),
+    opts__window__size=3,
+    opts__window__act="relu",
+    opts__fallback=None,
+    opts__steps=4,
+    opts__shape=(2, 3),
+):
+    """golden_features::pick's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            from_,
+            to,
+            Opts(
+                sizes=opts__sizes,
+                weights=opts__weights,
+                mask=opts__mask,
+                acts=_rt.enum_values(Act, opts__acts, "golden_features::pick", "opts.acts"),
+                k=opts__k,
+                label=opts__label,
+                dtype=opts__dtype,
+                device=opts__device,
+                window=Window(
+                    size=opts__window__size,
+                    act=_rt.enum_value(
+                        Act, opts__window__act, "golden_features::pick", "opts.window.act"
+                    ),
+                ),
+                fallback=(
+                    None
+                    if opts__fallback is None
+                    else _rt.enum_value(
+                        Act, opts__fallback, "golden_features::pick", "opts.fallback"
+                    )
+                ),
+                steps=opts__steps,
+                shape=opts__shape,
+            ),
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -153,31 +250,63 @@ _rt.python_kernels(
 )
 
 
-_pick_scalar_op = _rt.Op("golden_features::pick.scalar", "pick", "scalar", (("from", _rt.TENSOR), ("value", _rt.FLOAT), ("act", _rt.optional(_rt.enum_of(Act))), ("n", _rt.INT), ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act))))))
+_pick_scalar_op = _rt.Op(
+    "golden_features::pick.scalar",
+    "pick",
+    "scalar",
+    (
+        ("from", _rt.TENSOR),
+        ("value", _rt.FLOAT),
+        ("act", _rt.optional(_rt.enum_of(Act))),
+        ("n", _rt.INT),
+        ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act)))),
+    ),
+)
 
 
-def pick_scalar(from_: torch.Tensor, value: float = 0.5, act: typing.Optional[typing.Union[Act, str]] = None, n: int = 1, chain: typing.Optional[typing.Sequence[typing.Union[Act, str]]] = None) -> torch.Tensor:
-    """Calls torch.ops.golden_features.pick.scalar (lowered schema: pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)."""
+def pick_scalar(
+    from_: torch.Tensor,
+    value: float = 0.5,
+    act: typing.Optional[typing.Union[Act, str]] = None,
+    n: int = 1,
+    chain: typing.Optional[typing.Sequence[typing.Union[Act, str]]] = None,
+) -> torch.Tensor:
+    """Calls torch.ops.golden_features.pick.scalar, whose lowered schema is
+    pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"""
     try:
-        return (_pick_scalar_op.overload if _rt.is_dynamo_compiling() else _pick_scalar_op.eager)(from_, value, getattr(act, "_value_", act), n, chain)
+        return (_pick_scalar_op.overload if _rt.is_dynamo_compiling() else _pick_scalar_op.eager)(
+            from_, value, getattr(act, "_value_", act), n, chain
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _pick_scalar_op.failed(error, pick_scalar, (from_, value, act, n, chain), {})
 
 
-pick_scalar.slot_map = {
-    "from": "from_",
-    "value": "value",
-    "act": "act",
-    "n": "n",
-    "chain": "chain",
-}
+pick_scalar.slot_map = {"from": "from_", "value": "value", "act": "act", "n": "n", "chain": "chain"}
 pick_scalar.schema = "golden_features::pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"
 pick_scalar.annotations = ("inductor.fallback=always", "cost: 2 flops/element", "1")
 
 
 def _pick_scalar_records(from_, value=0.5, act=None, n=1, chain=None):
-    """golden_features::pick.scalar's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (from_, value, (None if act is None else _rt.enum_value(Act, act, "golden_features::pick.scalar", "act")), n, (None if chain is None else _rt.enum_values(Act, chain, "golden_features::pick.scalar", "chain"))), {}
+    """golden_features::pick.scalar's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            from_,
+            value,
+            (
+                None
+                if act is None
+                else _rt.enum_value(Act, act, "golden_features::pick.scalar", "act")
+            ),
+            n,
+            (
+                None
+                if chain is None
+                else _rt.enum_values(Act, chain, "golden_features::pick.scalar", "chain")
+            ),
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -190,13 +319,27 @@ _rt.python_kernels(
 )
 
 
-_tune_op = _rt.Op("golden_features::tune", "tune", "default", (("x", _rt.TENSOR), ("t", _rt.record(Tuned))))
+_tune_op = _rt.Op(
+    "golden_features::tune", "tune", "default", (("x", _rt.TENSOR), ("t", _rt.record(Tuned)))
+)
 
 
-def tune(x: torch.Tensor, t: Tuned = Tuned(main=Range(lo=-1.0, hi=1.0), sizes=[2, 3])) -> torch.Tensor:
-    """Calls torch.ops.golden_features.tune (lowered schema: tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)."""
+def tune(
+    x: torch.Tensor, t: Tuned = Tuned(main=Range(lo=-1.0, hi=1.0), sizes=[2, 3])
+) -> torch.Tensor:
+    """Calls torch.ops.golden_features.tune, whose lowered schema is
+    tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor"""
     try:
-        return (_tune_op.overload if _rt.is_dynamo_compiling() else _tune_op.eager)(x, t.main.lo, t.main.hi, getattr(t.main.act, "_value_", t.main.act), t.backup.lo, t.backup.hi, getattr(t.backup.act, "_value_", t.backup.act), t.sizes)
+        return (_tune_op.overload if _rt.is_dynamo_compiling() else _tune_op.eager)(
+            x,
+            t.main.lo,
+            t.main.hi,
+            getattr(t.main.act, "_value_", t.main.act),
+            t.backup.lo,
+            t.backup.hi,
+            getattr(t.backup.act, "_value_", t.backup.act),
+            t.sizes,
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _tune_op.failed(error, tune, (x, t), {})
 
@@ -211,22 +354,46 @@ tune.slot_map = {
     "t.backup.act": "t__backup__act",
     "t.sizes": "t__sizes",
 }
-tune.schema = "golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act=\"gelu\", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act=\"relu\", int[] t__sizes=[2, 3]) -> Tensor"
+tune.schema = 'golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor'
 tune.annotations = ()
 
 
-def _tune_records(x, t__main__lo=-1.0, t__main__hi=1.0, t__main__act="gelu", t__backup__lo=0.0, t__backup__hi=3, t__backup__act="relu", t__sizes=(2, 3)):
-    """golden_features::tune's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, Tuned(main=Range(lo=t__main__lo, hi=t__main__hi, act=_rt.enum_value(Act, t__main__act, "golden_features::tune", "t.main.act")), backup=Range(lo=t__backup__lo, hi=t__backup__hi, act=_rt.enum_value(Act, t__backup__act, "golden_features::tune", "t.backup.act")), sizes=t__sizes)), {}
+def _tune_records(
+    x,
+    t__main__lo=-1.0,
+    t__main__hi=1.0,
+    t__main__act="gelu",
+    t__backup__lo=0.0,
+    t__backup__hi=3,
+    t__backup__act="relu",
+    t__sizes=(2, 3),
+):
+    """golden_features::tune's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            Tuned(
+                main=Range(
+                    lo=t__main__lo,
+                    hi=t__main__hi,
+                    act=_rt.enum_value(Act, t__main__act, "golden_features::tune", "t.main.act"),
+                ),
+                backup=Range(
+                    lo=t__backup__lo,
+                    hi=t__backup__hi,
+                    act=_rt.enum_value(
+                        Act, t__backup__act, "golden_features::tune", "t.backup.act"
+                    ),
+                ),
+                sizes=t__sizes,
+            ),
+        ),
+        {},
+    )
 
 
-_rt.python_kernels(
-    tune,
-    _tune_records,
-    _IDL_STEM,
-    params=(("x", None), ("t", Tuned)),
-    meta=("x",),
-)
+_rt.python_kernels(tune, _tune_records, _IDL_STEM, params=(("x", None), ("t", Tuned)), meta=("x",))
 
 
 torch.serialization.add_safe_globals([Opts, Range, Tuned])

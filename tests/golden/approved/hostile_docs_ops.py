@@ -9,6 +9,7 @@ Load the compiled extension with load_library(path) first, or implement the
 ops in Python (op.register_kernel, register_fake, register_autograd). The
 functions here take records; torch.ops.hostile_docs.* takes the same ops flat.
 """
+
 import dataclasses
 import enum
 import typing
@@ -76,10 +77,15 @@ class Shade(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Texts:
-    """ends in a backslash \\\n\nAttributes:\n    nul: A NUL\x00 in a doc,\n        and a second line\n    bidi: line separator\u2028here, NEL\x85there"""
+    """ends in a backslash \\
+
+    Attributes:
+        nul: A NUL\x00 in a doc,
+            and a second line
+        bidi: line separator\u2028here, NEL\x85there"""
 
     cr: str = "carriage\rreturn"
-    quoted: str = "say \"hi\" \\ back"
+    quoted: str = 'say "hi" \\ back'
     nul: str = "nul\x00byte"
     bidi: str = "\u202eevil\u202c"
     controls: str = "\x01\x1b[31m\x7f\x85\u2028\t\n"
@@ -88,17 +94,59 @@ class Texts:
     mode: Mode = Mode.odd
 
 
-Texts._structop_fields = (("cr", _rt.STR), ("quoted", _rt.STR), ("nul", _rt.STR), ("bidi", _rt.STR), ("controls", _rt.STR), ("trigraph", _rt.STR), ("accents", _rt.STR), ("mode", _rt.enum_of(Mode)))
-_rt.register_pytree(Texts, (), ("cr", "quoted", "nul", "bidi", "controls", "trigraph", "accents", "mode"), NAMESPACE, _IDL_STEM)
+Texts._structop_fields = (
+    ("cr", _rt.STR),
+    ("quoted", _rt.STR),
+    ("nul", _rt.STR),
+    ("bidi", _rt.STR),
+    ("controls", _rt.STR),
+    ("trigraph", _rt.STR),
+    ("accents", _rt.STR),
+    ("mode", _rt.enum_of(Mode)),
+)
+_rt.register_pytree(
+    Texts,
+    (),
+    ("cr", "quoted", "nul", "bidi", "controls", "trigraph", "accents", "mode"),
+    NAMESPACE,
+    _IDL_STEM,
+)
 
 
-_echo_op = _rt.Op("hostile_docs::echo", "echo", "default", (("x", _rt.TENSOR), ("t", _rt.record(Texts)), ("tag", _rt.STR), ("label", _rt.optional(_rt.STR))))
+_echo_op = _rt.Op(
+    "hostile_docs::echo",
+    "echo",
+    "default",
+    (
+        ("x", _rt.TENSOR),
+        ("t", _rt.record(Texts)),
+        ("tag", _rt.STR),
+        ("label", _rt.optional(_rt.STR)),
+    ),
+)
 
 
-def echo(x: torch.Tensor, t: Texts = Texts(), tag: str = "a\"b\\c\rd", label: typing.Optional[str] = None) -> torch.Tensor:
-    """q\"\"" \\u \\N{x} \\x41 ends in a quote"\n\nCalls torch.ops.hostile_docs.echo (lowered schema: echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor)."""
+def echo(
+    x: torch.Tensor, t: Texts = Texts(), tag: str = 'a"b\\c\rd', label: typing.Optional[str] = None
+) -> torch.Tensor:
+    """q\"\"" \\u \\N{x} \\x41 ends in a quote"
+
+    Calls torch.ops.hostile_docs.echo, whose lowered schema is
+    echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor"""
     try:
-        return (_echo_op.overload if _rt.is_dynamo_compiling() else _echo_op.eager)(x, t.cr, t.quoted, t.nul, t.bidi, t.controls, t.trigraph, t.accents, getattr(t.mode, "_value_", t.mode), tag, label)
+        return (_echo_op.overload if _rt.is_dynamo_compiling() else _echo_op.eager)(
+            x,
+            t.cr,
+            t.quoted,
+            t.nul,
+            t.bidi,
+            t.controls,
+            t.trigraph,
+            t.accents,
+            getattr(t.mode, "_value_", t.mode),
+            tag,
+            label,
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _echo_op.failed(error, echo, (x, t, tag, label), {})
 
@@ -116,13 +164,43 @@ echo.slot_map = {
     "tag": "tag",
     "label": "label",
 }
-echo.schema = "hostile_docs::echo(Tensor x, str t__cr=\"carriage\\015return\", str t__quoted=\"say \\\"hi\\\" \\\\ back\", str t__nul=\"nul\\000byte\", str t__bidi=\"\\342\\200\\256evil\\342\\200\\254\", str t__controls=\"\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n\", str t__trigraph=\"??/\", str t__accents=\"caf\\303\\251 \\342\\206\\222 \\303\\277\", str t__mode=\"odd\", str tag=\"a\\\"b\\\\c\\015d\", str? label=None) -> Tensor"
-echo.annotations = ("q\"\"\" \\ \r\n#error x", "\u202ebidi\u202c \u2028 \x00")
+echo.schema = 'hostile_docs::echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor'
+echo.annotations = ('q""" \\ \r\n#error x', "\u202ebidi\u202c \u2028 \x00")
 
 
-def _echo_records(x, t__cr="carriage\rreturn", t__quoted="say \"hi\" \\ back", t__nul="nul\x00byte", t__bidi="\u202eevil\u202c", t__controls="\x01\x1b[31m\x7f\x85\u2028\t\n", t__trigraph="??/", t__accents="café → ÿ", t__mode="odd", tag="a\"b\\c\rd", label=None):
-    """hostile_docs::echo's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, Texts(cr=t__cr, quoted=t__quoted, nul=t__nul, bidi=t__bidi, controls=t__controls, trigraph=t__trigraph, accents=t__accents, mode=_rt.enum_value(Mode, t__mode, "hostile_docs::echo", "t.mode")), tag, label), {}
+def _echo_records(
+    x,
+    t__cr="carriage\rreturn",
+    t__quoted='say "hi" \\ back',
+    t__nul="nul\x00byte",
+    t__bidi="\u202eevil\u202c",
+    t__controls="\x01\x1b[31m\x7f\x85\u2028\t\n",
+    t__trigraph="??/",
+    t__accents="café → ÿ",
+    t__mode="odd",
+    tag='a"b\\c\rd',
+    label=None,
+):
+    """hostile_docs::echo's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            Texts(
+                cr=t__cr,
+                quoted=t__quoted,
+                nul=t__nul,
+                bidi=t__bidi,
+                controls=t__controls,
+                trigraph=t__trigraph,
+                accents=t__accents,
+                mode=_rt.enum_value(Mode, t__mode, "hostile_docs::echo", "t.mode"),
+            ),
+            tag,
+            label,
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -134,29 +212,44 @@ _rt.python_kernels(
 )
 
 
-_cleaned_op = _rt.Op("hostile_docs::cleaned", "cleaned", "default", (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade))))
+_cleaned_op = _rt.Op(
+    "hostile_docs::cleaned",
+    "cleaned",
+    "default",
+    (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade))),
+)
 
 
-def cleaned(x: torch.Tensor, flag: typing.Union[Flag, str] = Flag.on, shade: typing.Union[Shade, str] = Shade.dark) -> torch.Tensor:
+def cleaned(
+    x: torch.Tensor,
+    flag: typing.Union[Flag, str] = Flag.on,
+    shade: typing.Union[Shade, str] = Shade.dark,
+) -> torch.Tensor:
     try:
-        return (_cleaned_op.overload if _rt.is_dynamo_compiling() else _cleaned_op.eager)(x, getattr(flag, "_value_", flag), getattr(shade, "_value_", shade))
+        return (_cleaned_op.overload if _rt.is_dynamo_compiling() else _cleaned_op.eager)(
+            x, getattr(flag, "_value_", flag), getattr(shade, "_value_", shade)
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _cleaned_op.failed(error, cleaned, (x, flag, shade), {})
 
 
-cleaned.slot_map = {
-    "x": "x",
-    "flag": "flag",
-    "shade": "shade",
-}
-cleaned.schema = "hostile_docs::cleaned(Tensor x, str flag=\"on\", str shade=\"dark\") -> Tensor"
-cleaned.__doc__ = "  leading spaces\n\tand a tab\n\nCalls torch.ops.hostile_docs.cleaned (lowered schema: cleaned(Tensor x, str flag=\"on\", str shade=\"dark\") -> Tensor)."
+cleaned.slot_map = {"x": "x", "flag": "flag", "shade": "shade"}
+cleaned.schema = 'hostile_docs::cleaned(Tensor x, str flag="on", str shade="dark") -> Tensor'
+cleaned.__doc__ = '  leading spaces\n\tand a tab\n\nCalls torch.ops.hostile_docs.cleaned, whose lowered schema is\ncleaned(Tensor x, str flag="on", str shade="dark") -> Tensor'
 cleaned.annotations = ()
 
 
 def _cleaned_records(x, flag="on", shade="dark"):
-    """hostile_docs::cleaned's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, _rt.enum_value(Flag, flag, "hostile_docs::cleaned", "flag"), _rt.enum_value(Shade, shade, "hostile_docs::cleaned", "shade")), {}
+    """hostile_docs::cleaned's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            _rt.enum_value(Flag, flag, "hostile_docs::cleaned", "flag"),
+            _rt.enum_value(Shade, shade, "hostile_docs::cleaned", "shade"),
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -172,32 +265,30 @@ _indented_op = _rt.Op("hostile_docs::indented", "indented", "default", (("x", _r
 
 
 def indented(x: torch.Tensor) -> torch.Tensor:
-    """First line.\n  Every later line\n  is indented.\n\nCalls torch.ops.hostile_docs.indented (lowered schema: indented(Tensor x) -> Tensor)."""
+    """First line.
+      Every later line
+      is indented.
+
+    Calls torch.ops.hostile_docs.indented, whose lowered schema is
+    indented(Tensor x) -> Tensor"""
     try:
         return (_indented_op.overload if _rt.is_dynamo_compiling() else _indented_op.eager)(x)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _indented_op.failed(error, indented, (x,), {})
 
 
-indented.slot_map = {
-    "x": "x",
-}
+indented.slot_map = {"x": "x"}
 indented.schema = "hostile_docs::indented(Tensor x) -> Tensor"
 indented.annotations = ()
 
 
 def _indented_records(x):
-    """hostile_docs::indented's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x,), {}
+    """hostile_docs::indented's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((x,), {})
 
 
-_rt.python_kernels(
-    indented,
-    _indented_records,
-    _IDL_STEM,
-    params=(("x", None),),
-    meta=("x",),
-)
+_rt.python_kernels(indented, _indented_records, _IDL_STEM, params=(("x", None),), meta=("x",))
 
 
 torch.serialization.add_safe_globals([Mode, Flag, Shade, Texts])

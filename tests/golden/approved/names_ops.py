@@ -5,6 +5,7 @@ Load the compiled extension with load_library(path) first, or implement the
 ops in Python (op.register_kernel, register_fake, register_autograd). The
 functions here take records; torch.ops.golden_names.* takes the same ops flat.
 """
+
 import dataclasses
 import enum
 import typing
@@ -85,13 +86,31 @@ class errno_:
     fn: int = 3
 
 
-errno_._structop_fields = (("at", _rt.optional(_rt.TENSOR)), ("path", _rt.TENSOR), ("EDOM_", _rt.INT), ("NULL_", _rt.FLOAT), ("EOF_", _rt.BOOL), ("INT64_MIN_", _rt.INT), ("linux_", _rt.enum_of(Signal)), ("std", _rt.INT), ("names", _rt.list_of(_rt.STR)), ("fn", _rt.INT))
-_rt.register_pytree(errno_, ("at", "path"), ("EDOM_", "NULL_", "EOF_", "INT64_MIN_", "linux_", "std", "names", "fn"), NAMESPACE, _IDL_STEM)
+errno_._structop_fields = (
+    ("at", _rt.optional(_rt.TENSOR)),
+    ("path", _rt.TENSOR),
+    ("EDOM_", _rt.INT),
+    ("NULL_", _rt.FLOAT),
+    ("EOF_", _rt.BOOL),
+    ("INT64_MIN_", _rt.INT),
+    ("linux_", _rt.enum_of(Signal)),
+    ("std", _rt.INT),
+    ("names", _rt.list_of(_rt.STR)),
+    ("fn", _rt.INT),
+)
+_rt.register_pytree(
+    errno_,
+    ("at", "path"),
+    ("EDOM_", "NULL_", "EOF_", "INT64_MIN_", "linux_", "std", "names", "fn"),
+    NAMESPACE,
+    _IDL_STEM,
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class errnoGrad:
-    """Gradients for the tensor fields of `errno` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `errno` (None: no gradient), as a Python
+    backward returns them."""
 
     at: typing.Optional[torch.Tensor] = None
     path: typing.Optional[torch.Tensor] = None
@@ -114,7 +133,8 @@ _rt.register_pytree(Outer, ("path", "args"), (), NAMESPACE, _IDL_STEM)
 
 @dataclasses.dataclass(frozen=True)
 class OuterGrad:
-    """Gradients for the tensor fields of `Outer` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Outer` (None: no gradient), as a Python
+    backward returns them."""
 
     path: typing.Optional[errnoGrad] = None
     args: typing.Optional[torch.Tensor] = None
@@ -123,30 +143,38 @@ class OuterGrad:
 Outer._structop_grad = OuterGrad
 
 
-_from__op = _rt.Op("golden_names::from", "from", "default", (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR)))
+_from__op = _rt.Op(
+    "golden_names::from",
+    "from",
+    "default",
+    (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR)),
+)
 
 
-def from_(x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor) -> torch.Tensor:
-    """An op named like a Python keyword, with parameters named like the locals of the generated code.\n\nCalls torch.ops.golden_names.from (lowered schema: from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)."""
+def from_(
+    x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor
+) -> torch.Tensor:
+    """An op named like a Python keyword, with parameters named like the locals of the generated code.
+
+    Calls torch.ops.golden_names.from, whose lowered schema is
+    from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor"""
     try:
-        return (_from__op.overload if _rt.is_dynamo_compiling() else _from__op.eager)(x, ctx, ks, grad_fn)
+        return (_from__op.overload if _rt.is_dynamo_compiling() else _from__op.eager)(
+            x, ctx, ks, grad_fn
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _from__op.failed(error, from_, (x, ctx, ks, grad_fn), {})
 
 
-from_.slot_map = {
-    "x": "x",
-    "ctx": "ctx",
-    "ks": "ks",
-    "grad_fn": "grad_fn",
-}
+from_.slot_map = {"x": "x", "ctx": "ctx", "ks": "ks", "grad_fn": "grad_fn"}
 from_.schema = "golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor"
 from_.annotations = ()
 
 
 def _from__records(x, ctx, ks, grad_fn):
-    """golden_names::from's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, ctx, ks, grad_fn), {}
+    """golden_names::from's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((x, ctx, ks, grad_fn), {})
 
 
 _rt.python_kernels(
@@ -160,13 +188,41 @@ _rt.python_kernels(
 )
 
 
-_from_lambda_op = _rt.Op("golden_names::from.lambda", "from", "lambda", (("x", _rt.TENSOR), ("kernel", _rt.record(Outer)), ("handle", _rt.TENSOR), ("op_name", _rt.INT)))
+_from_lambda_op = _rt.Op(
+    "golden_names::from.lambda",
+    "from",
+    "lambda",
+    (
+        ("x", _rt.TENSOR),
+        ("kernel", _rt.record(Outer)),
+        ("handle", _rt.TENSOR),
+        ("op_name", _rt.INT),
+    ),
+)
 
 
-def from_lambda(x: torch.Tensor, kernel: Outer, handle: torch.Tensor, op_name: int = 0) -> typing.Tuple[torch.Tensor, torch.Tensor]:
-    """Calls torch.ops.golden_names.from.lambda (lowered schema: from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))."""
+def from_lambda(
+    x: torch.Tensor, kernel: Outer, handle: torch.Tensor, op_name: int = 0
+) -> typing.Tuple[torch.Tensor, torch.Tensor]:
+    """Calls torch.ops.golden_names.from.lambda, whose lowered schema is
+    from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
     try:
-        return (_from_lambda_op.overload if _rt.is_dynamo_compiling() else _from_lambda_op.eager)(x, kernel.path.at, kernel.path.path, kernel.path.EDOM_, kernel.path.NULL_, kernel.path.EOF_, kernel.path.INT64_MIN_, getattr(kernel.path.linux_, "_value_", kernel.path.linux_), kernel.path.std, kernel.path.names, kernel.path.fn, kernel.args, handle, op_name)
+        return (_from_lambda_op.overload if _rt.is_dynamo_compiling() else _from_lambda_op.eager)(
+            x,
+            kernel.path.at,
+            kernel.path.path,
+            kernel.path.EDOM_,
+            kernel.path.NULL_,
+            kernel.path.EOF_,
+            kernel.path.INT64_MIN_,
+            getattr(kernel.path.linux_, "_value_", kernel.path.linux_),
+            kernel.path.std,
+            kernel.path.names,
+            kernel.path.fn,
+            kernel.args,
+            handle,
+            op_name,
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _from_lambda_op.failed(error, from_lambda, (x, kernel, handle, op_name), {})
 
@@ -191,9 +247,52 @@ from_lambda.schema = "golden_names::from.lambda(Tensor x, Tensor? kernel__path__
 from_lambda.annotations = ()
 
 
-def _from_lambda_records(x, kernel__path__at, kernel__path__path, kernel__path__EDOM, kernel__path__NULL, kernel__path__EOF, kernel__path__INT64_MIN, kernel__path__linux, kernel__path__std, kernel__path__names, kernel__path__fn, kernel__args, handle, op_name=0):
-    """golden_names::from.lambda's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, Outer(path=errno_(at=kernel__path__at, path=kernel__path__path, EDOM_=kernel__path__EDOM, NULL_=kernel__path__NULL, EOF_=kernel__path__EOF, INT64_MIN_=kernel__path__INT64_MIN, linux_=_rt.enum_value(Signal, kernel__path__linux, "golden_names::from.lambda", "kernel.path.linux"), std=kernel__path__std, names=kernel__path__names, fn=kernel__path__fn), args=kernel__args), handle, op_name), {}
+def _from_lambda_records(
+    x,
+    kernel__path__at,
+    kernel__path__path,
+    kernel__path__EDOM,
+    kernel__path__NULL,
+    kernel__path__EOF,
+    kernel__path__INT64_MIN,
+    kernel__path__linux,
+    kernel__path__std,
+    kernel__path__names,
+    kernel__path__fn,
+    kernel__args,
+    handle,
+    op_name=0,
+):
+    """golden_names::from.lambda's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            Outer(
+                path=errno_(
+                    at=kernel__path__at,
+                    path=kernel__path__path,
+                    EDOM_=kernel__path__EDOM,
+                    NULL_=kernel__path__NULL,
+                    EOF_=kernel__path__EOF,
+                    INT64_MIN_=kernel__path__INT64_MIN,
+                    linux_=_rt.enum_value(
+                        Signal,
+                        kernel__path__linux,
+                        "golden_names::from.lambda",
+                        "kernel.path.linux",
+                    ),
+                    std=kernel__path__std,
+                    names=kernel__path__names,
+                    fn=kernel__path__fn,
+                ),
+                args=kernel__args,
+            ),
+            handle,
+            op_name,
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -201,19 +300,60 @@ _rt.python_kernels(
     _from_lambda_records,
     _IDL_STEM,
     params=(("x", None), ("kernel", Outer), ("handle", None), ("op_name", None)),
-    grads=(("x", "x"), ("kernel.path.at", "kernel__path__at"), ("kernel.path.path", "kernel__path__path"), ("kernel.args", "kernel__args"), ("handle", "handle")),
+    grads=(
+        ("x", "x"),
+        ("kernel.path.at", "kernel__path__at"),
+        ("kernel.path.path", "kernel__path__path"),
+        ("kernel.args", "kernel__args"),
+        ("handle", "handle"),
+    ),
     meta=("x", "handle"),
     backward=True,
 )
 
 
-_scale_op = _rt.Op("golden_names::scale", "scale", "default", (("scale", _rt.TENSOR), ("fn", _rt.record(errno_)), ("Kernel", _rt.enum_of(Signal)), ("args", _rt.enum_of(stdin_)), ("error", _rt.FLOAT)))
+_scale_op = _rt.Op(
+    "golden_names::scale",
+    "scale",
+    "default",
+    (
+        ("scale", _rt.TENSOR),
+        ("fn", _rt.record(errno_)),
+        ("Kernel", _rt.enum_of(Signal)),
+        ("args", _rt.enum_of(stdin_)),
+        ("error", _rt.FLOAT),
+    ),
+)
 
 
-def scale(scale: torch.Tensor, fn: errno_, Kernel: typing.Union[Signal, str] = Signal.NULL_, args: typing.Union[stdin_, str] = stdin_.a, error: float = 1.0) -> torch.Tensor:
-    """A parameter named like its op, and locals of the adapter.\n\nCalls torch.ops.golden_names.scale (lowered schema: scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)."""
+def scale(
+    scale: torch.Tensor,
+    fn: errno_,
+    Kernel: typing.Union[Signal, str] = Signal.NULL_,
+    args: typing.Union[stdin_, str] = stdin_.a,
+    error: float = 1.0,
+) -> torch.Tensor:
+    """A parameter named like its op, and locals of the adapter.
+
+    Calls torch.ops.golden_names.scale, whose lowered schema is
+    scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor"""
     try:
-        return (_scale_op.overload if _rt.is_dynamo_compiling() else _scale_op.eager)(scale, fn.at, fn.path, fn.EDOM_, fn.NULL_, fn.EOF_, fn.INT64_MIN_, getattr(fn.linux_, "_value_", fn.linux_), fn.std, fn.names, fn.fn, getattr(Kernel, "_value_", Kernel), getattr(args, "_value_", args), error)
+        return (_scale_op.overload if _rt.is_dynamo_compiling() else _scale_op.eager)(
+            scale,
+            fn.at,
+            fn.path,
+            fn.EDOM_,
+            fn.NULL_,
+            fn.EOF_,
+            fn.INT64_MIN_,
+            getattr(fn.linux_, "_value_", fn.linux_),
+            fn.std,
+            fn.names,
+            fn.fn,
+            getattr(Kernel, "_value_", Kernel),
+            getattr(args, "_value_", args),
+            error,
+        )
     except (AttributeError, TypeError, RuntimeError) as error2:
         return _scale_op.failed(error2, scale, (scale, fn, Kernel, args, error), {})
 
@@ -234,13 +374,49 @@ scale.slot_map = {
     "args": "args",
     "error": "error",
 }
-scale.schema = "golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel=\"NULL\", str args=\"a\", float error=1.0) -> Tensor"
+scale.schema = 'golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor'
 scale.annotations = ()
 
 
-def _scale_records(scale, fn__at, fn__path, fn__EDOM, fn__NULL, fn__EOF, fn__INT64_MIN, fn__linux, fn__std, fn__names, fn__fn=3, Kernel="NULL", args="a", error=1.0):
-    """golden_names::scale's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (scale, errno_(at=fn__at, path=fn__path, EDOM_=fn__EDOM, NULL_=fn__NULL, EOF_=fn__EOF, INT64_MIN_=fn__INT64_MIN, linux_=_rt.enum_value(Signal, fn__linux, "golden_names::scale", "fn.linux"), std=fn__std, names=fn__names, fn=fn__fn), _rt.enum_value(Signal, Kernel, "golden_names::scale", "Kernel"), _rt.enum_value(stdin_, args, "golden_names::scale", "args"), error), {}
+def _scale_records(
+    scale,
+    fn__at,
+    fn__path,
+    fn__EDOM,
+    fn__NULL,
+    fn__EOF,
+    fn__INT64_MIN,
+    fn__linux,
+    fn__std,
+    fn__names,
+    fn__fn=3,
+    Kernel="NULL",
+    args="a",
+    error=1.0,
+):
+    """golden_names::scale's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            scale,
+            errno_(
+                at=fn__at,
+                path=fn__path,
+                EDOM_=fn__EDOM,
+                NULL_=fn__NULL,
+                EOF_=fn__EOF,
+                INT64_MIN_=fn__INT64_MIN,
+                linux_=_rt.enum_value(Signal, fn__linux, "golden_names::scale", "fn.linux"),
+                std=fn__std,
+                names=fn__names,
+                fn=fn__fn,
+            ),
+            _rt.enum_value(Signal, Kernel, "golden_names::scale", "Kernel"),
+            _rt.enum_value(stdin_, args, "golden_names::scale", "args"),
+            error,
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -252,30 +428,48 @@ _rt.python_kernels(
 )
 
 
-_linux__op = _rt.Op("golden_names::linux", "linux", "default", (("unix", _rt.TENSOR), ("NULL", _rt.FLOAT), ("INT64_MIN", _rt.INT), ("op", _rt.optional(_rt.TENSOR))))
+_linux__op = _rt.Op(
+    "golden_names::linux",
+    "linux",
+    "default",
+    (
+        ("unix", _rt.TENSOR),
+        ("NULL", _rt.FLOAT),
+        ("INT64_MIN", _rt.INT),
+        ("op", _rt.optional(_rt.TENSOR)),
+    ),
+)
 
 
-def linux_(unix_: torch.Tensor, NULL_: float = 0.5, INT64_MIN_: int = 0, op: typing.Optional[torch.Tensor] = None) -> torch.Tensor:
-    """An op and parameters named like GCC's and C's macros.\n\nCalls torch.ops.golden_names.linux (lowered schema: linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)."""
+def linux_(
+    unix_: torch.Tensor,
+    NULL_: float = 0.5,
+    INT64_MIN_: int = 0,
+    op: typing.Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """An op and parameters named like GCC's and C's macros.
+
+    Calls torch.ops.golden_names.linux, whose lowered schema is
+    linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor"""
     try:
-        return (_linux__op.overload if _rt.is_dynamo_compiling() else _linux__op.eager)(unix_, NULL_, INT64_MIN_, op)
+        return (_linux__op.overload if _rt.is_dynamo_compiling() else _linux__op.eager)(
+            unix_, NULL_, INT64_MIN_, op
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _linux__op.failed(error, linux_, (unix_, NULL_, INT64_MIN_, op), {})
 
 
-linux_.slot_map = {
-    "unix": "unix",
-    "NULL": "NULL",
-    "INT64_MIN": "INT64_MIN",
-    "op": "op",
-}
-linux_.schema = "golden_names::linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor"
+linux_.slot_map = {"unix": "unix", "NULL": "NULL", "INT64_MIN": "INT64_MIN", "op": "op"}
+linux_.schema = (
+    "golden_names::linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor"
+)
 linux_.annotations = ()
 
 
 def _linux__records(unix, NULL=0.5, INT64_MIN=0, op=None):
-    """golden_names::linux's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (unix, NULL, INT64_MIN, op), {}
+    """golden_names::linux's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((unix, NULL, INT64_MIN, op), {})
 
 
 _rt.python_kernels(
@@ -289,15 +483,35 @@ _rt.python_kernels(
 )
 
 
-_yield_from_op = _rt.Op("golden_names::yield.from", "yield", "from", (("with_records", _rt.TENSOR), ("backward_def", _rt.TENSOR), ("signature", _rt.TENSOR), ("grad_paths", _rt.TENSOR)))
+_yield_from_op = _rt.Op(
+    "golden_names::yield.from",
+    "yield",
+    "from",
+    (
+        ("with_records", _rt.TENSOR),
+        ("backward_def", _rt.TENSOR),
+        ("signature", _rt.TENSOR),
+        ("grad_paths", _rt.TENSOR),
+    ),
+)
 
 
-def yield_from(with_records: torch.Tensor, backward_def: torch.Tensor, signature: torch.Tensor, grad_paths: torch.Tensor) -> torch.Tensor:
-    """Calls torch.ops.golden_names.yield.from (lowered schema: yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor)."""
+def yield_from(
+    with_records: torch.Tensor,
+    backward_def: torch.Tensor,
+    signature: torch.Tensor,
+    grad_paths: torch.Tensor,
+) -> torch.Tensor:
+    """Calls torch.ops.golden_names.yield.from, whose lowered schema is
+    yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor"""
     try:
-        return (_yield_from_op.overload if _rt.is_dynamo_compiling() else _yield_from_op.eager)(with_records, backward_def, signature, grad_paths)
+        return (_yield_from_op.overload if _rt.is_dynamo_compiling() else _yield_from_op.eager)(
+            with_records, backward_def, signature, grad_paths
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
-        return _yield_from_op.failed(error, yield_from, (with_records, backward_def, signature, grad_paths), {})
+        return _yield_from_op.failed(
+            error, yield_from, (with_records, backward_def, signature, grad_paths), {}
+        )
 
 
 yield_from.slot_map = {
@@ -311,15 +525,21 @@ yield_from.annotations = ()
 
 
 def _yield_from_records(with_records, backward_def, signature, grad_paths):
-    """golden_names::yield.from's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (with_records, backward_def, signature, grad_paths), {}
+    """golden_names::yield.from's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((with_records, backward_def, signature, grad_paths), {})
 
 
 _rt.python_kernels(
     yield_from,
     _yield_from_records,
     _IDL_STEM,
-    params=(("with_records", None), ("backward_def", None), ("signature", None), ("grad_paths", None)),
+    params=(
+        ("with_records", None),
+        ("backward_def", None),
+        ("signature", None),
+        ("grad_paths", None),
+    ),
     meta=("with_records",),
 )
 

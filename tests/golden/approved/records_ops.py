@@ -7,6 +7,7 @@ Load the compiled extension with load_library(path) first, or implement the
 ops in Python (op.register_kernel, register_fake, register_autograd). The
 functions here take records; torch.ops.golden.* takes the same ops flat.
 """
+
 import dataclasses
 import enum
 import typing
@@ -68,7 +69,10 @@ class Mode(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Inner:
-    """Record `Inner`.\n\nAttributes:\n    b: Added when given."""
+    """Record `Inner`.
+
+    Attributes:
+        b: Added when given."""
 
     w: torch.Tensor
     b: typing.Optional[torch.Tensor] = None
@@ -80,7 +84,8 @@ _rt.register_pytree(Inner, ("w", "b"), (), NAMESPACE, _IDL_STEM)
 
 @dataclasses.dataclass(frozen=True)
 class InnerGrad:
-    """Gradients for the tensor fields of `Inner` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Inner` (None: no gradient), as a Python
+    backward returns them."""
 
     w: typing.Optional[torch.Tensor] = None
     b: typing.Optional[torch.Tensor] = None
@@ -98,13 +103,18 @@ class Cfg:
     mode: Mode = Mode.exact
 
 
-Cfg._structop_fields = (("inner", _rt.record(Inner)), ("scale", _rt.FLOAT), ("mode", _rt.enum_of(Mode)))
+Cfg._structop_fields = (
+    ("inner", _rt.record(Inner)),
+    ("scale", _rt.FLOAT),
+    ("mode", _rt.enum_of(Mode)),
+)
 _rt.register_pytree(Cfg, ("inner",), ("scale", "mode"), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
 class CfgGrad:
-    """Gradients for the tensor fields of `Cfg` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Cfg` (None: no gradient), as a Python
+    backward returns them."""
 
     inner: typing.Optional[InnerGrad] = None
 
@@ -126,7 +136,8 @@ _rt.register_pytree(Gate, ("g", "inner"), (), NAMESPACE, _IDL_STEM)
 
 @dataclasses.dataclass(frozen=True)
 class GateGrad:
-    """Gradients for the tensor fields of `Gate` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Gate` (None: no gradient), as a Python
+    backward returns them."""
 
     g: typing.Optional[torch.Tensor] = None
     inner: typing.Optional[InnerGrad] = None
@@ -149,7 +160,8 @@ _rt.register_pytree(Moments, ("mean", "var"), (), NAMESPACE, _IDL_STEM)
 
 @dataclasses.dataclass(frozen=True)
 class MomentsGrad:
-    """Gradients for the tensor fields of `Moments` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Moments` (None: no gradient), as a Python
+    backward returns them."""
 
     mean: typing.Optional[torch.Tensor] = None
     var: typing.Optional[torch.Tensor] = None
@@ -172,7 +184,8 @@ _rt.register_pytree(Summary, ("m",), ("count",), NAMESPACE, _IDL_STEM)
 
 @dataclasses.dataclass(frozen=True)
 class SummaryGrad:
-    """Gradients for the tensor fields of `Summary` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Summary` (None: no gradient), as a Python
+    backward returns them."""
 
     m: typing.Optional[MomentsGrad] = None
 
@@ -188,13 +201,17 @@ class Stack:
     biases: typing.List[typing.Optional[torch.Tensor]]
 
 
-Stack._structop_fields = (("parts", _rt.list_of(_rt.TENSOR)), ("biases", _rt.list_of(_rt.optional(_rt.TENSOR))))
+Stack._structop_fields = (
+    ("parts", _rt.list_of(_rt.TENSOR)),
+    ("biases", _rt.list_of(_rt.optional(_rt.TENSOR))),
+)
 _rt.register_pytree(Stack, ("parts", "biases"), (), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
 class StackGrad:
-    """Gradients for the tensor fields of `Stack` (None: no gradient), as a Python backward returns them."""
+    """Gradients for the tensor fields of `Stack` (None: no gradient), as a Python
+    backward returns them."""
 
     parts: typing.Optional[typing.List[typing.Optional[torch.Tensor]]] = None
     biases: typing.Optional[typing.List[typing.Optional[torch.Tensor]]] = None
@@ -203,13 +220,20 @@ class StackGrad:
 Stack._structop_grad = StackGrad
 
 
-_affine_op = _rt.Op("golden::affine", "affine", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
+_affine_op = _rt.Op(
+    "golden::affine", "affine", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
+)
 
 
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
-    """(x * cfg.inner.w + cfg.inner.b) * cfg.scale\n\nCalls torch.ops.golden.affine (lowered schema: affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)."""
+    """(x * cfg.inner.w + cfg.inner.b) * cfg.scale
+
+    Calls torch.ops.golden.affine, whose lowered schema is
+    affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor"""
     try:
-        return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(
+            x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _affine_op.failed(error, affine, (x, cfg), {})
 
@@ -221,13 +245,24 @@ affine.slot_map = {
     "cfg.scale": "cfg__scale",
     "cfg.mode": "cfg__mode",
 }
-affine.schema = "golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> Tensor"
+affine.schema = 'golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor'
 affine.annotations = ()
 
 
 def _affine_records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::affine's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::affine", "cfg.mode"))), {}
+    """golden::affine's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            Cfg(
+                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
+                scale=cfg__scale,
+                mode=_rt.enum_value(Mode, cfg__mode, "golden::affine", "cfg.mode"),
+            ),
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -241,13 +276,22 @@ _rt.python_kernels(
 )
 
 
-_split_op = _rt.Op("golden::split", "split", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
+_split_op = _rt.Op(
+    "golden::split", "split", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
+)
 
 
 def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tensor]:
-    """Calls torch.ops.golden.split (lowered schema: split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))."""
+    """Calls torch.ops.golden.split, whose lowered schema is
+    split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi)"""
     try:
-        return (_split_op.overload if _rt.is_dynamo_compiling() else _split_op.eager)(x, cfg__inner__w=cfg.inner.w, cfg__inner__b=cfg.inner.b, cfg__scale=cfg.scale, cfg__mode=getattr(cfg.mode, "_value_", cfg.mode))
+        return (_split_op.overload if _rt.is_dynamo_compiling() else _split_op.eager)(
+            x,
+            cfg__inner__w=cfg.inner.w,
+            cfg__inner__b=cfg.inner.b,
+            cfg__scale=cfg.scale,
+            cfg__mode=getattr(cfg.mode, "_value_", cfg.mode),
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _split_op.failed(error, split, (x,), {"cfg": cfg})
 
@@ -259,13 +303,23 @@ split.slot_map = {
     "cfg.scale": "cfg__scale",
     "cfg.mode": "cfg__mode",
 }
-split.schema = "golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> (Tensor lo, Tensor hi)"
+split.schema = 'golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi)'
 split.annotations = ()
 
 
 def _split_records(x, *, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::split's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x,), {"cfg": Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::split", "cfg.mode"))}
+    """golden::split's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (x,),
+        {
+            "cfg": Cfg(
+                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
+                scale=cfg__scale,
+                mode=_rt.enum_value(Mode, cfg__mode, "golden::split", "cfg.mode"),
+            )
+        },
+    )
 
 
 _rt.python_kernels(
@@ -279,13 +333,18 @@ _rt.python_kernels(
 )
 
 
-_scale__op = _rt.Op("golden::scale_", "scale_", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))))
+_scale__op = _rt.Op(
+    "golden::scale_", "scale_", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
+)
 
 
 def scale_(x: torch.Tensor, cfg: Cfg) -> None:
-    """Calls torch.ops.golden.scale_ (lowered schema: scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())."""
+    """Calls torch.ops.golden.scale_, whose lowered schema is
+    scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()"""
     try:
-        return (_scale__op.overload if _rt.is_dynamo_compiling() else _scale__op.eager)(x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        return (_scale__op.overload if _rt.is_dynamo_compiling() else _scale__op.eager)(
+            x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _scale__op.failed(error, scale_, (x, cfg), {})
 
@@ -297,47 +356,70 @@ scale_.slot_map = {
     "cfg.scale": "cfg__scale",
     "cfg.mode": "cfg__mode",
 }
-scale_.schema = "golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode=\"exact\") -> ()"
+scale_.schema = 'golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()'
 scale_.annotations = ()
 
 
 def _scale__records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::scale_'s flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=_rt.enum_value(Mode, cfg__mode, "golden::scale_", "cfg.mode"))), {}
+    """golden::scale_'s flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            Cfg(
+                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
+                scale=cfg__scale,
+                mode=_rt.enum_value(Mode, cfg__mode, "golden::scale_", "cfg.mode"),
+            ),
+        ),
+        {},
+    )
 
 
-_rt.python_kernels(
-    scale_,
-    _scale__records,
-    _IDL_STEM,
-    params=(("x", None), ("cfg", Cfg)),
-    meta=(),
+_rt.python_kernels(scale_, _scale__records, _IDL_STEM, params=(("x", None), ("cfg", Cfg)), meta=())
+
+
+_layers_op = _rt.Op(
+    "golden::layers",
+    "layers",
+    "default",
+    (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner)))),
 )
 
 
-_layers_op = _rt.Op("golden::layers", "layers", "default", (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner)))))
-
-
 def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
-    """A list of records (one list per leaf; one grad record per item).\n\nCalls torch.ops.golden.layers (lowered schema: layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)."""
+    """A list of records (one list per leaf; one grad record per item).
+
+    Calls torch.ops.golden.layers, whose lowered schema is
+    layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"""
     try:
-        return (_layers_op.overload if _rt.is_dynamo_compiling() else _layers_op.eager)(x, [r.w for r in items], [r.b for r in items])
+        return (_layers_op.overload if _rt.is_dynamo_compiling() else _layers_op.eager)(
+            x, [r.w for r in items], [r.b for r in items]
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _layers_op.failed(error, layers, (x, items), {})
 
 
-layers.slot_map = {
-    "x": "x",
-    "items.w": "items__w",
-    "items.b": "items__b",
-}
+layers.slot_map = {"x": "x", "items.w": "items__w", "items.b": "items__b"}
 layers.schema = "golden::layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"
 layers.annotations = ()
 
 
 def _layers_records(x, items__w, items__b):
-    """golden::layers's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, [Inner(w=l0, b=l1) for l0, l1 in _rt.zip_leaves("golden::layers", "items", (("w", items__w), ("b", items__b)))]), {}
+    """golden::layers's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            [
+                Inner(w=l0, b=l1)
+                for l0, l1 in _rt.zip_leaves(
+                    "golden::layers", "items", (("w", items__w), ("b", items__b))
+                )
+            ],
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -351,30 +433,36 @@ _rt.python_kernels(
 )
 
 
-_stack_op = _rt.Op("golden::stack", "stack", "default", (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR)))
+_stack_op = _rt.Op(
+    "golden::stack",
+    "stack",
+    "default",
+    (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR)),
+)
 
 
 def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torch.Tensor:
-    """Calls torch.ops.golden.stack (lowered schema: stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)."""
+    """Calls torch.ops.golden.stack, whose lowered schema is
+    stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"""
     try:
-        return (_stack_op.overload if _rt.is_dynamo_compiling() else _stack_op.eager)(xs, st.parts, st.biases, y)
+        return (_stack_op.overload if _rt.is_dynamo_compiling() else _stack_op.eager)(
+            xs, st.parts, st.biases, y
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _stack_op.failed(error, stack, (xs, st, y), {})
 
 
-stack.slot_map = {
-    "xs": "xs",
-    "st.parts": "st__parts",
-    "st.biases": "st__biases",
-    "y": "y",
-}
-stack.schema = "golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"
+stack.slot_map = {"xs": "xs", "st.parts": "st__parts", "st.biases": "st__biases", "y": "y"}
+stack.schema = (
+    "golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"
+)
 stack.annotations = ()
 
 
 def _stack_records(xs, st__parts, st__biases, y):
-    """golden::stack's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (xs, Stack(parts=st__parts, biases=st__biases), y), {}
+    """golden::stack's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((xs, Stack(parts=st__parts, biases=st__biases), y), {})
 
 
 _rt.python_kernels(
@@ -388,13 +476,36 @@ _rt.python_kernels(
 )
 
 
-_gate_op = _rt.Op("golden::gate", "gate", "default", (("x", _rt.TENSOR), ("gate", _rt.optional(_rt.record(Gate))), ("cfg", _rt.optional(_rt.record(Cfg)))))
+_gate_op = _rt.Op(
+    "golden::gate",
+    "gate",
+    "default",
+    (
+        ("x", _rt.TENSOR),
+        ("gate", _rt.optional(_rt.record(Gate))),
+        ("cfg", _rt.optional(_rt.record(Cfg))),
+    ),
+)
 
 
-def gate(x: torch.Tensor, gate: typing.Optional[Gate] = None, cfg: typing.Optional[Cfg] = None) -> torch.Tensor:
-    """Optional records (every leaf optional; absent when the first required leaf is None).\n\nCalls torch.ops.golden.gate (lowered schema: gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)."""
+def gate(
+    x: torch.Tensor, gate: typing.Optional[Gate] = None, cfg: typing.Optional[Cfg] = None
+) -> torch.Tensor:
+    """Optional records (every leaf optional; absent when the first required leaf is None).
+
+    Calls torch.ops.golden.gate, whose lowered schema is
+    gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor"""
     try:
-        return (_gate_op.overload if _rt.is_dynamo_compiling() else _gate_op.eager)(x, (None if gate is None else gate.g), (None if gate is None or gate.inner is None else gate.inner.w), (None if gate is None or gate.inner is None else gate.inner.b), (None if cfg is None else cfg.inner.w), (None if cfg is None else cfg.inner.b), (None if cfg is None else cfg.scale), (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)))
+        return (_gate_op.overload if _rt.is_dynamo_compiling() else _gate_op.eager)(
+            x,
+            (None if gate is None else gate.g),
+            (None if gate is None or gate.inner is None else gate.inner.w),
+            (None if gate is None or gate.inner is None else gate.inner.b),
+            (None if cfg is None else cfg.inner.w),
+            (None if cfg is None else cfg.inner.b),
+            (None if cfg is None else cfg.scale),
+            (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)),
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _gate_op.failed(error, gate, (x, gate, cfg), {})
 
@@ -413,9 +524,69 @@ gate.schema = "golden::gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner_
 gate.annotations = ()
 
 
-def _gate_records(x, gate__g=None, gate__inner__w=None, gate__inner__b=None, cfg__inner__w=None, cfg__inner__b=None, cfg__scale=None, cfg__mode=None):
-    """golden::gate's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x, (None if _rt.absent("golden::gate", "gate", (("g", gate__g), ("inner.w", gate__inner__w), ("inner.b", gate__inner__b)), (0,)) else Gate(g=gate__g, inner=(None if _rt.absent("golden::gate", "gate.inner", (("w", gate__inner__w), ("b", gate__inner__b)), (0,)) else Inner(w=gate__inner__w, b=gate__inner__b)))), (None if _rt.absent("golden::gate", "cfg", (("inner.w", cfg__inner__w), ("inner.b", cfg__inner__b), ("scale", cfg__scale), ("mode", cfg__mode)), (0, 2, 3)) else Cfg(inner=Inner(w=cfg__inner__w, b=cfg__inner__b), scale=cfg__scale, mode=(None if cfg__mode is None else _rt.enum_value(Mode, cfg__mode, "golden::gate", "cfg.mode"))))), {}
+def _gate_records(
+    x,
+    gate__g=None,
+    gate__inner__w=None,
+    gate__inner__b=None,
+    cfg__inner__w=None,
+    cfg__inner__b=None,
+    cfg__scale=None,
+    cfg__mode=None,
+):
+    """golden::gate's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return (
+        (
+            x,
+            (
+                None
+                if _rt.absent(
+                    "golden::gate",
+                    "gate",
+                    (("g", gate__g), ("inner.w", gate__inner__w), ("inner.b", gate__inner__b)),
+                    (0,),
+                )
+                else Gate(
+                    g=gate__g,
+                    inner=(
+                        None
+                        if _rt.absent(
+                            "golden::gate",
+                            "gate.inner",
+                            (("w", gate__inner__w), ("b", gate__inner__b)),
+                            (0,),
+                        )
+                        else Inner(w=gate__inner__w, b=gate__inner__b)
+                    ),
+                )
+            ),
+            (
+                None
+                if _rt.absent(
+                    "golden::gate",
+                    "cfg",
+                    (
+                        ("inner.w", cfg__inner__w),
+                        ("inner.b", cfg__inner__b),
+                        ("scale", cfg__scale),
+                        ("mode", cfg__mode),
+                    ),
+                    (0, 2, 3),
+                )
+                else Cfg(
+                    inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
+                    scale=cfg__scale,
+                    mode=(
+                        None
+                        if cfg__mode is None
+                        else _rt.enum_value(Mode, cfg__mode, "golden::gate", "cfg.mode")
+                    ),
+                )
+            ),
+        ),
+        {},
+    )
 
 
 _rt.python_kernels(
@@ -423,7 +594,14 @@ _rt.python_kernels(
     _gate_records,
     _IDL_STEM,
     params=(("x", None), ("gate", Gate), ("cfg", Cfg)),
-    grads=(("x", "x"), ("gate.g", "gate__g"), ("gate.inner.w", "gate__inner__w"), ("gate.inner.b", "gate__inner__b"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
+    grads=(
+        ("x", "x"),
+        ("gate.g", "gate__g"),
+        ("gate.inner.w", "gate__inner__w"),
+        ("gate.inner.b", "gate__inner__b"),
+        ("cfg.inner.w", "cfg__inner__w"),
+        ("cfg.inner.b", "cfg__inner__b"),
+    ),
     meta=("x",),
     backward=True,
 )
@@ -433,36 +611,39 @@ _moments_op = _rt.Op("golden::moments", "moments", "default", (("x", _rt.TENSOR)
 
 
 def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
-    """A returned record (one output per leaf; the backward takes a MomentsGrad).\n\nCalls torch.ops.golden.moments (lowered schema: moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))."""
+    """A returned record (one output per leaf; the backward takes a MomentsGrad).
+
+    Calls torch.ops.golden.moments, whose lowered schema is
+    moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"""
     try:
-        return _moments_results((_moments_op.overload if _rt.is_dynamo_compiling() else _moments_op.eager)(x))
+        return _moments_results(
+            (_moments_op.overload if _rt.is_dynamo_compiling() else _moments_op.eager)(x)
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _moments_op.failed(error, moments, (x,), {})
 
 
-moments.slot_map = {
-    "x": "x",
-}
+moments.slot_map = {"x": "x"}
 moments.schema = "golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"
+moments.annotations = ()
 
 
 def _moments_results(_flat, _grad=False):
-    """golden::moments's flat outputs in record form; with _grad, its output gradients, records as their grad records."""
-    return _flat[0], (MomentsGrad if _grad else Moments)(mean=_flat[1], var=_flat[2])
+    """golden::moments's flat outputs in record form; with _grad, its output gradients,
+    records as their grad records."""
+    return (_flat[0], (MomentsGrad if _grad else Moments)(mean=_flat[1], var=_flat[2]))
 
 
 def _moments_outputs(_result):
     """A Python kernel's result (record form) as torch's flat outputs."""
     _r = _rt.returned("golden::moments", _result, (("centered", None), ("m", Moments)))
-    return _r[0], _r[1].mean, _r[1].var
-
-
-moments.annotations = ()
+    return (_r[0], _r[1].mean, _r[1].var)
 
 
 def _moments_records(x):
-    """golden::moments's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x,), {}
+    """golden::moments's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((x,), {})
 
 
 _rt.python_kernels(
@@ -481,17 +662,19 @@ _summary_op = _rt.Op("golden::summary", "summary", "default", (("x", _rt.TENSOR)
 
 
 def summary(x: torch.Tensor) -> Summary:
-    """Calls torch.ops.golden.summary (lowered schema: summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))."""
+    """Calls torch.ops.golden.summary, whose lowered schema is
+    summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"""
     try:
-        return _summary_results((_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x))
+        return _summary_results(
+            (_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x)
+        )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _summary_op.failed(error, summary, (x,), {})
 
 
-summary.slot_map = {
-    "x": "x",
-}
+summary.slot_map = {"x": "x"}
 summary.schema = "golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"
+summary.annotations = ()
 
 
 def _summary_results(_flat):
@@ -502,15 +685,13 @@ def _summary_results(_flat):
 def _summary_outputs(_result):
     """A Python kernel's result (record form) as torch's flat outputs."""
     _r = _rt.returned("golden::summary", _result, (("output", Summary),))
-    return _r[0].m.mean, _r[0].m.var, _r[0].count
-
-
-summary.annotations = ()
+    return (_r[0].m.mean, _r[0].m.var, _r[0].count)
 
 
 def _summary_records(x):
-    """golden::summary's flat arguments, as torch passes them to a Python kernel, in record form: (args, kwargs)."""
-    return (x,), {}
+    """golden::summary's flat arguments, as torch passes them to a Python
+    kernel, in record form: (args, kwargs)."""
+    return ((x,), {})
 
 
 _rt.python_kernels(

@@ -5,6 +5,7 @@ Load the compiled extension with load_library(path) first, or implement the
 ops in Python (op.register_kernel, register_fake, register_autograd). The
 functions here take records; torch.ops.golden_shared.* takes the same ops flat.
 """
+
 import dataclasses
 import enum
 
@@ -15,13 +16,7 @@ import structop_runtime as _rt
 # Raises ImportError if structop_runtime is not the version this file was generated for.
 _rt.require_version(5, __name__)
 
-__all__ = [
-    "NAMESPACE",
-    "STRUCTOPC_VERSION",
-    "load_library",
-    "Act",
-    "Window",
-]
+__all__ = ["NAMESPACE", "STRUCTOPC_VERSION", "load_library", "Act", "Window"]
 
 NAMESPACE = "golden_shared"
 STRUCTOPC_VERSION = "0.1.0"

@@ -1,0 +1,100 @@
+// X_ops.py, shared by its parts: python_emitter.cpp (the module: prologue,
+// imports, __all__, epilogue), python_records.cpp (enums, record dataclasses,
+// grad records), python_ops.cpp (one function per op over
+// structop_runtime.Op) and python_kernels.cpp (what Python kernels need: the
+// flat arguments and outputs in record form, python_kernels()).
+//
+// Every expression that can break is built as Code with its lists (calls,
+// displays, parameters), which the printer lays out as ruff format does
+// (CodePrinter::Language::Python), so the module passes `ruff format
+// --check` as generated.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check/model.h"
+#include "emit/code_printer.h"
+#include "emit/emitters.h"
+#include "lower/lowered.h"
+
+namespace structop {
+namespace python {
+
+/// A Python string literal whose value is exactly `value`
+/// (python_string_literal), in the quotes ruff format chooses: `"a"`, or
+/// `'a"b'` for a text with more `"` than `'`.
+std::string quoted(std::string_view value);
+/// `callee(a, b)`.
+Code call(const std::string& callee, std::vector<Code> args);
+/// A tuple display: `()`, `(a,)`, `(a, b)`.
+Code tuple(std::vector<Code> items);
+/// A list display: `[a, b]`.
+Code list(std::vector<Code> items);
+/// A dict display from `key: value` items: `{"a": a}`.
+Code dict(std::vector<Code> items);
+/// `(a if condition else b)`.
+Code conditional(const Code& a, const Code& condition, const Code& b);
+/// `[item for names in iterable]`.
+Code comprehension(const Code& item, const std::string& names, const Code& iterable);
+/// A docstring (real line breaks), or an assignment `__doc__ = "..."` (by
+/// `owner.__doc__` when `owner` is given) where Python would clean the text
+/// of a docstring (python_keeps_docstring).
+Code docstring(const std::string& text);
+bool keeps_docstring(const std::string& text);
+/// `owner.__doc__ = "..."` (`__doc__ = ...` without an owner).
+Code doc_assignment(const std::string& owner, const std::string& text);
+
+/// What the parts of X_ops.py read: the module, its lowered form, and the
+/// Python spellings of types, checks and values.
+class Module {
+ public:
+  explicit Module(const EmitInput& in) : in(in), m(in.module) {}
+
+  const EmitInput& in;
+  const model::Module& m;
+
+  const model::Record& record(const model::Type& t) const {
+    return m.records[static_cast<size_t>(t.decl)];
+  }
+  const model::Enum& enum_of(const model::Type& t) const {
+    return m.enums[static_cast<size_t>(t.decl)];
+  }
+  const lower::RecordLayout& layout(int decl) const {
+    return in.lowered.records[static_cast<size_t>(decl)];
+  }
+  /// `"ns::op.overload"` as a Python string literal.
+  std::string qualified(const lower::LoweredOp& lo) const;
+
+  /// Type hint; `param` widens enums to accept their strings, and lists to
+  /// any sequence (tuples too); returned lists are lists.
+  std::string hint(const model::Type& t, bool param) const;
+  /// The return hint of an op function.
+  std::string return_hint(const lower::LoweredOp& lo) const;
+  /// Whether any type hint names `typing` (else the module does not import it).
+  bool uses_typing() const;
+  /// The check (structop_runtime) that explains a failed call.
+  Code check_spec(const model::Type& t) const;
+  /// A value (lowering decided what it means) as a Python expression. Lists
+  /// become tuples in signatures (immutable) and lists in dataclass factories.
+  Code literal(const lower::Value& v, bool as_list) const;
+};
+
+/// A doc as the generated `__doc__`s hold it: without trailing line breaks.
+std::string doc_text(std::string_view doc);
+
+/// The enums and records the IDL declares (not its includes'), each with
+/// its grad record where it takes gradients.
+void enum_class(CodePrinter& p, const Module& mod, const model::Enum& e);
+void record_class(CodePrinter& p, const Module& mod, const model::Record& r);
+
+/// The op's function (over its structop_runtime.Op) and its attributes.
+void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo);
+
+/// For Python kernels: the op's `_<op>_records` (and with records among
+/// its returns `_<op>_results` and `_<op>_outputs`) and the call of
+/// structop_runtime.python_kernels.
+void python_kernels(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo);
+
+}  // namespace python
+}  // namespace structop

@@ -1,0 +1,170 @@
+// X_ops.py's op functions: per op a structop_runtime.Op and a typed function
+// that flattens its records in slot order and calls the op:
+//
+//   _op_op = _rt.Op("ns::op", "op", "default", ((param, check), ...))
+//
+//   def op(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
+//       try:
+//           return (_op_op.overload if _rt.is_dynamo_compiling() else _op_op.eager)(...)
+//       except (AttributeError, TypeError, RuntimeError) as error:
+//           return _op_op.failed(error, op, (x, cfg), {})
+//
+// An eager call skips OpOverload.__call__'s frame (Op.eager); torch.compile
+// and torch.export trace the OpOverload. Only when the call fails does
+// Op.failed bind the op (then calls the function again) or walk the
+// arguments to explain which parameter or field path has the wrong type.
+#include <fmt/format.h>
+
+#include "check/names.h"
+#include "emit/naming.h"
+#include "emit/python_emitter.h"
+
+namespace structop {
+namespace python {
+namespace {
+
+/// `getattr(cfg.mode, "_value_", cfg.mode)`: an enum member's value, a
+/// plain str, which torch parses faster than the member (a str subclass);
+/// a str or None stays as it is.
+Code enum_str(const std::string& value) {
+  return call("getattr", {value, "\"_value_\"", value});
+}
+
+/// Whether the flat call passes slot `s` as an enum value's string
+/// (enum_str): a leaf of enum type, optional or in a list of records, whose
+/// value is one enum member or str. (Enum lists pass their members.)
+bool enum_value_leaf(const lower::Slot& s) {
+  const model::Type& leaf = s.list_depth ? s.declared_type : s.type;
+  return leaf.is_enum() &&
+         (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));
+}
+
+/// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
+/// below optional records (Slot::optional_at), None when one is absent.
+Code optional_leaf(const lower::Slot& s, bool as_str) {
+  const std::vector<std::string> parts = model::split_path(s.api_path);
+  std::vector<std::string> absent;
+  for (size_t k : s.optional_at) {
+    absent.push_back(fmt::format(
+        "{} is None",
+        fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), ".")));
+  }
+  return conditional(
+      "None",
+      fmt::format("{}", fmt::join(absent, " or ")),
+      as_str ? enum_str(s.api_path) : Code(s.api_path));
+}
+
+/// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
+/// list (Slot::list_depth), its api_path split where the list ends.
+Code list_leaf(const lower::Slot& s, bool as_str) {
+  const std::vector<std::string> parts = model::split_path(s.api_path);
+  const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
+  const std::string item = fmt::format("r.{}", fmt::join(end, parts.end(), "."));
+  return comprehension(
+      as_str ? enum_str(item) : Code(item),
+      "r",
+      fmt::format("{}", fmt::join(parts.begin(), end, ".")));
+}
+
+/// The flat call's arguments: one per slot, keyword-only slots by name (one
+/// named like a Python keyword, `from`, through `**{"from": from_}`).
+std::vector<Code> flat_arguments(const lower::LoweredOp& lo) {
+  std::vector<Code> args, keyword_named;
+  for (const auto& s : lo.slots) {
+    const bool as_str = enum_value_leaf(s);
+    const Code access = s.list_depth             ? list_leaf(s, as_str)
+                        : !s.optional_at.empty() ? optional_leaf(s, as_str)
+                        : as_str                 ? enum_str(s.api_path)
+                                                 : Code(s.api_path);
+    if (s.kwarg_only && model::is_python_keyword(s.name)) {
+      keyword_named.push_back(quoted(s.name) + ": " + access);
+    } else {
+      args.push_back(s.kwarg_only ? s.name + "=" + access : access);
+    }
+  }
+  if (!keyword_named.empty()) args.push_back("**" + dict(keyword_named));
+  return args;
+}
+
+}  // namespace
+
+void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) {
+  const model::Op& op = mod.m.ops[lo.op];
+  const std::string name = api_name(lo.cpp_name);
+
+  // def op(x: torch.Tensor, cfg: WeightCfg, *, k: int = 1) -> torch.Tensor
+  std::vector<Code> params, checks, positional, keyword;
+  for (const auto& param : op.params) {
+    if (param.kwarg_only && keyword.empty()) params.push_back("*");
+    const lower::ApiParam& api = lo.api_params[static_cast<size_t>(&param - op.params.data())];
+    Code spelled = api.name + ": " + mod.hint(param.type, true);
+    if (api.default_value) spelled += " = " + mod.literal(*api.default_value, false);
+    params.push_back(spelled);
+    checks.push_back(tuple({quoted(param.name), mod.check_spec(param.type)}));
+    // How Op.failed calls the function again: as it was called.
+    if (param.kwarg_only) {
+      keyword.push_back(quoted(api.name) + ": " + api.name);
+    } else {
+      positional.push_back(api.name);
+    }
+  }
+  std::vector<Code> slot_map;
+  for (const auto& s : lo.slots) slot_map.push_back(quoted(s.path) + ": " + quoted(s.name));
+
+  std::string doc = doc_text(op.doc);
+  if (!doc.empty()) doc += "\n\n";
+  doc += fmt::format(
+      "Calls torch.ops.{}.{}, whose lowered schema is\n{}",
+      mod.m.namespace_,
+      lo.qualified_name,
+      lo.schema);
+  const std::string handle = "_" + name + "_op";
+  const std::string overload = op.overload.empty() ? "default" : op.overload;
+  const Code flat_call =
+      conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager") + "(" +
+      Code::list(flat_arguments(lo)) + ")";
+  p.line();
+  p.line();
+  p.emit(
+      {{"op",
+        handle + " = " +
+            call("_rt.Op", {mod.qualified(lo), quoted(op.name), quoted(overload), tuple(checks)})},
+       {"def",
+        "def " + name + "(" + Code::list(params, ListKind::Params) + ") -> " + mod.return_hint(lo) +
+            ":"},
+       // Where Python would clean a docstring's text (keeps_docstring),
+       // `__doc__` is assigned after the definition.
+       {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
+       {"call",
+        "return " +
+            (lo.has_record_return ? call("_" + name + "_results", {flat_call}) : flat_call)},
+       {"error", lo.locals.error},
+       {"failed",
+        "return " +
+            call(handle + ".failed", {lo.locals.error, name, tuple(positional), dict(keyword)})},
+       {"slot_map", name + ".slot_map = " + dict(slot_map)},
+       {"schema",
+        name + ".schema = " +
+            Code::list({quoted(mod.m.namespace_ + "::" + lo.schema)}, ListKind::Parenthesized)},
+       {"doc_assignment", keeps_docstring(doc) ? Code() : doc_assignment(name, doc)}},
+      R"py(
+    $op$
+
+
+    $def$
+        $doc$
+        try:
+            $call$
+        except (AttributeError, TypeError, RuntimeError) as $error$:
+            $failed$
+
+
+    $slot_map$
+    $schema$
+    $doc_assignment$
+  )py");
+}
+
+}  // namespace python
+}  // namespace structop
