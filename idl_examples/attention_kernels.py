@@ -9,6 +9,7 @@ tensor inside a record (cfg.alibi_slopes), and rebuilding the record in
 backward from what setup_context saved (records are frozen dataclasses:
 dataclasses.replace makes a changed copy).
 """
+
 import dataclasses
 import math
 
@@ -57,8 +58,10 @@ def compute_logits(q, k, cfg, bias):
 @A.attention.register_kernel(None)
 def attention(q, k, v, *, cfg, bias=None):
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
-        raise RuntimeError(f"attention: q, k and v must be [B, H, L, D], got {list(q.shape)}, "
-                           f"{list(k.shape)}, {list(v.shape)}")
+        raise RuntimeError(
+            f"attention: q, k and v must be [B, H, L, D], got {list(q.shape)}, "
+            f"{list(k.shape)}, {list(v.shape)}"
+        )
     logits, _, _ = compute_logits(q, k, cfg, bias)
     lse = torch.logsumexp(logits, -1)
     return torch.matmul(torch.exp(logits - lse.unsqueeze(-1)), v), lse
@@ -104,7 +107,9 @@ def rotate(x, cfg):
     if d % 2 != 0:
         raise RuntimeError(f"attention::rotary: the last dimension must be even, got {d}")
     half = d // 2
-    inv_freq = torch.pow(cfg.theta, -torch.arange(half, dtype=torch.float64, device=x.device) / half)
+    inv_freq = torch.pow(
+        cfg.theta, -torch.arange(half, dtype=torch.float64, device=x.device) / half
+    )
     pos = torch.arange(cfg.offset, cfg.offset + x.shape[-2], dtype=torch.float64, device=x.device)
     angle = pos.unsqueeze(1) * inv_freq.unsqueeze(0)  # [L, half]
     cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)

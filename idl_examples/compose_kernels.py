@@ -8,6 +8,7 @@ they make record no history of their own; a backward calling an op
 (mul's) records history only when autograd runs it with create_graph=True,
 which makes the gradient differentiable again.
 """
+
 import compose_ops as C
 import rms_norm_ops as N
 

@@ -7,6 +7,7 @@ results whose dtype differs from the input's, and a parameter named `from`
 (`from_` in Python; a kernel takes its parameters positionally, so any name
 works).
 """
+
 import torch
 
 import dtypes_ops as D

@@ -7,6 +7,7 @@ with a fake kernel, a backward taking one gradient per output piece (a
 list), a backward returning one gradient per tensor of list fields (mix),
 and enum lists arriving as lists of L.Reduce members.
 """
+
 import torch
 
 import lists_ops as L
@@ -19,8 +20,10 @@ def mix(x, cfg):
     for name in ("weights", "enabled", "offsets"):
         given = len(getattr(cfg, name))
         if given not in (0, n):
-            raise RuntimeError(f"multi::mix: cfg.{name} has {given} entries for {n} tensors "
-                               "(give one per tensor, or none)")
+            raise RuntimeError(
+                f"multi::mix: cfg.{name} has {given} entries for {n} tensors "
+                "(give one per tensor, or none)"
+            )
     out = x.clone()
     for i, t in enumerate(cfg.tensors):
         if cfg.enabled and not cfg.enabled[i]:
@@ -34,8 +37,10 @@ def mix(x, cfg):
 def mix_setup_context(ctx, inputs, output):
     x, cfg = inputs
     n = len(cfg.tensors)
-    ctx.weights = [(cfg.weights[i] if cfg.weights else 1.0)
-                   if not cfg.enabled or cfg.enabled[i] else 0.0 for i in range(n)]
+    ctx.weights = [
+        (cfg.weights[i] if cfg.weights else 1.0) if not cfg.enabled or cfg.enabled[i] else 0.0
+        for i in range(n)
+    ]
     ctx.shapes = [t.shape for t in cfg.tensors]
     ctx.offset_shapes = [None if o is None else o.shape for o in cfg.offsets]
 
@@ -52,7 +57,8 @@ def mix_backward(ctx, grad_output):
 
     return grad_output, L.MixCfgGrad(
         tensors=[grad(i, s, needs_cfg.tensors[i]) for i, s in enumerate(ctx.shapes)],
-        offsets=[grad(i, s, needs_cfg.offsets[i]) for i, s in enumerate(ctx.offset_shapes)])
+        offsets=[grad(i, s, needs_cfg.offsets[i]) for i, s in enumerate(ctx.offset_shapes)],
+    )
 
 
 L.mix.register_autograd(mix_backward, setup_context=mix_setup_context)
@@ -74,9 +80,12 @@ def blend_setup_context(ctx, inputs, output):
 def blend_backward(ctx, grad_output):
     """One gradient record per term (L.TermGrad; None for an absent b)."""
     return grad_output, [
-        L.TermGrad(w=(grad_output * scale).sum_to_size(w),
-                   b=None if b is None else (grad_output * scale).sum_to_size(b))
-        for w, b, scale in ctx.terms]
+        L.TermGrad(
+            w=(grad_output * scale).sum_to_size(w),
+            b=None if b is None else (grad_output * scale).sum_to_size(b),
+        )
+        for w, b, scale in ctx.terms
+    ]
 
 
 L.blend.register_autograd(blend_backward, setup_context=blend_setup_context)
@@ -113,8 +122,10 @@ def pad(x, cfg):
 @L.pad.register_fake
 def pad_fake(x, cfg):
     if len(cfg.pad) % 2 != 0 or len(cfg.pad) // 2 > x.dim():
-        raise RuntimeError(f"multi::pad: cfg.pad must hold (before, after) pairs for at most "
-                           f"{x.dim()} dimensions, got {len(cfg.pad)} values")
+        raise RuntimeError(
+            f"multi::pad: cfg.pad must hold (before, after) pairs for at most "
+            f"{x.dim()} dimensions, got {len(cfg.pad)} values"
+        )
     sizes = list(x.shape)
     for i in range(len(cfg.pad) // 2):
         sizes[-1 - i] += cfg.pad[2 * i] + cfg.pad[2 * i + 1]
@@ -133,8 +144,10 @@ def _reduced(t, how, dim):
 @L.center.register_kernel(None)
 def center(x, cfg, *, then=None):
     if len(cfg.steps) != len(cfg.dims):
-        raise RuntimeError(f"multi::center: cfg.steps has {len(cfg.steps)} entries for "
-                           f"{len(cfg.dims)} dims (give one per dim)")
+        raise RuntimeError(
+            f"multi::center: cfg.steps has {len(cfg.steps)} entries for "
+            f"{len(cfg.dims)} dims (give one per dim)"
+        )
     out = x.clone()  # a new tensor even with no steps (no alias of x)
     for how, dim in zip(cfg.steps, cfg.dims):
         out = out - _reduced(out, how, dim)

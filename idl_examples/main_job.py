@@ -5,6 +5,7 @@ Python API (weights_ops.py) and through the flat torch.ops call.
 Usage: main_job.py LIBSTRUCTOP_EXAMPLES.so GENERATED_MODULE_DIR
 with structop's Python runtime on PYTHONPATH (BUILD/runtime/python).
 """
+
 import sys
 
 import torch

@@ -11,6 +11,7 @@ returning nested grad records (MlpCfgGrad(fc1=LinearGrad(lora=LoraGrad(...)))),
 keeping whole records in setup_context, and a record op (linear) called from
 another record op's kernel (mlp).
 """
+
 import torch
 
 import mlp_ops as P
@@ -40,11 +41,15 @@ def linear_vjp(x, layer, gy):
     if layer.lora.a is not None:
         a, b, scale = layer.lora.a, layer.lora.b, layer.lora.scale  # a [r, in], b [out, r]
         gx = gx + torch.matmul(torch.matmul(gy, b), a) * scale
-        lora = P.LoraGrad(a=torch.matmul(torch.matmul(gy2, b).t(), x2) * scale,
-                          b=torch.matmul(gy2.t(), torch.matmul(x2, a.t())) * scale)
-    return gx, P.LinearGrad(weight=torch.matmul(gy2.t(), x2),
-                            bias=gy2.sum(0) if layer.bias is not None else None,
-                            lora=lora)
+        lora = P.LoraGrad(
+            a=torch.matmul(torch.matmul(gy2, b).t(), x2) * scale,
+            b=torch.matmul(gy2.t(), torch.matmul(x2, a.t())) * scale,
+        )
+    return gx, P.LinearGrad(
+        weight=torch.matmul(gy2.t(), x2),
+        bias=gy2.sum(0) if layer.bias is not None else None,
+        lora=lora,
+    )
 
 
 def activate(x, act):
@@ -106,8 +111,17 @@ def mlp(x, cfg):
 def mlp_setup_context(ctx, inputs, output):
     x, cfg = inputs
     fc1, fc2 = cfg.fc1, cfg.fc2
-    ctx.save_for_backward(x, fc1.weight, fc1.bias, fc1.lora.a, fc1.lora.b,
-                          fc2.weight, fc2.bias, fc2.lora.a, fc2.lora.b)
+    ctx.save_for_backward(
+        x,
+        fc1.weight,
+        fc1.bias,
+        fc1.lora.a,
+        fc1.lora.b,
+        fc2.weight,
+        fc2.bias,
+        fc2.lora.a,
+        fc2.lora.b,
+    )
     ctx.scales = (fc1.lora.scale, fc2.lora.scale)
     ctx.act = cfg.act
     ctx.residual_scale = cfg.residual_scale

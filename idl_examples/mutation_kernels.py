@@ -5,6 +5,7 @@ through the tensors they hold (in-place torch ops), and the schema's alias
 annotations (`Tensor(a!)`, from the IDL's `mutates:`, what torch.library
 calls mutates_args) tell torch which ones change. Such kernels return None.
 """
+
 import mutation_ops as O
 
 
@@ -16,8 +17,8 @@ def adam_step_(grad, state, hp, step):
     g = grad + hp.weight_decay * state.param if hp.weight_decay != 0.0 else grad
     state.exp_avg.lerp_(g, 1.0 - hp.beta1)
     state.exp_avg_sq.mul_(hp.beta2).addcmul_(g, g, value=1.0 - hp.beta2)
-    bias_correction1 = 1.0 - hp.beta1 ** step
-    bias_correction2 = 1.0 - hp.beta2 ** step
+    bias_correction1 = 1.0 - hp.beta1**step
+    bias_correction2 = 1.0 - hp.beta2**step
     denom = (state.exp_avg_sq / bias_correction2).sqrt_().add_(hp.eps)
     state.param.addcdiv_(state.exp_avg, denom, value=-hp.lr / bias_correction1)
 
@@ -34,6 +35,7 @@ def batch_stats_update_(x, stats):
 
 
 # l2_penalty: lambda * sum(w^2). `p` has no tensor field: its gradient is None.
+
 
 @O.l2_penalty.register_kernel(None)
 def l2_penalty(w, p):

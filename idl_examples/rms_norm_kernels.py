@@ -11,6 +11,7 @@ set, and an overload (rms_norm.gated, Python function rms_norm_gated) whose
 backward returns gradients for x, cfg and gate in parameter order; the
 gradient of cfg is a dict by field name here.
 """
+
 import torch
 
 import rms_norm_ops as N
@@ -57,7 +58,9 @@ def rms_norm_setup_context(ctx, inputs, output):
 def rms_norm_backward(ctx, grad_output):
     x, weight = ctx.saved_tensors
     need_x, need_cfg = ctx.needs_input_grad
-    gx, gweight = normalize_backward(x, inv_rms(x, ctx.eps), weight, grad_output, need_x, need_cfg.weight)
+    gx, gweight = normalize_backward(
+        x, inv_rms(x, ctx.eps), weight, grad_output, need_x, need_cfg.weight
+    )
     return gx, N.RmsNormCfgGrad(weight=gweight)
 
 
@@ -90,4 +93,6 @@ def rms_norm_gated_backward(ctx, grad_output):
     return gx, {"weight": gweight}, ggate
 
 
-N.rms_norm_gated.register_autograd(rms_norm_gated_backward, setup_context=rms_norm_gated_setup_context)
+N.rms_norm_gated.register_autograd(
+    rms_norm_gated_backward, setup_context=rms_norm_gated_setup_context
+)

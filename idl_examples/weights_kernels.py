@@ -9,6 +9,7 @@ returning the nested grad record (WeightCfgGrad / InnerGrad), computing only
 the gradients that are asked for (ctx.needs_input_grad has one entry per
 parameter, a WeightCfgGrad of bools for cfg).
 """
+
 import weights_ops as W
 
 
@@ -30,8 +31,11 @@ def op_backward(ctx, grad_output):
     need_x, need_cfg = ctx.needs_input_grad
     return (
         g * w if need_x else None,
-        W.WeightCfgGrad(inner=W.InnerGrad(w=g * x if need_cfg.inner.w else None,
-                                          b=g if need_cfg.inner.b else None)),
+        W.WeightCfgGrad(
+            inner=W.InnerGrad(
+                w=g * x if need_cfg.inner.w else None, b=g if need_cfg.inner.b else None
+            )
+        ),
     )
 
 
@@ -51,17 +55,19 @@ def affine(x, post, gate):
 
 def affine_setup_context(ctx, inputs, output):
     x, post, gate = inputs
-    ctx.save_for_backward(x,
-                          post.w if post is not None else None,
-                          post.b if post is not None else None,
-                          gate.g if gate is not None else None,
-                          gate.bias.w if gate is not None and gate.bias is not None else None)
+    ctx.save_for_backward(
+        x,
+        post.w if post is not None else None,
+        post.b if post is not None else None,
+        gate.g if gate is not None else None,
+        gate.bias.w if gate is not None and gate.bias is not None else None,
+    )
 
 
 def affine_backward(ctx, grad_output):
     x, w, b, g, w2 = ctx.saved_tensors
     y1 = x * w + b if w is not None else x  # after post
-    y2 = y1 * g if g is not None else y1    # after the gate
+    y2 = y1 * g if g is not None else y1  # after the gate
     d = grad_output  # d(out)/d(current stage), from the last stage back
     bias_grad = gate_g = post_grad = None
     if w2 is not None:

@@ -8,6 +8,7 @@ Exits non-zero, listing each file clang-format would change, when one does.
 
 Usage: check_format.py --clang-format PATH --root SOURCE_ROOT [GENERATED...]
 """
+
 import argparse
 import os
 import subprocess
@@ -38,14 +39,23 @@ def main():
         sys.exit("check_format.py: no C++ files found under " + a.root)
     bad = []
     for f in files:
-        run = subprocess.run([a.clang_format, style, "--dry-run", "-Werror", f], capture_output=True, text=True)
+        run = subprocess.run(
+            [a.clang_format, style, "--dry-run", "-Werror", f], capture_output=True, text=True
+        )
         if run.returncode != 0:
             bad.append(f)
-            print(run.stderr.strip().splitlines()[0] if run.stderr.strip() else f"{f}: clang-format failed")
+            print(
+                run.stderr.strip().splitlines()[0]
+                if run.stderr.strip()
+                else f"{f}: clang-format failed"
+            )
     print(f"{len(files) - len(bad)} of {len(files)} files formatted as .clang-format says")
     if bad:
-        print("reformat with: clang-format -i " + " ".join(os.path.relpath(f, a.root) for f in bad[:20])
-              + (" ..." if len(bad) > 20 else ""))
+        print(
+            "reformat with: clang-format -i "
+            + " ".join(os.path.relpath(f, a.root) for f in bad[:20])
+            + (" ..." if len(bad) > 20 else "")
+        )
         sys.exit(1)
 
 

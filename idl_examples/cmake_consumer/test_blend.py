@@ -6,6 +6,7 @@ interpreter structop's CMake config found, structop_PYTHON). The generated
 module is imported from GENERATED_DIR; structop_runtime, which it imports,
 comes from that interpreter's environment: no PYTHONPATH.
 """
+
 import sys
 
 sys.path.insert(0, sys.argv[2])

@@ -7,6 +7,7 @@ through PYTHONPATH, which meson.build sets for this test.
 Usage: test_consumer.py LIBCONSUMER_OPS.so, with a Python whose torch the
 extension was built against.
 """
+
 import sys
 
 import structop_runtime
@@ -24,7 +25,9 @@ assert consumer_ops.Kernel1d is filters_ops.Kernel1d is sharpen_ops.Kernel1d
 kernel = filters_ops.Kernel1d(weights=torch.ones(3), gain=2.0)
 x = torch.arange(4.0)
 torch.testing.assert_close(consumer_ops.smooth(x, consumer_ops.SmoothCfg(kernel=kernel)), x * 6)
-torch.testing.assert_close(consumer_ops.smooth(x, consumer_ops.SmoothCfg(kernel, clamp=7.0)), (x * 6).clamp(-7, 7))
+torch.testing.assert_close(
+    consumer_ops.smooth(x, consumer_ops.SmoothCfg(kernel, clamp=7.0)), (x * 6).clamp(-7, 7)
+)
 torch.testing.assert_close(sharpen_ops.sharpen(x, kernel, amount=0.5), x * 4)
 torch.testing.assert_close(sharpen_ops.sharpen(x, kernel), x * 7)
 try:

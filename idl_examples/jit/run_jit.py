@@ -11,6 +11,7 @@ Options (for tests/package): --idl and --sources use other files, --scale
 is the `scale` default the IDL declares (checked against the op's result),
 --skip-checks only loads and calls once, --verbose prints what is built.
 """
+
 import argparse
 import os
 import sys
@@ -27,7 +28,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--name", default="jit_demo")
     parser.add_argument("--idl", default=os.path.join(HERE, "jit_demo.ops.yaml"))
-    parser.add_argument("--sources", nargs="*", default=[os.path.join(HERE, "jit_demo_kernels.cpp")])
+    parser.add_argument(
+        "--sources", nargs="*", default=[os.path.join(HERE, "jit_demo_kernels.cpp")]
+    )
     parser.add_argument("--scale", type=float, default=2.0)
     parser.add_argument("--skip-checks", action="store_true")
     parser.add_argument("--verbose", action="store_true")
@@ -54,7 +57,8 @@ def main():
     torch.testing.assert_close(b.grad, torch.full_like(b, args.scale))
     assert torch.autograd.gradcheck(
         lambda x, w, b: ops.scale_shift(x, ops.Cfg(affine=ops.Affine(w=w, b=b), scale=0.5)),
-        (x.detach().requires_grad_(), w.detach().requires_grad_(), b.detach().requires_grad_()))
+        (x.detach().requires_grad_(), w.detach().requires_grad_(), b.detach().requires_grad_()),
+    )
 
     # torch's own checks of the registration: schema, fake tensor, autograd.
     flat = (x.detach().requires_grad_(), w.detach().requires_grad_(), b.detach(), 1.5)

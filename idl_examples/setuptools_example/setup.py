@@ -9,6 +9,7 @@ folders and structop's runtime library compiled for the torch this build
 sees. --no-build-isolation makes that the environment's torch (as torch's
 own extension docs advise); an isolated build would install another torch.
 """
+
 import os
 
 from setuptools import setup
@@ -21,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 gen = structop.setuptools.generate(
     os.path.join(HERE, "idl", "example.ops.yaml"),
     os.path.join(HERE, "build", "structop"),
-    python_dir=os.path.join(HERE, "structop_example"))
+    python_dir=os.path.join(HERE, "structop_example"),
+)
 
 setup(
     ext_modules=[
@@ -30,7 +32,8 @@ setup(
             gen.sources + ["csrc/example_kernels.cpp"],
             include_dirs=gen.include_dirs,
             extra_objects=gen.extra_objects,
-            depends=gen.idl_files)
+            depends=gen.idl_files,
+        )
     ],
     cmdclass={"build_ext": BuildExtension},
 )

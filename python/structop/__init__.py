@@ -15,6 +15,7 @@ the first time something needs it (get_pkgconfig_dir, get_libdir, the CMake
 config, load, the setuptools helper) and cached per user and per torch
 (docs/install.md: why it is not in the wheel).
 """
+
 import functools
 import os
 import shutil
@@ -97,7 +98,8 @@ def get_structopc():
     raise FileNotFoundError(
         "structop: structopc not found: it is installed with the structop package "
         "into the environment's bin/ folder (pip install structop); set $STRUCTOPC to "
-        "its path otherwise")
+        "its path otherwise"
+    )
 
 
 def get_cache_dir():

@@ -12,6 +12,7 @@
 interpreter's torch the first time (once per torch; cached), so the folder
 they print always matches the torch `python` imports.
 """
+
 import argparse
 import sys
 
@@ -21,21 +22,41 @@ import structop
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m structop",
-        description="Prints where structop's files are, for build systems (one line per option given).")
+        description="Prints where structop's files are, for build systems (one line per option given).",
+    )
     parser.add_argument("--version", action="store_true", help="the structop version")
-    parser.add_argument("--include-dir", "--includedir", action="store_true",
-                        help="the folder with structop/runtime.h (-I)")
-    parser.add_argument("--pkgconfig-dir", "--pkgconfigdir", action="store_true",
-                        help="a folder with structop.pc for this interpreter's torch (PKG_CONFIG_PATH)")
-    parser.add_argument("--libdir", "--lib-dir", action="store_true",
-                        help="the folder of libstructop_runtime.a for this interpreter's torch")
-    parser.add_argument("--cmakedir", "--cmake-dir", action="store_true",
-                        help="the folder of structopConfig.cmake (structop_DIR)")
+    parser.add_argument(
+        "--include-dir",
+        "--includedir",
+        action="store_true",
+        help="the folder with structop/runtime.h (-I)",
+    )
+    parser.add_argument(
+        "--pkgconfig-dir",
+        "--pkgconfigdir",
+        action="store_true",
+        help="a folder with structop.pc for this interpreter's torch (PKG_CONFIG_PATH)",
+    )
+    parser.add_argument(
+        "--libdir",
+        "--lib-dir",
+        action="store_true",
+        help="the folder of libstructop_runtime.a for this interpreter's torch",
+    )
+    parser.add_argument(
+        "--cmakedir",
+        "--cmake-dir",
+        action="store_true",
+        help="the folder of structopConfig.cmake (structop_DIR)",
+    )
     parser.add_argument("--structopc", action="store_true", help="the structopc executable")
     parser.add_argument("--cache-dir", action="store_true", help="the per-user build cache")
-    parser.add_argument("--cmake-vars", action="store_true",
-                        help="write the CMake variables for this interpreter's torch and print "
-                             "the file's path (structopConfig.cmake runs this)")
+    parser.add_argument(
+        "--cmake-vars",
+        action="store_true",
+        help="write the CMake variables for this interpreter's torch and print "
+        "the file's path (structopConfig.cmake runs this)",
+    )
     args = parser.parse_args(argv)
 
     answers = []

@@ -6,6 +6,7 @@ depfile, so ninja recompiles what an edited header reaches), then one
 archive (ar) or one shared library (the C++ compiler). Commands are
 quoted for /bin/sh; paths are escaped for ninja.
 """
+
 import contextlib
 import os
 import shlex
@@ -30,8 +31,10 @@ def find_ninja():
     found = shutil.which("ninja")
     if found:
         return found
-    raise BuildError("structop: ninja is needed to compile (pip install ninja, or your "
-                     "distribution's ninja-build package)")
+    raise BuildError(
+        "structop: ninja is needed to compile (pip install ninja, or your "
+        "distribution's ninja-build package)"
+    )
 
 
 def find_cuda_home():
@@ -45,8 +48,11 @@ def find_cuda_home():
         candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(on_path))))
     candidates.append("/usr/local/cuda")
     for home in candidates:
-        if (home and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK)
-                and os.path.exists(os.path.join(home, "include", "cuda_runtime.h"))):
+        if (
+            home
+            and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK)
+            and os.path.exists(os.path.join(home, "include", "cuda_runtime.h"))
+        ):
             return home
     return None
 
@@ -60,8 +66,19 @@ def _command(words):
     return " ".join(shlex.quote(w) for w in words)
 
 
-def write_ninja(build_dir, *, cxx, cxxflags, sources, output, kind, ldflags=(),
-                nvcc=None, cuda_flags=(), link_inputs=()):
+def write_ninja(
+    build_dir,
+    *,
+    cxx,
+    cxxflags,
+    sources,
+    output,
+    kind,
+    ldflags=(),
+    nvcc=None,
+    cuda_flags=(),
+    link_inputs=(),
+):
     """Writes build_dir/build.ninja. sources: absolute paths (.cu ones go to
     nvcc); output: the archive (kind "static") or shared library (kind
     "shared") to make, relative to build_dir; link_inputs: static libraries
@@ -88,20 +105,29 @@ def write_ninja(build_dir, *, cxx, cxxflags, sources, output, kind, ldflags=(),
         ]
     if kind == "static":
         ar = shlex.split(os.environ.get("AR") or "ar")
-        lines += ["rule archive", f"  command = rm -f $out && {_command(ar)} rcs $out $in",
-                  "  description = AR $out", ""]
+        lines += [
+            "rule archive",
+            f"  command = rm -f $out && {_command(ar)} rcs $out $in",
+            "  description = AR $out",
+            "",
+        ]
     else:
-        lines += ["rule link",
-                  f"  command = {_command(cxx)} -shared -o $out $in {_command(ldflags)}",
-                  "  description = LINK $out", ""]
+        lines += [
+            "rule link",
+            f"  command = {_command(cxx)} -shared -o $out $in {_command(ldflags)}",
+            "  description = LINK $out",
+            "",
+        ]
     objects = []
     for i, src in enumerate(sources):
         stem = os.path.basename(src)
         obj = f"obj/{i}-{stem}.o"
         rule = "nvcc" if src.endswith(CUDA_SUFFIXES) else "cxx"
         if rule == "nvcc" and not nvcc:
-            raise BuildError(f"structop: {src} is a CUDA source but nvcc was not found "
-                             "(set CUDA_HOME, or put nvcc on PATH)")
+            raise BuildError(
+                f"structop: {src} is a CUDA source but nvcc was not found "
+                "(set CUDA_HOME, or put nvcc on PATH)"
+            )
         lines.append(f"build {_escape_path(obj)}: {rule} {_escape_path(src)}")
         objects.append(obj)
     inputs = " ".join(_escape_path(o) for o in objects)
@@ -166,8 +192,12 @@ def run_ninja(build_dir, verbose=False, what="build"):
 def header_deps(build_dir):
     """Every file ninja recorded as an input of an object (from the compilers'
     depfiles): the headers the sources included."""
-    result = subprocess.run([find_ninja(), "-C", build_dir, "-t", "deps"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    result = subprocess.run(
+        [find_ninja(), "-C", build_dir, "-t", "deps"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     deps = set()
     for line in result.stdout.splitlines():
         if line.startswith("    "):

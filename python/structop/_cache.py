@@ -24,6 +24,7 @@ final name is therefore always complete: a build killed halfway leaves a
 staging folder (removed by the next build under the lock), never something a
 later call would load.
 """
+
 import contextlib
 import fcntl
 import hashlib
@@ -89,8 +90,15 @@ def _program_identity(argv):
 def toolchain_dir(config, cxx=None):
     """The cache folder for torch `config` (a torch_config.TorchConfig) and the C++ compiler."""
     cxx = cxx or cxx_command()
-    key = hasher(__version__, config.version, "\n".join(config.include_dirs), config.libdir,
-                 config.cxx11_abi, " ".join(config.extra_libs), _program_identity(cxx)).hexdigest()
+    key = hasher(
+        __version__,
+        config.version,
+        "\n".join(config.include_dirs),
+        config.libdir,
+        config.cxx11_abi,
+        " ".join(config.extra_libs),
+        _program_identity(cxx),
+    ).hexdigest()
     safe_version = "".join(c if c.isalnum() or c in ".+-_" else "_" for c in config.version)
     return os.path.join(cache_root(), f"torch-{safe_version}-{key[:12]}")
 

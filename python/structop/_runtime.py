@@ -8,6 +8,7 @@ So the library is compiled here, against the torch this interpreter
 imports, the first time something asks for it, and cached per user, torch
 and compiler (_cache.py). Later calls find it published and return at once.
 """
+
 import functools
 import os
 import sys
@@ -50,9 +51,13 @@ def runtime_key():
     """A hash of what the runtime library is made from: its sources and
     headers, the compiler and the flags (torch's among them)."""
     sources, headers = _runtime_inputs()
-    return _cache.hasher(__version__, " ".join(_cache.cxx_command()),
-                         " ".join(RUNTIME_CXXFLAGS), " ".join(compile_args()),
-                         *(_cache.file_digest(p) for p in sources + headers)).hexdigest()[:16]
+    return _cache.hasher(
+        __version__,
+        " ".join(_cache.cxx_command()),
+        " ".join(RUNTIME_CXXFLAGS),
+        " ".join(compile_args()),
+        *(_cache.file_digest(p) for p in sources + headers),
+    ).hexdigest()[:16]
 
 
 def runtime_library(verbose=False):
@@ -70,14 +75,26 @@ def runtime_library(verbose=False):
     def fill(staging):
         build_dir = os.path.join(parent, "build")
         # Always said (on stderr): the first call waits for this, once per torch.
-        print(f"structop: compiling the C++ runtime library for torch {config().version} "
-              f"(once per torch and compiler) in {build_dir}", file=sys.stderr, flush=True)
+        print(
+            f"structop: compiling the C++ runtime library for torch {config().version} "
+            f"(once per torch and compiler) in {build_dir}",
+            file=sys.stderr,
+            flush=True,
+        )
         with _build.build_folder(build_dir):
-            _build.write_ninja(build_dir, cxx=cxx, cxxflags=flags, sources=sources,
-                               output="libstructop_runtime.a", kind="static")
+            _build.write_ninja(
+                build_dir,
+                cxx=cxx,
+                cxxflags=flags,
+                sources=sources,
+                output="libstructop_runtime.a",
+                kind="static",
+            )
             _build.run_ninja(build_dir, verbose, what="compiling structop's runtime library")
-            os.replace(os.path.join(build_dir, "libstructop_runtime.a"),
-                       os.path.join(staging, "libstructop_runtime.a"))
+            os.replace(
+                os.path.join(build_dir, "libstructop_runtime.a"),
+                os.path.join(staging, "libstructop_runtime.a"),
+            )
 
     with _cache.locked(parent):
         _cache.publish(parent, key, fill, f'{{"torch": "{config().version}"}}\n')
@@ -109,7 +126,10 @@ def pkgconfig_dir():
         "Description: structop runtime (schema compiler for PyTorch custom ops)",
         "Version: " + __version__,
         "Cflags: " + " ".join(["-I${includedir}"] + [_pc_escape(a) for a in cfg.compile_args()]),
-        "Libs: " + " ".join(["-L${libdir}", "-lstructop_runtime"] + [_pc_escape(a) for a in cfg.link_args()]),
+        "Libs: "
+        + " ".join(
+            ["-L${libdir}", "-lstructop_runtime"] + [_pc_escape(a) for a in cfg.link_args()]
+        ),
     ]
     _cache.write_if_changed(os.path.join(folder, "structop.pc"), "\n".join(lines) + "\n")
     return folder

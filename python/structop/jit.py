@@ -36,6 +36,7 @@ torch cannot unregister ops: in one process, a second call with changed
 inputs builds and caches the new version, then raises RuntimeError asking
 for a new process.
 """
+
 import importlib
 import importlib.util
 import json
@@ -93,9 +94,9 @@ def _parse_depfile(path):
         words.append(word)
     for j, w in enumerate(words):
         if w.endswith(":"):
-            return words[j + 1:]
+            return words[j + 1 :]
         if w == ":":
-            return words[j + 1:]
+            return words[j + 1 :]
     return []
 
 
@@ -173,9 +174,19 @@ def _copy_if_changed(src, dst):
     shutil.copyfile(src, dst)
 
 
-def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
-         extra_ldflags=None, extra_include_paths=None, idl_include_paths=None,
-         build_directory=None, verbose=False):
+def load(
+    name,
+    idl,
+    sources=(),
+    *,
+    extra_cflags=None,
+    extra_cuda_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    idl_include_paths=None,
+    build_directory=None,
+    verbose=False,
+):
     """Generates, compiles and loads IDL `idl` with the kernel files `sources`;
     returns the generated Python module (X_ops), its ops ready to call.
 
@@ -213,16 +224,31 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
     has_cuda = any(s.endswith(_build.CUDA_SUFFIXES) for s in sources)
 
     with _LOCK:
-        name_dir = os.path.abspath(build_directory) if build_directory else os.path.join(
-            _runtime.toolchain_dir(), "jit", name)
+        name_dir = (
+            os.path.abspath(build_directory)
+            if build_directory
+            else os.path.join(_runtime.toolchain_dir(), "jit", name)
+        )
         cuda_home = _build.find_cuda_home() if has_cuda else None
         if has_cuda and cuda_home is None:
-            raise BuildError("structop.load: a source is CUDA (.cu) but no CUDA toolkit was "
-                             "found: set CUDA_HOME, or put nvcc on PATH")
+            raise BuildError(
+                "structop.load: a source is CUDA (.cu) but no CUDA toolkit was "
+                "found: set CUDA_HOME, or put nvcc on PATH"
+            )
         nvcc = os.path.join(cuda_home, "bin", "nvcc") if cuda_home else None
-        parts = [__version__, name, stem, _runtime.runtime_key(), " ".join(_cache.cxx_command()),
-                 repr(extra_cflags), repr(extra_cuda_cflags), repr(extra_ldflags),
-                 repr(extra_include_paths), repr(idl_include_paths), nvcc or ""]
+        parts = [
+            __version__,
+            name,
+            stem,
+            _runtime.runtime_key(),
+            " ".join(_cache.cxx_command()),
+            repr(extra_cflags),
+            repr(extra_cuda_cflags),
+            repr(extra_ldflags),
+            repr(extra_include_paths),
+            repr(idl_include_paths),
+            nvcc or "",
+        ]
         with tempfile.TemporaryDirectory(prefix="structop-gen-") as gen:
             idl_files = _generate(idl, gen, idl_include_paths, "h,cpp,py")
             key = _key(parts, gen, idl_files, sources, _read_headers(name_dir))
@@ -240,18 +266,48 @@ def load(name, idl, sources=(), *, extra_cflags=None, extra_cuda_cflags=None,
                     key = _key(parts, gen, idl_files, sources, _read_headers(name_dir))
                     final = os.path.join(name_dir, key)
                     if _cache.is_published(final):
-                        _log(verbose, f"loading {name} from the cache ({final}), built by another process")
+                        _log(
+                            verbose,
+                            f"loading {name} from the cache ({final}), built by another process",
+                        )
                     else:
                         final = _build_and_publish(
-                            name, stem, idl, idl_files, gen, sources, name_dir, parts, nvcc,
-                            extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths,
-                            idl_include_paths, verbose)
+                            name,
+                            stem,
+                            idl,
+                            idl_files,
+                            gen,
+                            sources,
+                            name_dir,
+                            parts,
+                            nvcc,
+                            extra_cflags,
+                            extra_cuda_cflags,
+                            extra_ldflags,
+                            extra_include_paths,
+                            idl_include_paths,
+                            verbose,
+                        )
         return _import(name, final, verbose)
 
 
-def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts, nvcc,
-                       extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths,
-                       idl_include_paths, verbose):
+def _build_and_publish(
+    name,
+    stem,
+    idl,
+    idl_files,
+    gen,
+    sources,
+    name_dir,
+    parts,
+    nvcc,
+    extra_cflags,
+    extra_cuda_cflags,
+    extra_ldflags,
+    extra_include_paths,
+    idl_include_paths,
+    verbose,
+):
     """Builds under the lock of name_dir; returns the published folder."""
     _log(verbose, f"building {name} from {idl} in {name_dir}")
     runtime_library = _runtime.runtime_library(verbose)
@@ -268,12 +324,18 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
                 _generate(path, gen_dir, idl_include_paths, "h,py")
 
         includes = ["-I" + gen_dir] + ["-I" + d for d in extra_include_paths]
-        cxxflags = list(_runtime.RUNTIME_CXXFLAGS) + includes + _runtime.compile_args() + extra_cflags
+        cxxflags = (
+            list(_runtime.RUNTIME_CXXFLAGS) + includes + _runtime.compile_args() + extra_cflags
+        )
         ldflags = cfg.link_args()
         cuda_flags = []
         if nvcc:
-            cuda_flags = (["-std=c++17", "-O2", "-Xcompiler", "-fPIC"] + includes
-                          + _runtime.compile_args(joined=False) + extra_cuda_cflags)
+            cuda_flags = (
+                ["-std=c++17", "-O2", "-Xcompiler", "-fPIC"]
+                + includes
+                + _runtime.compile_args(joined=False)
+                + extra_cuda_cflags
+            )
             cuda_lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
             ldflags += ["-L" + cuda_lib, "-Wl,-rpath," + cuda_lib, "-lcudart"]
             for lib in ("c10_cuda", "torch_cuda"):
@@ -281,17 +343,32 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
                     ldflags.append("-l" + lib)
         ldflags += extra_ldflags
         library = f"lib{name}.so"
-        _build.write_ninja(build_dir, cxx=_cache.cxx_command(), cxxflags=cxxflags,
-                           sources=[os.path.join(gen_dir, f"{stem}.ops.cpp")] + sources,
-                           output=library, kind="shared", ldflags=ldflags, nvcc=nvcc,
-                           cuda_flags=cuda_flags, link_inputs=[runtime_library])
+        _build.write_ninja(
+            build_dir,
+            cxx=_cache.cxx_command(),
+            cxxflags=cxxflags,
+            sources=[os.path.join(gen_dir, f"{stem}.ops.cpp")] + sources,
+            output=library,
+            kind="shared",
+            ldflags=ldflags,
+            nvcc=nvcc,
+            cuda_flags=cuda_flags,
+            link_inputs=[runtime_library],
+        )
         _build.run_ninja(build_dir, verbose, what=f"building {name}")
 
     # The headers this build included (the user's), for the key of later calls.
     cuda = [os.path.dirname(os.path.dirname(nvcc))] if nvcc else []
-    headers = [h for h in _user_headers(build_dir, list(cfg.include_dirs) + [get_include(), gen_dir, "/usr"] + cuda)
-               if h not in sources]  # the sources are in the key already
-    _cache.write_if_changed(os.path.join(name_dir, "headers.json"), json.dumps(headers, indent=1) + "\n")
+    headers = [
+        h
+        for h in _user_headers(
+            build_dir, list(cfg.include_dirs) + [get_include(), gen_dir, "/usr"] + cuda
+        )
+        if h not in sources
+    ]  # the sources are in the key already
+    _cache.write_if_changed(
+        os.path.join(name_dir, "headers.json"), json.dumps(headers, indent=1) + "\n"
+    )
     key = _key(parts, gen, idl_files, sources, headers)
     package = f"_structop_jit_{name}_{key[:12]}"
     modules = sorted(e for e in os.listdir(gen_dir) if e.endswith("_ops.py"))
@@ -301,13 +378,22 @@ def _build_and_publish(name, stem, idl, idl_files, gen, sources, name_dir, parts
         package_dir = os.path.join(staging, "python", package)
         os.makedirs(package_dir)
         with open(os.path.join(package_dir, "__init__.py"), "w", encoding="utf-8") as f:
-            f.write(f'"""Generated modules of structop.load({name!r}, {os.path.basename(idl)!r})."""\n')
+            f.write(
+                f'"""Generated modules of structop.load({name!r}, {os.path.basename(idl)!r})."""\n'
+            )
         for module in modules:
             shutil.copyfile(os.path.join(gen_dir, module), os.path.join(package_dir, module))
 
-    manifest = {"name": name, "idl": idl, "module": f"{stem}_ops", "package": package,
-                "library": library, "sources": sources, "torch": cfg.version,
-                "structop": __version__}
+    manifest = {
+        "name": name,
+        "idl": idl,
+        "module": f"{stem}_ops",
+        "package": package,
+        "library": library,
+        "sources": sources,
+        "torch": cfg.version,
+        "structop": __version__,
+    }
     final = _cache.publish(name_dir, key, fill, json.dumps(manifest, indent=1) + "\n")
     _log(verbose, f"built {name}: {final}")
     return final
@@ -324,11 +410,13 @@ def _import(name, final, verbose):
         raise RuntimeError(
             f"structop.load: {name} was loaded in this process from other inputs "
             f"({os.path.join(os.path.dirname(final), loaded)}); the new build is cached in "
-            f"{final}, but torch cannot replace ops it has registered: load it in a new process")
+            f"{final}, but torch cannot replace ops it has registered: load it in a new process"
+        )
     package = manifest["package"]
     package_dir = os.path.join(final, "python", package)
     spec = importlib.util.spec_from_file_location(
-        package, os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir])
+        package, os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir]
+    )
     package_module = importlib.util.module_from_spec(spec)
     sys.modules[package] = package_module
     spec.loader.exec_module(package_module)

@@ -29,6 +29,7 @@ environment's torch (and structop), as torch's own extension docs advise;
 an isolated build would install another torch into a temporary
 environment.
 """
+
 import dataclasses
 import os
 
@@ -74,4 +75,5 @@ def generate(idl, out_dir, *, python_dir=None, idl_include_paths=(), verbose=Fal
         include_dirs=[out_dir, get_include()],
         extra_objects=[_runtime.runtime_library(verbose)],
         python_modules=python_modules,
-        idl_files=idl_files)
+        idl_files=idl_files,
+    )

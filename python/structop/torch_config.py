@@ -52,7 +52,9 @@ class TorchConfig:
         """Whether libdir is one the linker searches by default (a multiarch
         folder such as /usr/lib/x86_64-linux-gnu included)."""
         parent, base = os.path.split(self.libdir)
-        return self.libdir in SYSTEM_LIB_DIRS or (parent in ("/lib", "/usr/lib") and "-linux-" in base)
+        return self.libdir in SYSTEM_LIB_DIRS or (
+            parent in ("/lib", "/usr/lib") and "-linux-" in base
+        )
 
     def compile_args(self, joined=True):
         """-isystem for each include folder (quiet about torch's own warnings)
@@ -112,8 +114,11 @@ def _extra_libs(include_dirs):
         if os.path.exists(path):
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
-            return tuple(lib for macro, lib in (("C10_USE_GLOG", "glog"), ("C10_USE_GFLAGS", "gflags"))
-                         if f"#define {macro}\n" in text or f"#define {macro} " in text)
+            return tuple(
+                lib
+                for macro, lib in (("C10_USE_GLOG", "glog"), ("C10_USE_GFLAGS", "gflags"))
+                if f"#define {macro}\n" in text or f"#define {macro} " in text
+            )
     return ()
 
 
@@ -133,7 +138,8 @@ def torch_config():
         include_dirs=tuple(includes),
         libdir=libdir,
         cxx11_abi=int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
-        extra_libs=_extra_libs(includes))
+        extra_libs=_extra_libs(includes),
+    )
 
 
 def main():

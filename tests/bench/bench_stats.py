@@ -5,6 +5,7 @@ within one round every case runs under the same conditions. So each
 benchmark interleaves its cases round by round, and a ratio is the median
 over rounds of the per-round ratio, which cancels the drift.
 """
+
 import random
 import statistics
 import timeit

@@ -15,6 +15,7 @@ it leaves out the time spent waiting for a CPU).
 Usage: compile_time.py --structopc PATH --cxx "c++" --include RUNTIME_INCLUDE
                        --flags "TORCH FLAGS" [--ops 50] [--repeat 3] [--opt -O2]
 """
+
 import argparse
 import os
 import shlex
@@ -89,9 +90,13 @@ def main():
         with open(sources["torch includes only"], "w") as f:
             f.write("#include <structop/convert.h>\n#include <structop/registration.h>\n")
         with open(sources["kernel TU with compile_bench.ops.h"], "w") as f:
-            f.write('#include "compile_bench.ops.h"\nint64_t f(const at::Tensor& t) { return t.dim(); }\n')
+            f.write(
+                '#include "compile_bench.ops.h"\nint64_t f(const at::Tensor& t) { return t.dim(); }\n'
+            )
         with open(sources["kernel TU with ATen/core/Tensor.h"], "w") as f:
-            f.write("#include <ATen/core/Tensor.h>\nint64_t f(const at::Tensor& t) { return t.dim(); }\n")
+            f.write(
+                "#include <ATen/core/Tensor.h>\nint64_t f(const at::Tensor& t) { return t.dim(); }\n"
+            )
 
         # Meson's compiler command may start with a cache (ccache, sccache):
         # a cached compile measures nothing, so call the compiler itself.
@@ -108,7 +113,7 @@ def main():
         cpu = {name: [] for name in sources}  # user CPU seconds per round
         for pair, rounds in ((big, a.repeat), (light, a.repeat * 3)):
             for r in range(rounds):
-                for name in (pair if r % 2 == 0 else pair[::-1]):
+                for name in pair if r % 2 == 0 else pair[::-1]:
                     wall, user = compile_once(cxx, flags, sources[name], out)
                     times[name].append(wall)
                     cpu[name].append(user)
@@ -121,10 +126,14 @@ def main():
     for name in sources:
         wall, user = statistics.median(times[name]), statistics.median(cpu[name])
         print(f"{name:<36}{wall:>9.2f}{user:>9.2f}{len(times[name]):>8}")
-    print(f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: "
-          f"{ratio(big, times):.2f}x wall, {ratio(big, cpu):.2f}x user CPU")
-    print(f"kernel TU with X.ops.h / with ATen/core/Tensor.h: "
-          f"{ratio(light, times):.2f}x wall, {ratio(light, cpu):.2f}x user CPU")
+    print(
+        f"\ngenerated X.ops.cpp ({a.ops} ops, {lines} lines) / torch includes only: "
+        f"{ratio(big, times):.2f}x wall, {ratio(big, cpu):.2f}x user CPU"
+    )
+    print(
+        f"kernel TU with X.ops.h / with ATen/core/Tensor.h: "
+        f"{ratio(light, times):.2f}x wall, {ratio(light, cpu):.2f}x user CPU"
+    )
     print(f"(ratios: median of per-round ratios; {' '.join(cxx)} {a.opt})")
 
 

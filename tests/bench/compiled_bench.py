@@ -14,6 +14,7 @@ Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--c
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
+
 import argparse
 import json
 import random
@@ -42,9 +43,19 @@ def main():
 
     bench_ops.load_library(a.library)
     torch.set_num_threads(1)
-    cfgs = [bench_ops.Cfg8(w=torch.randn(8), b=torch.randn(8) * 0.1, scale=1.0, shift=0.0,
-                           eps=1e-5, flag=False, steps=1, mode=bench_ops.Mode.a)
-            for _ in range(LAYERS)]
+    cfgs = [
+        bench_ops.Cfg8(
+            w=torch.randn(8),
+            b=torch.randn(8) * 0.1,
+            scale=1.0,
+            shift=0.0,
+            eps=1e-5,
+            flag=False,
+            steps=1,
+            mode=bench_ops.Mode.a,
+        )
+        for _ in range(LAYERS)
+    ]
     flat = torch.ops.bench.rec8.default
 
     def record_model(x):
@@ -81,21 +92,37 @@ def main():
         print(f"{name:<28}{statistics.median(times[name]) * 1e6:>10.2f}")
     r = median_ratio(times["compiled record"], times["compiled flat"])
     print(f"\ncompiled record / compiled flat: {r:.3f}x (target <= 1.02x)")
-    print(f"eager record / eager flat:       "
-          f"{median_ratio(times['eager record'], times['eager flat']):.3f}x (information)")
-    print(f"compiled flat / eager flat:      "
-          f"{median_ratio(times['compiled flat'], times['eager flat']):.3f}x (information)")
-    print(f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__}, inductor)")
+    print(
+        f"eager record / eager flat:       "
+        f"{median_ratio(times['eager record'], times['eager flat']):.3f}x (information)"
+    )
+    print(
+        f"compiled flat / eager flat:      "
+        f"{median_ratio(times['compiled flat'], times['eager flat']):.3f}x (information)"
+    )
+    print(
+        f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__}, inductor)"
+    )
     if a.json:
         ratios = [
             ("10 layers compiled (inductor): record model vs flat model", r, 1.02),
-            ("(info) 10 layers eager: record model vs flat model",
-             median_ratio(times["eager record"], times["eager flat"]), None),
+            (
+                "(info) 10 layers eager: record model vs flat model",
+                median_ratio(times["eager record"], times["eager flat"]),
+                None,
+            ),
         ]
         with open(a.json, "w") as f:
-            json.dump({"torch": torch.__version__,
-                       "ratios": [{"label": label, "ratio": value, "target": target,
-                                   "kind": "at most"} for label, value, target in ratios]}, f)
+            json.dump(
+                {
+                    "torch": torch.__version__,
+                    "ratios": [
+                        {"label": label, "ratio": value, "target": target, "kind": "at most"}
+                        for label, value, target in ratios
+                    ],
+                },
+                f,
+            )
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ Usage: py_kernels_bench.py DIR_WITH_bench_ops.py [--rounds N] [--calls N]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
+
 import argparse
 import dataclasses
 import statistics
@@ -40,8 +41,17 @@ from bench_stats import interleaved_times, median_ratio
 
 def flat_custom_op(name):
     @torch.library.custom_op(f"pkbench::{name}", mutates_args=())
-    def rec8_flat(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
-                  eps: float, flag: bool, steps: int, mode: str) -> torch.Tensor:
+    def rec8_flat(
+        x: torch.Tensor,
+        w: torch.Tensor,
+        b: torch.Tensor,
+        scale: float,
+        shift: float,
+        eps: float,
+        flag: bool,
+        steps: int,
+        mode: str,
+    ) -> torch.Tensor:
         return x + w * b
 
     return rec8_flat
@@ -77,13 +87,24 @@ def seed_stand_in():
         return x + cfg.w * cfg.b
 
     @torch.library.custom_op("pkbench::rec8_seed", mutates_args=())
-    def rec8_seed(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
-                  eps: float, flag: bool, steps: int, mode: str) -> torch.Tensor:
+    def rec8_seed(
+        x: torch.Tensor,
+        w: torch.Tensor,
+        b: torch.Tensor,
+        scale: float,
+        shift: float,
+        eps: float,
+        flag: bool,
+        steps: int,
+        mode: str,
+    ) -> torch.Tensor:
         leaves = (w, b, scale, shift, eps, flag, steps, mode)
         return user_fn(x, SeedCfg8(**dict(zip(names, leaves))))  # generic unflatten
 
     def call(x, cfg):
-        return rec8_seed(x, *[getattr(cfg, f.name) for f in dataclasses.fields(cfg)])  # generic flatten
+        return rec8_seed(
+            x, *[getattr(cfg, f.name) for f in dataclasses.fields(cfg)]
+        )  # generic flatten
 
     return call
 
@@ -117,8 +138,9 @@ def main():
     torch.set_num_threads(1)
     torch.set_grad_enabled(False)
     x, w, b = (torch.randn(8) for _ in range(3))
-    cfg = bench_ops.Cfg8(w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1,
-                         mode=bench_ops.Mode.a)
+    cfg = bench_ops.Cfg8(
+        w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1, mode=bench_ops.Mode.a
+    )
     flat = flat_custom_op("rec8_flat")
     flat_grad = flat_custom_op("rec8_flat_grad")
     flat_grad.register_autograd(flat_backward, setup_context=flat_setup_context)
@@ -133,6 +155,7 @@ def main():
                 out = call()
                 out.backward(torch.ones_like(out))
             return out.detach()
+
         return run
 
     calls = {
@@ -140,7 +163,9 @@ def main():
         "custom_op flat": lambda: flat(x, w, b, 1.0, 0.0, 1e-5, False, 1, "a"),
         "seed stand-in": lambda: seed(x, seed_cfg),
         "structop fwd+bwd": with_grad(lambda: bench_ops.rec8_grad(xg, cfg_grad)),
-        "custom_op fwd+bwd": with_grad(lambda: flat_grad(xg, wg, bg, 1.0, 0.0, 1e-5, False, 1, "a")),
+        "custom_op fwd+bwd": with_grad(
+            lambda: flat_grad(xg, wg, bg, 1.0, 0.0, 1e-5, False, 1, "a")
+        ),
     }
     expected = x + w * b
     for name, call in calls.items():  # warm up, and prove they compute the same
@@ -153,7 +178,9 @@ def main():
         print(f"{name:<20}{statistics.median(times[name]) * 1e6:>10.2f}")
     r = median_ratio(times["structop"], times["custom_op flat"])
     print(f"\nstructop / custom_op flat: {r:.3f}x (target <= 1.2x)")
-    print(f"seed stand-in / structop:  {median_ratio(times['seed stand-in'], times['structop']):.3f}x")
+    print(
+        f"seed stand-in / structop:  {median_ratio(times['seed stand-in'], times['structop']):.3f}x"
+    )
     r = median_ratio(times["structop fwd+bwd"], times["custom_op fwd+bwd"])
     print(f"structop / custom_op, forward + backward: {r:.3f}x (information)")
     print(f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__})")

@@ -24,6 +24,7 @@ in DIR first.
 
 --check exits 1 when a ratio misses its target.
 """
+
 import argparse
 import json
 import os
@@ -39,20 +40,48 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (label, benchmark, baseline, target): benchmark / baseline should be <= target.
 RATIOS = [
-    ("C++ call, 8-leaf record vs hand-written flat op",
-     "call/generated_record", "call/handwritten_flat", 1.00),
-    ("forward+backward, generated bridge vs autograd::Function",
-     "fwd_bwd/generated_bridge", "fwd_bwd/autograd_function", 1.00),
-    ("forward+backward, generated bridge vs eager ATen (addcmul)",
-     "fwd_bwd/generated_bridge", "fwd_bwd/eager_aten", 1.00),
-    ("no grad needed, backward op vs op without autograd",
-     "no_grad/generated_bridge", "no_grad/without_autograd", 1.10),
-    ("C++ call, list of 8 records of 4 leaves vs hand-written flat op on the lists",
-     "items/generated_record_list", "items/handwritten_flat_lists", 1.10),
-    ("(info) forward building the graph, generated bridge vs autograd::Function",
-     "fwd_graph/generated_bridge", "fwd_graph/autograd_function", None),
-    ("(info) no grad needed, autograd::Function vs op without autograd",
-     "no_grad/autograd_function", "no_grad/without_autograd", None),
+    (
+        "C++ call, 8-leaf record vs hand-written flat op",
+        "call/generated_record",
+        "call/handwritten_flat",
+        1.00,
+    ),
+    (
+        "forward+backward, generated bridge vs autograd::Function",
+        "fwd_bwd/generated_bridge",
+        "fwd_bwd/autograd_function",
+        1.00,
+    ),
+    (
+        "forward+backward, generated bridge vs eager ATen (addcmul)",
+        "fwd_bwd/generated_bridge",
+        "fwd_bwd/eager_aten",
+        1.00,
+    ),
+    (
+        "no grad needed, backward op vs op without autograd",
+        "no_grad/generated_bridge",
+        "no_grad/without_autograd",
+        1.10,
+    ),
+    (
+        "C++ call, list of 8 records of 4 leaves vs hand-written flat op on the lists",
+        "items/generated_record_list",
+        "items/handwritten_flat_lists",
+        1.10,
+    ),
+    (
+        "(info) forward building the graph, generated bridge vs autograd::Function",
+        "fwd_graph/generated_bridge",
+        "fwd_graph/autograd_function",
+        None,
+    ),
+    (
+        "(info) no grad needed, autograd::Function vs op without autograd",
+        "no_grad/autograd_function",
+        "no_grad/without_autograd",
+        None,
+    ),
 ]
 
 
@@ -63,11 +92,18 @@ def parse_args():
     where.add_argument("--exe", help="an already built bench_overhead")
     p.add_argument("--repetitions", type=int, default=25)
     p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
-    p.add_argument("--cpu", type=int, default=os.cpu_count() - 1,
-                   help="CPU to pin the benchmark to (-1: do not pin)")
+    p.add_argument(
+        "--cpu",
+        type=int,
+        default=os.cpu_count() - 1,
+        help="CPU to pin the benchmark to (-1: do not pin)",
+    )
     p.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    p.add_argument("--all", action="store_true",
-                   help="every benchmark of the call-overhead targets, ratios side by side")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every benchmark of the call-overhead targets, ratios side by side",
+    )
     return p.parse_args()
 
 
@@ -77,10 +113,13 @@ def build(build_dir):
 
 
 def run(exe, repetitions, min_time):
-    cmd = [exe, "--benchmark_format=json",
-           f"--benchmark_repetitions={repetitions}",
-           f"--benchmark_min_time={min_time}",
-           "--benchmark_enable_random_interleaving=true"]
+    cmd = [
+        exe,
+        "--benchmark_format=json",
+        f"--benchmark_repetitions={repetitions}",
+        f"--benchmark_min_time={min_time}",
+        "--benchmark_enable_random_interleaving=true",
+    ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -94,15 +133,19 @@ def overhead(args, exe):
     ctx = report.get("context", {})
     load = ", ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
     pinned = f"pinned to CPU {args.cpu}" if args.cpu >= 0 else "not pinned"
-    print(f"bench_overhead: CPU time per call, {args.repetitions} interleaved rounds, "
-          f"{pinned} ({ctx.get('num_cpus', '?')} CPUs, load {load})")
+    print(
+        f"bench_overhead: CPU time per call, {args.repetitions} interleaved rounds, "
+        f"{pinned} ({ctx.get('num_cpus', '?')} CPUs, load {load})"
+    )
     print(f"  {'benchmark':32s} {'median':>10s} {'min':>10s} {'max':>10s}")
     for name in sorted(per_round):
         ts = per_round[name]
         print(f"  {name:32s} {times[name]:10.1f} {min(ts):10.1f} {max(ts):10.1f} ns")
     print()
-    return [(label, median_ratio(per_round[bench], per_round[base]), target)
-            for label, bench, base, target in RATIOS]
+    return [
+        (label, median_ratio(per_round[bench], per_round[base]), target)
+        for label, bench, base, target in RATIOS
+    ]
 
 
 def print_ratios(title, ratios):
@@ -125,8 +168,9 @@ def python_json(script, args, env):
     """Runs a Python benchmark of this folder with --json; its ratios."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "ratios.json")
-        subprocess.run([sys.executable, os.path.join(HERE, script), *args, "--json", out],
-                       check=True, env=env)
+        subprocess.run(
+            [sys.executable, os.path.join(HERE, script), *args, "--json", out], check=True, env=env
+        )
         with open(out) as f:
             return json.load(f)["ratios"]
 
@@ -135,21 +179,28 @@ def everything(args):
     """--all: builds, runs every benchmark, prints every ratio side by side."""
     build_dir = args.build_dir
     bench_dir = os.path.join(build_dir, "tests", "bench")
-    targets = ["tests/bench/bench_overhead", "tests/bench/libbench_ops.so",
-               "tests/bench/bench_ops.py"]
+    targets = [
+        "tests/bench/bench_overhead",
+        "tests/bench/libbench_ops.so",
+        "tests/bench/bench_ops.py",
+    ]
     frontend_bench = os.path.join(bench_dir, "frontend", "frontend_bench")
     counter = os.path.join(build_dir, "tests", "instructions", "frontend_instructions")
     toggle = os.path.join(build_dir, "tests", "instructions", "libcallgrind_toggle.so")
     subprocess.run(["ninja", "-C", build_dir, *targets], check=True, stdout=subprocess.DEVNULL)
     for exe in (frontend_bench, counter, toggle):
         if os.path.exists(exe):
-            subprocess.run(["ninja", "-C", build_dir, os.path.relpath(exe, build_dir)],
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["ninja", "-C", build_dir, os.path.relpath(exe, build_dir)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
     if args.cpu >= 0:
         os.sched_setaffinity(0, {args.cpu})  # inherited by the benchmark processes
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(build_dir, "runtime", "python"), HERE, env.get("PYTHONPATH", "")])
+        [os.path.join(build_dir, "runtime", "python"), HERE, env.get("PYTHONPATH", "")]
+    )
     library = os.path.join(bench_dir, "libbench_ops.so")
     sections = []
 
@@ -157,50 +208,89 @@ def everything(args):
     sections.append(("C++ (bench_overhead, CPU time)", cpp))
 
     eager = python_json("shim_bench.py", [library, bench_dir], env)
-    sections.append(("Python eager calls (shim_bench.py, wall time)",
-                     [(r["label"], r["ratio"], r["target"], r["kind"] == "at least")
-                      for r in eager]))
+    sections.append(
+        (
+            "Python eager calls (shim_bench.py, wall time)",
+            [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in eager],
+        )
+    )
     print()
     if os.path.exists(toggle) and shutil.which("valgrind"):
         counted = python_json("shim_bench.py", [library, bench_dir, "--instructions", toggle], env)
-        sections.append(("Python eager calls (shim_bench.py --instructions, callgrind)",
-                         [(r["label"], r["ratio"], r["target"], r["kind"] == "at least")
-                          for r in counted]))
+        sections.append(
+            (
+                "Python eager calls (shim_bench.py --instructions, callgrind)",
+                [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in counted],
+            )
+        )
         print()
     compiled = python_json("compiled_bench.py", [library, bench_dir], env)
-    sections.append(("torch.compile, inductor (compiled_bench.py, wall time)",
-                     [(r["label"], r["ratio"], r["target"]) for r in compiled]))
+    sections.append(
+        (
+            "torch.compile, inductor (compiled_bench.py, wall time)",
+            [(r["label"], r["ratio"], r["target"]) for r in compiled],
+        )
+    )
     print()
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
-    nf = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native",
-                      "native_functions.yaml")
+
+    nf = os.path.join(
+        os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml"
+    )
     front = []
     if os.path.exists(counter) and shutil.which("valgrind"):
         sys.path.insert(0, os.path.join(HERE, "..", "instructions"))
         from callgrind_steps import steps  # noqa: E402
+
         counts, _ = steps([counter, nf, "1"])
-        front.append(("structopc load+check+lower vs yaml-cpp load, instructions (callgrind)",
-                      counts["structopc front end"] / counts["yaml-cpp load"], 1.2))
+        front.append(
+            (
+                "structopc load+check+lower vs yaml-cpp load, instructions (callgrind)",
+                counts["structopc front end"] / counts["yaml-cpp load"],
+                1.2,
+            )
+        )
     if os.path.exists(frontend_bench):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "frontend.json")
-            subprocess.run([frontend_bench, nf, os.path.join(build_dir, "compiler", "structopc"),
-                            os.path.join(HERE, "..", "..", "idl_examples", "weights.ops.yaml"),
-                            "--benchmark_enable_random_interleaving=true",
-                            f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    frontend_bench,
+                    nf,
+                    os.path.join(build_dir, "compiler", "structopc"),
+                    os.path.join(HERE, "..", "..", "idl_examples", "weights.ops.yaml"),
+                    "--benchmark_enable_random_interleaving=true",
+                    f"--benchmark_out={out}",
+                    "--benchmark_out_format=json",
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             with open(out) as f:
-                t = {name.split("/")[0]: ts
-                     for name, ts in rounds(json.load(f), "real_time").items()}
-        front.append(("structopc load+check+lower vs yaml-cpp load, wall time (frontend_bench)",
-                      median_ratio(t["BM_StructopcFrontEnd"], t["BM_YamlCppLoad"]), 1.2))
-    sections.append((f"Front end, {os.path.relpath(nf, os.path.dirname(os.path.dirname(torchgen.__file__)))}",
-                     front))
+                t = {
+                    name.split("/")[0]: ts for name, ts in rounds(json.load(f), "real_time").items()
+                }
+        front.append(
+            (
+                "structopc load+check+lower vs yaml-cpp load, wall time (frontend_bench)",
+                median_ratio(t["BM_StructopcFrontEnd"], t["BM_YamlCppLoad"]),
+                1.2,
+            )
+        )
+    sections.append(
+        (
+            f"Front end, {os.path.relpath(nf, os.path.dirname(os.path.dirname(torchgen.__file__)))}",
+            front,
+        )
+    )
 
     import torch  # noqa: E402
-    print(f"\nEvery ratio, torch {torch.__version__}, {os.cpu_count()} CPUs, "
-          f"load {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+    print(
+        f"\nEvery ratio, torch {torch.__version__}, {os.cpu_count()} CPUs, "
+        f"load {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     missed = 0
     for title, ratios in sections:
         print(f"\n{title}")

@@ -40,6 +40,7 @@ Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
+
 import argparse
 import dataclasses
 import json
@@ -72,8 +73,17 @@ def decorator_stand_in():
         return x.clone()
 
     @torch.library.custom_op("shimbench::dc8_seed", mutates_args=())
-    def dc8_seed(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
-                 eps: typing.Optional[float], steps: int, flag: bool, mode: str) -> torch.Tensor:
+    def dc8_seed(
+        x: torch.Tensor,
+        w: torch.Tensor,
+        b: torch.Tensor,
+        scale: float,
+        shift: float,
+        eps: typing.Optional[float],
+        steps: int,
+        flag: bool,
+        mode: str,
+    ) -> torch.Tensor:
         cfg = SeedDc8(**dict(zip(names, (w, b, scale, shift, eps, steps, flag, mode))))
         return user_fn(x, cfg)
 
@@ -85,8 +95,17 @@ def decorator_stand_in():
 
 def flat_custom_op():
     @torch.library.custom_op("shimbench::dc8_flat", mutates_args=())
-    def dc8_flat(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, scale: float, shift: float,
-                 eps: typing.Optional[float], steps: int, flag: bool, mode: str) -> torch.Tensor:
+    def dc8_flat(
+        x: torch.Tensor,
+        w: torch.Tensor,
+        b: torch.Tensor,
+        scale: float,
+        shift: float,
+        eps: typing.Optional[float],
+        steps: int,
+        flag: bool,
+        mode: str,
+    ) -> torch.Tensor:
         return x.clone()
 
     return dc8_flat
@@ -99,8 +118,12 @@ RATIOS = [
     ("nest3: record call vs flat OpOverload", "nest3 record", "nest3 flat", 1.0),
     ("two_rec: record call vs flat OpOverload", "two_rec record", "two_rec flat", 1.0),
     ("items4: record call vs flat OpOverload", "items4 record", "items4 flat", 1.0),
-    ("dc8: record call vs custom_op flat (Python kernel)", "dc8 record", "dc8 custom_op flat",
-     None),
+    (
+        "dc8: record call vs custom_op flat (Python kernel)",
+        "dc8 record",
+        "dc8 custom_op flat",
+        None,
+    ),
     ("dc8: (info) OpOverload._op vs flat OpOverload", "dc8 _op", "dc8 flat", None),
 ]
 # (label, slower, faster, at least): slower / faster >= target.
@@ -116,8 +139,11 @@ def main():
     p.add_argument("--rounds", type=int, default=25)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--json", help="write the ratios here too")
-    p.add_argument("--instructions", metavar="TOGGLE_LIB",
-                   help="count instructions under callgrind instead of timing")
+    p.add_argument(
+        "--instructions",
+        metavar="TOGGLE_LIB",
+        help="count instructions under callgrind instead of timing",
+    )
     p.add_argument("--valgrind", default="valgrind")
     p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
@@ -131,17 +157,21 @@ def main():
     torch.set_num_threads(1)
     ops = torch.ops.bench
     x, w, b = (torch.randn(8) for _ in range(3))
-    rec8 = bench_ops.Cfg8(w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1,
-                          mode=bench_ops.Mode.a)
-    dc8 = bench_ops.Dc8(w=w, b=b, scale=1.0, shift=0.0, eps=None, steps=1, flag=False,
-                        mode=bench_ops.Mode.a)
+    rec8 = bench_ops.Cfg8(
+        w=w, b=b, scale=1.0, shift=0.0, eps=1e-5, flag=False, steps=1, mode=bench_ops.Mode.a
+    )
+    dc8 = bench_ops.Dc8(
+        w=w, b=b, scale=1.0, shift=0.0, eps=None, steps=1, flag=False, mode=bench_ops.Mode.a
+    )
     outer = bench_ops.Outer(mid=bench_ops.Mid(core=bench_ops.Core(w=w)))
     core, mid = bench_ops.Core(w=w, bias=0.5), bench_ops.Mid(core=bench_ops.Core(w=b))
     items = [bench_ops.Item4(w=w, b=b, scale=2.0, steps=3) for _ in range(4)]
     item_w, item_b, item_scale, item_steps = [w] * 4, [b] * 4, [2.0] * 4, [3] * 4
     seed, seed_cfg = decorator_stand_in(), SeedDc8(w=w, b=b)
     custom = flat_custom_op()
-    flat = {name: getattr(ops, name).default for name in ("rec8", "dc8", "nest3", "two_rec", "items8")}
+    flat = {
+        name: getattr(ops, name).default for name in ("rec8", "dc8", "nest3", "two_rec", "items8")
+    }
     dc8_op = flat["dc8"]._op
 
     calls = {
@@ -169,8 +199,10 @@ def main():
 
     times = interleaved_times(calls, a.rounds, a.calls)
 
-    print(f"Python eager calls, torch {torch.__version__}, {a.rounds} interleaved rounds of "
-          f"{a.calls} calls, one thread")
+    print(
+        f"Python eager calls, torch {torch.__version__}, {a.rounds} interleaved rounds of "
+        f"{a.calls} calls, one thread"
+    )
     print(f"  {'call':<22}{'median us':>10}")
     for name in calls:
         print(f"  {name:<22}{statistics.median(times[name]) * 1e6:>10.2f}")
@@ -184,6 +216,7 @@ COUNTED = 200  # calls per counted loop (and twice as many)
 def count(calls, toggle):
     """Under callgrind: each case's N and 2N calls between client requests."""
     import ctypes
+
     lib = ctypes.CDLL(toggle)
     for name, call in calls.items():
         for n in (COUNTED, 2 * COUNTED):
@@ -196,18 +229,33 @@ def count(calls, toggle):
 def instructions(a):
     """--instructions: this script under callgrind; the ratios of instructions per call."""
     import os
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                    "instructions"))
+
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions")
+    )
     from callgrind_steps import steps
-    counts, out = steps([sys.executable, os.path.abspath(__file__), a.library, a.module_dir,
-                         "--count", a.instructions], a.valgrind, extra=["--instr-atstart=no"])
+
+    counts, out = steps(
+        [
+            sys.executable,
+            os.path.abspath(__file__),
+            a.library,
+            a.module_dir,
+            "--count",
+            a.instructions,
+        ],
+        a.valgrind,
+        extra=["--instr-atstart=no"],
+    )
     per_call = {}
     for key, value in counts.items():
         name, n = key.rsplit(" ", 1)
         per_call.setdefault(name, {})[int(n)] = value
     per_call = {name: [(c[2 * COUNTED] - c[COUNTED]) / COUNTED] for name, c in per_call.items()}
-    print(f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
-          f"{COUNTED} and {2 * COUNTED} calls)")
+    print(
+        f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
+        f"{COUNTED} and {2 * COUNTED} calls)"
+    )
     for name, (value,) in per_call.items():
         print(f"  {name:<22}{value:>10.0f}")
     print()
@@ -223,13 +271,15 @@ def report(values, json_path, ratio_of, unit="time"):
         results.append({"label": label + suffix, "ratio": r, "target": target, "kind": "at most"})
     for label, slow, fast, least in SPEEDUPS:
         r = ratio_of(values[slow], values[fast])
-        results.append({"label": label + suffix, "ratio": r, "target": least,
-                        "kind": "at least"})
+        results.append({"label": label + suffix, "ratio": r, "target": least, "kind": "at least"})
     for res in results:
         verdict = ""
         if res["target"] is not None:
-            ok = res["ratio"] <= res["target"] if res["kind"] == "at most" else \
-                res["ratio"] >= res["target"]
+            ok = (
+                res["ratio"] <= res["target"]
+                if res["kind"] == "at most"
+                else res["ratio"] >= res["target"]
+            )
             sign = "<=" if res["kind"] == "at most" else ">="
             verdict = f"{sign} {res['target']:.2f} {'ok' if ok else 'MISSED'}"
         print(f"  {res['label']:<58}{res['ratio']:7.3f}x  {verdict}")

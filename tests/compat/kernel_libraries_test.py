@@ -15,6 +15,7 @@ them with records whose leaves pin the flat names. This test checks:
 
 usage: kernel_libraries_test.py STRUCTOPC LIBRARY IDL_DIR
 """
+
 import json
 import math
 import os
@@ -52,7 +53,7 @@ def rope_ref(positions, x, head_size, cache, neox):
     h = x.view(x.shape[0], -1, head_size).clone()
     r = h[..., :rot]
     if neox:
-        x1, x2 = r[..., : rot // 2], r[..., rot // 2:]
+        x1, x2 = r[..., : rot // 2], r[..., rot // 2 :]
     else:
         x1, x2 = r[..., 0::2], r[..., 1::2]
     o1 = x1 * cos[:, None] - x2 * sin[:, None]
@@ -78,10 +79,17 @@ class PagedCase:
         perm = torch.randperm(num_blocks, generator=g)[: self.num_seqs * max_blocks]
         self.block_tables = perm.view(self.num_seqs, max_blocks).to(torch.int32)
         self.query = torch.randn(self.num_seqs, self.num_heads, self.head_size, generator=g)
-        self.key_cache = torch.randn(num_blocks, self.num_kv_heads, self.head_size // self.x,
-                                     self.block_size, self.x, generator=g)
-        self.value_cache = torch.randn(num_blocks, self.num_kv_heads, self.head_size,
-                                       self.block_size, generator=g)
+        self.key_cache = torch.randn(
+            num_blocks,
+            self.num_kv_heads,
+            self.head_size // self.x,
+            self.block_size,
+            self.x,
+            generator=g,
+        )
+        self.value_cache = torch.randn(
+            num_blocks, self.num_kv_heads, self.head_size, self.block_size, generator=g
+        )
         self.scale = 1.0 / math.sqrt(self.head_size)
         self.alibi = torch.randn(self.num_heads, generator=g) if alibi else None
 
@@ -94,7 +102,9 @@ class PagedCase:
             for t in range(n):
                 b = int(self.block_tables[s, t // self.block_size])
                 o = t % self.block_size
-                keys.append(self.key_cache[b, :, :, o, :].reshape(self.num_kv_heads, self.head_size))
+                keys.append(
+                    self.key_cache[b, :, :, o, :].reshape(self.num_kv_heads, self.head_size)
+                )
                 values.append(self.value_cache[b, :, :, o])
             k = torch.stack(keys, 1)  # [kv_heads, n, head_size]
             vv = torch.stack(values, 1)
@@ -113,8 +123,10 @@ class Compat(unittest.TestCase):
         self.assertNotIn("error:", r.stderr)
         self.assertNotIn("warning:", r.stderr)
         self.assertEqual(r.stderr.count("are now fields of record parameter"), 7, r.stderr)
-        self.assertTrue(r.stderr.endswith(
-            "structopc: --compat: 0 breaking changes, 7 compatible changes\n"), r.stderr)
+        self.assertTrue(
+            r.stderr.endswith("structopc: --compat: 0 breaking changes, 7 compatible changes\n"),
+            r.stderr,
+        )
 
     def test_registered_schemas_are_the_flat_ones(self):
         with tempfile.TemporaryDirectory() as out:
@@ -152,8 +164,9 @@ class FusedAddRmsNorm(unittest.TestCase):
 
     def test_flat_call_as_vllm_makes_it(self):
         self.check(lambda x, r: flat.fused_add_rms_norm(x, r, self.w, 1e-5))
-        self.check(lambda x, r: flat.fused_add_rms_norm(
-            input=x, residual=r, weight=self.w, epsilon=1e-5))
+        self.check(
+            lambda x, r: flat.fused_add_rms_norm(input=x, residual=r, weight=self.w, epsilon=1e-5)
+        )
 
 
 class RotaryEmbedding(unittest.TestCase):
@@ -168,29 +181,63 @@ class RotaryEmbedding(unittest.TestCase):
     def check(self, call, neox, with_key=True):
         q, k = self.q.clone(), self.k.clone()
         call(q, k if with_key else None, neox)
-        torch.testing.assert_close(q, rope_ref(self.positions, self.q, self.head_size, self.cache, neox))
-        want_k = rope_ref(self.positions, self.k, self.head_size, self.cache, neox) if with_key else self.k
+        torch.testing.assert_close(
+            q, rope_ref(self.positions, self.q, self.head_size, self.cache, neox)
+        )
+        want_k = (
+            rope_ref(self.positions, self.k, self.head_size, self.cache, neox)
+            if with_key
+            else self.k
+        )
         torch.testing.assert_close(k, want_k)
 
     def test_python_record_api(self):
         for neox in (True, False):
-            self.check(lambda q, k, neox: v.rotary_embedding(
-                self.positions, q, k, v.Rope(head_size=self.head_size, cos_sin_cache=self.cache,
-                                             neox_style=neox)), neox)
-        self.check(lambda q, k, neox: v.rotary_embedding(
-            self.positions, q, k, v.Rope(self.head_size, self.cache, neox)), True, with_key=False)
+            self.check(
+                lambda q, k, neox: v.rotary_embedding(
+                    self.positions,
+                    q,
+                    k,
+                    v.Rope(head_size=self.head_size, cos_sin_cache=self.cache, neox_style=neox),
+                ),
+                neox,
+            )
+        self.check(
+            lambda q, k, neox: v.rotary_embedding(
+                self.positions, q, k, v.Rope(self.head_size, self.cache, neox)
+            ),
+            True,
+            with_key=False,
+        )
 
     def test_cpp_record_api(self):
         for neox in (True, False):
-            self.check(lambda q, k, neox: cpp_api.rotary_embedding(
-                self.positions, q, k, self.head_size, self.cache, neox), neox)
+            self.check(
+                lambda q, k, neox: cpp_api.rotary_embedding(
+                    self.positions, q, k, self.head_size, self.cache, neox
+                ),
+                neox,
+            )
 
     def test_flat_call_as_vllm_makes_it(self):
-        self.check(lambda q, k, neox: flat.rotary_embedding(
-            self.positions, q, k, self.head_size, self.cache, neox), False)
-        self.check(lambda q, k, neox: flat.rotary_embedding(
-            positions=self.positions, query=q, key=None, head_size=self.head_size,
-            cos_sin_cache=self.cache, is_neox=neox), True, with_key=False)
+        self.check(
+            lambda q, k, neox: flat.rotary_embedding(
+                self.positions, q, k, self.head_size, self.cache, neox
+            ),
+            False,
+        )
+        self.check(
+            lambda q, k, neox: flat.rotary_embedding(
+                positions=self.positions,
+                query=q,
+                key=None,
+                head_size=self.head_size,
+                cos_sin_cache=self.cache,
+                is_neox=neox,
+            ),
+            True,
+            with_key=False,
+        )
 
 
 class PagedAttentionV1(unittest.TestCase):
@@ -199,12 +246,17 @@ class PagedAttentionV1(unittest.TestCase):
         return dict(
             cache=v.KvCache(key=c.key_cache, value=c.value_cache),
             heads=v.Heads(num_kv_heads=c.num_kv_heads, scale=c.scale),
-            blocks=v.Blocks(tables=c.block_tables, seq_lens=c.seq_lens, size=c.block_size,
-                            max_seq_len=c.max_seq_len),
+            blocks=v.Blocks(
+                tables=c.block_tables,
+                seq_lens=c.seq_lens,
+                size=c.block_size,
+                max_seq_len=c.max_seq_len,
+            ),
             alibi_slopes=c.alibi,
             quant=v.KvQuant(dtype=dtype, k_scale=one, v_scale=one),
             tp_rank=0,
-            sparse=v.BlockSparse(0, 0, 64, 0))
+            sparse=v.BlockSparse(0, 0, 64, 0),
+        )
 
     def test_python_record_api(self):
         for alibi in (False, True):
@@ -216,18 +268,47 @@ class PagedAttentionV1(unittest.TestCase):
     def test_cpp_record_api(self):
         c = PagedCase(4, alibi=True)
         out = torch.zeros_like(c.query)
-        cpp_api.paged_attention_v1(out, c.query, c.key_cache, c.value_cache, c.num_kv_heads,
-                                   c.scale, c.block_tables, c.seq_lens, c.block_size,
-                                   c.max_seq_len, c.alibi, "auto")
+        cpp_api.paged_attention_v1(
+            out,
+            c.query,
+            c.key_cache,
+            c.value_cache,
+            c.num_kv_heads,
+            c.scale,
+            c.block_tables,
+            c.seq_lens,
+            c.block_size,
+            c.max_seq_len,
+            c.alibi,
+            "auto",
+        )
         torch.testing.assert_close(out, c.reference())
 
     def test_flat_call_as_vllm_makes_it(self):
         c = PagedCase(5)
         out = torch.zeros_like(c.query)
         one = torch.ones(())
-        flat.paged_attention_v1(out, c.query, c.key_cache, c.value_cache, c.num_kv_heads, c.scale,
-                                c.block_tables, c.seq_lens, c.block_size, c.max_seq_len, None,
-                                "auto", one, one, 0, 0, 0, 64, 0)
+        flat.paged_attention_v1(
+            out,
+            c.query,
+            c.key_cache,
+            c.value_cache,
+            c.num_kv_heads,
+            c.scale,
+            c.block_tables,
+            c.seq_lens,
+            c.block_size,
+            c.max_seq_len,
+            None,
+            "auto",
+            one,
+            one,
+            0,
+            0,
+            0,
+            64,
+            0,
+        )
         torch.testing.assert_close(out, c.reference())
 
     def test_enum_leaf_checks_the_flat_string(self):
@@ -235,9 +316,27 @@ class PagedAttentionV1(unittest.TestCase):
         out = torch.zeros_like(c.query)
         one = torch.ones(())
         with self.assertRaisesRegex(Exception, "fp9"):
-            flat.paged_attention_v1(out, c.query, c.key_cache, c.value_cache, c.num_kv_heads,
-                                    c.scale, c.block_tables, c.seq_lens, c.block_size,
-                                    c.max_seq_len, None, "fp9", one, one, 0, 0, 0, 64, 0)
+            flat.paged_attention_v1(
+                out,
+                c.query,
+                c.key_cache,
+                c.value_cache,
+                c.num_kv_heads,
+                c.scale,
+                c.block_tables,
+                c.seq_lens,
+                c.block_size,
+                c.max_seq_len,
+                None,
+                "fp9",
+                one,
+                one,
+                0,
+                0,
+                0,
+                64,
+                0,
+            )
         with self.assertRaisesRegex(Exception, "unquantized cache"):
             v.paged_attention_v1(out, c.query, **self.records(c, v.KvCacheDtype.fp8))
 

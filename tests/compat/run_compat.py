@@ -23,6 +23,7 @@ git on PATH):
 
 Usage: run_compat.py STRUCTOPC SOURCE_ROOT [--approve | --git]
 """
+
 import difflib
 import os
 import shutil
@@ -58,15 +59,18 @@ def corpus(structopc, root, approve):
         problems = []
         if r.stdout:
             problems.append(f"printed to stdout: {r.stdout!r}")
-        expected = open(expected_path, encoding="utf-8").read() if os.path.exists(expected_path) else None
+        expected = (
+            open(expected_path, encoding="utf-8").read() if os.path.exists(expected_path) else None
+        )
         if expected != actual:
             with open(unapproved, "w", encoding="utf-8") as f:
                 f.write(actual)
             if expected is None:
                 problems.append(f"no expected.txt yet; actual output is in {unapproved}")
             else:
-                diff = difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                            "expected", "actual")
+                diff = difflib.unified_diff(
+                    expected.splitlines(True), actual.splitlines(True), "expected", "actual"
+                )
                 problems.append("differs:\n" + "".join(diff))
         elif os.path.exists(unapproved):
             os.remove(unapproved)
@@ -80,34 +84,53 @@ def git_case(structopc):
     problems = []
     git = shutil.which("git")
     with tempfile.TemporaryDirectory() as repo:
-        env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_SYSTEM=os.devnull,
-                   GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-                   GIT_COMMITTER_EMAIL="t@t")
+        env = dict(
+            os.environ,
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_CONFIG_SYSTEM=os.devnull,
+            GIT_AUTHOR_NAME="t",
+            GIT_AUTHOR_EMAIL="t@t",
+            GIT_COMMITTER_NAME="t",
+            GIT_COMMITTER_EMAIL="t@t",
+        )
         os.makedirs(os.path.join(repo, "idl"))
 
         def write(path, text):
             with open(os.path.join(repo, path), "w", encoding="utf-8") as f:
                 f.write(text)
 
-        write("idl/common.ops.yaml", "namespace: c\nrecords:\n  Cfg:\n    fields:\n"
-              "      w: Tensor\n      scale: float = 1.0\n")
-        write("idl/x.ops.yaml", "namespace: x\ninclude: [common.ops.yaml]\nops:\n"
-              "  - func: f(Tensor x, Cfg cfg) -> Tensor\n")
+        write(
+            "idl/common.ops.yaml",
+            "namespace: c\nrecords:\n  Cfg:\n    fields:\n"
+            "      w: Tensor\n      scale: float = 1.0\n",
+        )
+        write(
+            "idl/x.ops.yaml",
+            "namespace: x\ninclude: [common.ops.yaml]\nops:\n"
+            "  - func: f(Tensor x, Cfg cfg) -> Tensor\n",
+        )
         for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "v1"]):
             subprocess.run([git, *cmd], cwd=repo, env=env, check=True, capture_output=True)
         r = run(structopc, ["--compat", "HEAD:idl/x.ops.yaml", "idl/x.ops.yaml"], repo)
         if (r.returncode, r.stderr, r.stdout) != (0, "", ""):
             problems.append(f"unchanged: exit {r.returncode}, stderr {r.stderr!r}")
-        write("idl/common.ops.yaml", "namespace: c\nrecords:\n  Cfg:\n    fields:\n"
-              "      w: Tensor\n      scale: float = 2.0\n")
+        write(
+            "idl/common.ops.yaml",
+            "namespace: c\nrecords:\n  Cfg:\n    fields:\n"
+            "      w: Tensor\n      scale: float = 2.0\n",
+        )
         # From a subfolder: REV:./path is relative to the current folder, as in git.
         r = run(structopc, ["--compat", "HEAD:x.ops.yaml", "x.ops.yaml"], os.path.join(repo, "idl"))
-        want = ("common.ops.yaml:6:7: error: op `f`: the default of lowered argument `cfg.scale` "
-                "(`cfg__scale`) changed from `1.0` to `2.0`")
+        want = (
+            "common.ops.yaml:6:7: error: op `f`: the default of lowered argument `cfg.scale` "
+            "(`cfg__scale`) changed from `1.0` to `2.0`"
+        )
         if r.returncode != 1 or not r.stderr.startswith(want):
             problems.append(f"changed include: exit {r.returncode}, stderr {r.stderr!r}")
         r = run(structopc, ["--compat", "HEAD:idl/missing.ops.yaml", "idl/x.ops.yaml"], repo)
-        if r.returncode != 1 or not r.stderr.startswith("HEAD:idl/missing.ops.yaml: error: cannot read"):
+        if r.returncode != 1 or not r.stderr.startswith(
+            "HEAD:idl/missing.ops.yaml: error: cannot read"
+        ):
             problems.append(f"missing file: exit {r.returncode}, stderr {r.stderr!r}")
         r = run(structopc, ["--compat", "HEAD~5:idl/x.ops.yaml", "idl/x.ops.yaml"], repo)
         if r.returncode != 1 or "error: cannot read file: git:" not in r.stderr:
@@ -120,29 +143,37 @@ def usage_errors(structopc, cases_root):
     case = os.path.join(cases_root, "identical")
     problems = []
     for args, message in [
-            (["--compat", "old.ops.yaml"], "--compat"),
-            (["extra.ops.yaml", "--compat", "old.ops.yaml", "new.ops.yaml"], "takes no other IDL file"),
-            (["--compat", "old.ops.yaml", "new.ops.yaml", "extra.ops.yaml"], "--compat"),
-            (["--compat", "old.ops.yaml", "new.ops.yaml", "--emit", "h"], "writes nothing"),
-            (["--compat", "old.ops.yaml", "new.ops.yaml", "--explain", "affine"], "writes nothing"),
-            (["--allow", "affine", "new.ops.yaml"], "--allow goes with --compat"),
-            (["--print-json-schema", "new.ops.yaml"], "takes no IDL file"),
-            ([], "no IDL file given")]:
+        (["--compat", "old.ops.yaml"], "--compat"),
+        (["extra.ops.yaml", "--compat", "old.ops.yaml", "new.ops.yaml"], "takes no other IDL file"),
+        (["--compat", "old.ops.yaml", "new.ops.yaml", "extra.ops.yaml"], "--compat"),
+        (["--compat", "old.ops.yaml", "new.ops.yaml", "--emit", "h"], "writes nothing"),
+        (["--compat", "old.ops.yaml", "new.ops.yaml", "--explain", "affine"], "writes nothing"),
+        (["--allow", "affine", "new.ops.yaml"], "--allow goes with --compat"),
+        (["--print-json-schema", "new.ops.yaml"], "takes no IDL file"),
+        ([], "no IDL file given"),
+    ]:
         r = run(structopc, args, case)
         if r.returncode != 2 or message not in r.stderr or r.stdout:
-            problems.append(f"{args}: exit {r.returncode}, stdout {r.stdout[:200]!r}, "
-                            f"stderr {r.stderr[:300]!r}")
+            problems.append(
+                f"{args}: exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr[:300]!r}"
+            )
     return problems
 
 
 def self_compare(structopc, source_root):
     """Every example, test and golden IDL against itself: silent, exit 0."""
-    skip = {os.path.join(source_root, "tests", "diagnostics"),  # bad IDLs by design
-            os.path.join(source_root, "tests", "compat", "cases")}
+    skip = {
+        os.path.join(source_root, "tests", "diagnostics"),  # bad IDLs by design
+        os.path.join(source_root, "tests", "compat", "cases"),
+    }
     files = []
     for folder, dirs, names in os.walk(source_root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "build", "subprojects"))
-                         and os.path.join(folder, d) not in skip)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith((".", "build", "subprojects"))
+            and os.path.join(folder, d) not in skip
+        )
         files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".ops.yaml")]
     problems = []
     for path in files:
@@ -150,8 +181,10 @@ def self_compare(structopc, source_root):
         # The examples include common.ops.yaml from their own folder.
         r = run(structopc, ["--compat", path, path, "-I", folder], folder)
         if (r.returncode, r.stdout, r.stderr) != (0, "", ""):
-            problems.append(f"{os.path.relpath(path, source_root)}: exit {r.returncode}, "
-                            f"stderr {r.stderr[:2000]!r}")
+            problems.append(
+                f"{os.path.relpath(path, source_root)}: exit {r.returncode}, "
+                f"stderr {r.stderr[:2000]!r}"
+            )
     return len(files), problems
 
 
@@ -182,9 +215,11 @@ def main():
         print(f"FAIL {name}")
         for p in problems:
             print("  " + p.replace("\n", "\n  "))
-    print(f"{count} compat cases, usage errors, {self_count} IDLs compared with "
-          "themselves; "
-          f"{len(failures)} failed")
+    print(
+        f"{count} compat cases, usage errors, {self_count} IDLs compared with "
+        "themselves; "
+        f"{len(failures)} failed"
+    )
     if count < 30 or self_count < 10:
         print("too few cases found")
         return 1

@@ -29,6 +29,7 @@ Meson passes --torch-python when the build has a Python with torch; the check
 through torch is then required (an interpreter that cannot import torch is a
 failure), and without it the test says that torch's reading was not checked.
 """
+
 import argparse
 import importlib.util
 import inspect
@@ -59,7 +60,7 @@ DOCS = [
     "a trigraph ??/",
     "??/\nat the end of a line ??/",
     "controls \x01\x1b[31m\x7f\x9b",
-    "caf\u00e9 \u2192 \u65e5\u672c \U0001F600",
+    "caf\u00e9 \u2192 \u65e5\u672c \U0001f600",
     "trailing spaces   ",
     "several\nlines\n\nwith a blank one\n\n",
     "windows\r\nline ends\r\n",
@@ -173,7 +174,7 @@ def schema_string_defaults(schema):
                 continue
             nxt = body[i + 1]
             if nxt in "01234567":
-                raw.append(int(body[i + 1:i + 4], 8))
+                raw.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
             raw += {"n": b"\n", "t": b"\t", '"': b'"', "\\": b"\\", "'": b"'"}[nxt]
@@ -215,8 +216,9 @@ def check_outputs(structopc, scratch, failures, torch_python):
         f.write(idl_text())
     out = os.path.join(scratch, "out")
     os.makedirs(out)
-    run = subprocess.run([structopc, "--emit", "h,cpp,stubs,py,json", "-o", out, idl],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [structopc, "--emit", "h,cpp,stubs,py,json", "-o", out, idl], capture_output=True, text=True
+    )
     if run.returncode != 0:
         failures.append(f"structopc failed (exit {run.returncode}):\n{run.stderr}")
         return
@@ -278,8 +280,12 @@ def check_outputs(structopc, scratch, failures, torch_python):
     if torch_python is None:
         print("no Python with torch in this build: torch's reading of the schemas not checked")
         return
-    torch_run = subprocess.run([torch_python, "-c", TORCH_READER], input=json.dumps(schemas),
-                               capture_output=True, text=True)
+    torch_run = subprocess.run(
+        [torch_python, "-c", TORCH_READER],
+        input=json.dumps(schemas),
+        capture_output=True,
+        text=True,
+    )
     if torch_run.returncode != 0:
         failures.append(f"torch._C.parse_schema failed:\n{torch_run.stderr[-2000:]}")
     elif json.loads(torch_run.stdout) != wanted:
@@ -294,8 +300,10 @@ def check_file_names(structopc, scratch, failures):
         "new\nline.ops.yaml": (good, "`new\\nline` is not an identifier"),
         'q"uote.ops.yaml': (good, '`q"uote` is not an identifier'),
         "a-b.ops.yaml": (good, "`a-b` is not an identifier"),
-        "includer.ops.yaml": ("namespace: i\ninclude: [a-b.ops.yaml]\n",
-                              "a-b.ops.yaml:1:1: error: file name `a-b.ops.yaml`"),
+        "includer.ops.yaml": (
+            "namespace: i\ninclude: [a-b.ops.yaml]\n",
+            "a-b.ops.yaml:1:1: error: file name `a-b.ops.yaml`",
+        ),
     }
     for name, (text, _) in files.items():
         with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
@@ -303,8 +311,12 @@ def check_file_names(structopc, scratch, failures):
     for name, (_, message) in files.items():
         out = os.path.join(scratch, "names-out")
         os.makedirs(out)
-        run = subprocess.run([structopc, "--emit", "h,cpp,stubs,py,json", "-o", out, name],
-                             cwd=folder, capture_output=True, text=True)
+        run = subprocess.run(
+            [structopc, "--emit", "h,cpp,stubs,py,json", "-o", out, name],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
         if run.returncode != 1 or message not in run.stderr:
             failures.append(f"file name {name!r}: exit {run.returncode}, stderr:\n{run.stderr}")
         if os.listdir(out):
@@ -324,8 +336,10 @@ def main():
         check_file_names(structopc, scratch, failures)
     for failure in failures:
         print("FAIL " + failure)
-    print(f"hostile text: {len(DOCS)} docs, {len(DEFAULTS)} string defaults, "
-          f"{len(failures)} failures (Python {sys.version.split()[0]})")
+    print(
+        f"hostile text: {len(DOCS)} docs, {len(DEFAULTS)} string defaults, "
+        f"{len(failures)} failures (Python {sys.version.split()[0]})"
+    )
     return 1 if failures else 0
 
 

@@ -5,6 +5,7 @@ For each example: structopc --emit json, then torch._C.parse_schema on every
 lowered schema, and a registration with torch.library (define), which must
 not warn. Usage: examples_schema_test.py STRUCTOPC EXAMPLES_DIR WORKDIR
 """
+
 import glob
 import json
 import os
@@ -23,8 +24,11 @@ def main():
     failures = 0
     checked = 0
     for idl in files:
-        run = subprocess.run([structopc, "--emit", "json", "-I", examples, "-o", workdir, idl],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [structopc, "--emit", "json", "-I", examples, "-o", workdir, idl],
+            capture_output=True,
+            text=True,
+        )
         if run.returncode != 0:
             print(f"FAIL {idl}: structopc exit {run.returncode}\n{run.stderr}")
             failures += 1

@@ -6,6 +6,7 @@ ATen ops return non-tensors), runs `structopc --emit json`, and checks that
 torch's own schema parser reads our emitted schema exactly as it reads the
 original line. Usage: native_functions_test.py STRUCTOPC NATIVE_FUNCTIONS_YAML WORKDIR
 """
+
 import json
 import keyword
 import os
@@ -45,8 +46,9 @@ def main():
         for func in funcs:
             f.write(f"  - func: {yaml_single_quoted(func)}\n    meta: custom\n")
 
-    run = subprocess.run([structopc, "--emit", "json", "-o", workdir, idl],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [structopc, "--emit", "json", "-o", workdir, idl], capture_output=True, text=True
+    )
     if run.returncode != 0:
         sys.stderr.write(run.stderr[:20000])
         sys.exit(f"structopc failed with exit code {run.returncode}")
@@ -72,10 +74,14 @@ def main():
         if original != emitted:
             mismatches += 1
             if mismatches <= 20:
-                print(f"MISMATCH\n  original: {func}\n  emitted:  {op['schema']}\n"
-                      f"  torch(original): {original}\n  torch(emitted):  {emitted}")
-    print(f"{len(funcs)} funcs, {len(funcs) - mismatches} round-trip exactly "
-          f"({renamed} with a keyword parameter renamed), {mismatches} differ")
+                print(
+                    f"MISMATCH\n  original: {func}\n  emitted:  {op['schema']}\n"
+                    f"  torch(original): {original}\n  torch(emitted):  {emitted}"
+                )
+    print(
+        f"{len(funcs)} funcs, {len(funcs) - mismatches} round-trip exactly "
+        f"({renamed} with a keyword parameter renamed), {mismatches} differ"
+    )
     if not renamed:
         sys.exit("no func has a Python-keyword parameter: the rename rule went untested")
     sys.exit(1 if mismatches else 0)

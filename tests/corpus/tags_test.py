@@ -12,6 +12,7 @@ the torch of this interpreter:
 
 Usage: tags_test.py STRUCTOPC WORKDIR
 """
+
 import os
 import re
 import subprocess
@@ -20,8 +21,15 @@ import sys
 import torch
 
 # The tags structopc marks as added after torch 2.6 (builtins.cpp, kTags).
-NEWER_THAN_2_6 = {"cudagraph_unsafe", "inplace", "needs_contiguous_strides", "needs_exact_strides",
-                  "out", "out_variant", "reduction"}
+NEWER_THAN_2_6 = {
+    "cudagraph_unsafe",
+    "inplace",
+    "needs_contiguous_strides",
+    "needs_exact_strides",
+    "out",
+    "out_variant",
+    "reduction",
+}
 
 
 def check(structopc, workdir, name, tags):
@@ -51,10 +59,14 @@ def main():
         known = set(re.findall(r"`([a-z0-9_]+)`", m.group(1)))
         expected = torch_tags | (NEWER_THAN_2_6 if version == (2, 6) else set())
         if version == (2, 6) and torch_tags & NEWER_THAN_2_6:
-            failures.append(f"tags marked newer than 2.6 are in torch 2.6: {torch_tags & NEWER_THAN_2_6}")
+            failures.append(
+                f"tags marked newer than 2.6 are in torch 2.6: {torch_tags & NEWER_THAN_2_6}"
+            )
         if known != expected:
-            failures.append(f"structopc's tags differ from torch {torch.__version__}'s: "
-                            f"missing {sorted(expected - known)}, extra {sorted(known - expected)}")
+            failures.append(
+                f"structopc's tags differ from torch {torch.__version__}'s: "
+                f"missing {sorted(expected - known)}, extra {sorted(known - expected)}"
+            )
 
     run = check(structopc, workdir, "misspelled", ["pt2_compliant"])
     if run.returncode != 1 or "did you mean `pt2_compliant_tag`?" not in run.stderr:

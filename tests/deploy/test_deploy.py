@@ -41,6 +41,7 @@ Usage: test_deploy.py --library LIB.so --modules GENERATED_DIR --work DIR
                       [unittest args]
 Internal: test_deploy.py --child MODE ... (the fresh processes).
 """
+
 import argparse
 import os
 import re
@@ -75,6 +76,7 @@ OP_ERRORS_ONLY_LOGGED = torch.__version__ < (2, 13)
 # The model
 # ---------------------------------------------------------------------------
 
+
 def import_generated():
     """The generated modules of the three examples (records, enums, wrappers)."""
     if ARGS.modules not in sys.path:
@@ -82,6 +84,7 @@ def import_generated():
     import compose_ops
     import lists_ops
     import weights_ops
+
     return weights_ops, lists_ops, compose_ops
 
 
@@ -165,13 +168,18 @@ def structop_nodes(program):
     """The targets of the graph's structop nodes, sorted; and whether dim 0
     of the first input (x) is symbolic (the batch)."""
     x = next(n for n in program.graph.nodes if n.op == "placeholder" and n.name == "x")
-    return isinstance(x.meta["val"].shape[0], torch.SymInt), sorted(str(n.target) for n in program.graph.nodes
-                  if n.op == "call_function" and str(n.target).split(".")[0] in ("weights", "multi", "compose"))
+    return isinstance(x.meta["val"].shape[0], torch.SymInt), sorted(
+        str(n.target)
+        for n in program.graph.nodes
+        if n.op == "call_function"
+        and str(n.target).split(".")[0] in ("weights", "multi", "compose")
+    )
 
 
 # ---------------------------------------------------------------------------
 # Fresh processes
 # ---------------------------------------------------------------------------
+
 
 def work(name):
     return os.path.join(ARGS.work, name)
@@ -191,8 +199,18 @@ def fresh_work_folder():
 
 
 def run_child(mode, timeout=600):
-    command = [sys.executable, os.path.abspath(__file__), "--child", mode, "--library", ARGS.library,
-               "--modules", ARGS.modules, "--work", ARGS.work]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        mode,
+        "--library",
+        ARGS.library,
+        "--modules",
+        ARGS.modules,
+        "--work",
+        ARGS.work,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env())
 
 
@@ -203,7 +221,9 @@ def child(mode):
         model = torch._inductor.aoti_load_package(work("model.pt2"))
         inputs = torch.load(work("inputs.pt"))
         torch.save([[model(*args)] for args in inputs], work("python_outputs.pt"))
-        imported = {"weights_ops", "lists_ops", "compose_ops", "structop_runtime"} & set(sys.modules)
+        imported = {"weights_ops", "lists_ops", "compose_ops", "structop_runtime"} & set(
+            sys.modules
+        )
         assert not imported, f"imported {sorted(imported)}"
     elif mode == "aoti-no-library":
         try:
@@ -232,12 +252,17 @@ def child(mode):
 # Tests
 # ---------------------------------------------------------------------------
 
+
 class Timed(unittest.TestCase):
     def setUp(self):
         self._start = time.perf_counter()
 
     def tearDown(self):
-        print(f"  [{time.perf_counter() - self._start:6.2f} s] {self.id()}", file=sys.stderr, flush=True)
+        print(
+            f"  [{time.perf_counter() - self._start:6.2f} s] {self.id()}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def assert_child_ok(self, out):
         self.assertEqual(out.returncode, 0, f"child failed:\n{out.stdout}{out.stderr}")
@@ -291,7 +316,11 @@ class Aoti(Timed):
         cls.nodes = structop_nodes(program)
         start = time.perf_counter()
         torch._inductor.aoti_compile_and_package(program, package_path=work("model.pt2"))
-        print(f"  [{time.perf_counter() - start:6.2f} s] aoti_compile_and_package", file=sys.stderr, flush=True)
+        print(
+            f"  [{time.perf_counter() - start:6.2f} s] aoti_compile_and_package",
+            file=sys.stderr,
+            flush=True,
+        )
         cls.inputs = [model_inputs(n, seed=n) for n in BATCHES]
         torch.save(cls.inputs, work("inputs.pt"))
         with torch.no_grad():
@@ -321,9 +350,15 @@ class Aoti(Timed):
         if ARGS.no_runner:
             self.skipTest(ARGS.no_runner)
         runner = ARGS.linked_runner if linked else ARGS.runner
-        out = subprocess.run([runner, *args], capture_output=True, text=True, timeout=600, env=child_env())
-        print(f"$ {os.path.basename(runner)} {' '.join(os.path.basename(a) for a in args)}\n"
-              f"{out.stdout}{out.stderr}(exit {out.returncode})", file=sys.stderr, flush=True)
+        out = subprocess.run(
+            [runner, *args], capture_output=True, text=True, timeout=600, env=child_env()
+        )
+        print(
+            f"$ {os.path.basename(runner)} {' '.join(os.path.basename(a) for a in args)}\n"
+            f"{out.stdout}{out.stderr}(exit {out.returncode})",
+            file=sys.stderr,
+            flush=True,
+        )
         return out
 
     def check_runner(self, out, loaded, outputs):
@@ -332,8 +367,10 @@ class Aoti(Timed):
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertEqual(out.stderr, "")
         want = [f"loaded ops library {path}" for path in loaded]
-        want += [f"call {i + 1}: inputs [{n}, {FEATURES}] [{n}, {FEATURES}] -> outputs [{n}, {FEATURES}]"
-                 for i, n in enumerate(BATCHES)]
+        want += [
+            f"call {i + 1}: inputs [{n}, {FEATURES}] [{n}, {FEATURES}] -> outputs [{n}, {FEATURES}]"
+            for i, n in enumerate(BATCHES)
+        ]
         want += ["python in process: no"]
         self.assertEqual(out.stdout.splitlines(), want)
         # torch::pickle_save's list type tags need weights_only=False (a file this test wrote).
@@ -342,7 +379,9 @@ class Aoti(Timed):
     def test_cpp_runner(self):
         """The ops library dlopen'ed (--ops-library)."""
         outputs = work("cpp_outputs.pt")
-        out = self.runner("--ops-library", ARGS.library, work("model.pt2"), work("inputs.pt"), outputs)
+        out = self.runner(
+            "--ops-library", ARGS.library, work("model.pt2"), work("inputs.pt"), outputs
+        )
         self.check_runner(out, [ARGS.library], outputs)
 
     def test_cpp_runner_linked(self):
@@ -354,7 +393,9 @@ class Aoti(Timed):
     def test_cpp_runner_without_library(self):
         out = self.runner(work("model.pt2"), work("inputs.pt"), work("cpp_outputs_none.pt"))
         self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
-        self.assertRegex(out.stderr, r"deploy_runner: .*model\.pt2: Could not find schema for weights::op")
+        self.assertRegex(
+            out.stderr, r"deploy_runner: .*model\.pt2: Could not find schema for weights::op"
+        )
         self.assertIn("hint: the package calls an op that no loaded library registers", out.stderr)
         self.assertFalse(os.path.exists(work("cpp_outputs_none.pt")))
 
@@ -362,23 +403,33 @@ class Aoti(Timed):
         """Inputs of 5 features against weights of 6: weights::op's kernel
         throws, and the runner fails with its message (2.6: see
         OP_ERRORS_ONLY_LOGGED)."""
-        torch.save([[torch.randn(3, FEATURES - 1), torch.randn(3, FEATURES - 1)]], work("bad_inputs.pt"))
+        torch.save(
+            [[torch.randn(3, FEATURES - 1), torch.randn(3, FEATURES - 1)]], work("bad_inputs.pt")
+        )
         outputs = work("cpp_bad_outputs.pt")
-        out = self.runner("--ops-library", ARGS.library, work("model.pt2"), work("bad_inputs.pt"), outputs)
+        out = self.runner(
+            "--ops-library", ARGS.library, work("model.pt2"), work("bad_inputs.pt"), outputs
+        )
         self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
         self.assertIn("The size of tensor a (5) must match the size of tensor b (6)", out.stderr)
         last = out.stderr.splitlines()[-1]
         if OP_ERRORS_ONLY_LOGGED:  # what fails next is reported, the kernel's message is in the log
             self.assertTrue(last.startswith("deploy_runner: "), last)
         else:
-            self.assertRegex(last, r"^deploy_runner: .*model\.pt2: The size of tensor a \(5\) must match")
+            self.assertRegex(
+                last, r"^deploy_runner: .*model\.pt2: The size of tensor a \(5\) must match"
+            )
         self.assertFalse(os.path.exists(outputs))
 
     def test_cpp_runner_library_not_found(self):
         missing = work("libmissing_ops.so")
-        out = self.runner("--ops-library", missing, work("model.pt2"), work("inputs.pt"), work("unused.pt"))
+        out = self.runner(
+            "--ops-library", missing, work("model.pt2"), work("inputs.pt"), work("unused.pt")
+        )
         self.assertEqual(out.returncode, 2, out.stdout + out.stderr)
-        self.assertRegex(out.stderr, "deploy_runner: cannot load ops library " + re.escape(missing) + ": ")
+        self.assertRegex(
+            out.stderr, "deploy_runner: cannot load ops library " + re.escape(missing) + ": "
+        )
 
 
 def main():
@@ -395,8 +446,11 @@ def main():
     if ARGS.child:
         child(ARGS.child)
         return
-    missing = [name for name in ("aoti_compile_and_package", "aoti_load_package")
-               if not hasattr(torch._inductor, name)]
+    missing = [
+        name
+        for name in ("aoti_compile_and_package", "aoti_load_package")
+        if not hasattr(torch._inductor, name)
+    ]
     if "Aoti" in rest and missing:
         print(f"skipped: torch {torch.__version__} has no torch._inductor.{', '.join(missing)}")
         sys.exit(unittest_main.SKIPPED)

@@ -12,6 +12,7 @@ with --approve to move it into place (never approve blindly).
 
 Usage: run_diagnostics.py STRUCTOPC CASES_DIR [--approve]
 """
+
 import difflib
 import os
 import shutil
@@ -45,9 +46,21 @@ def main():
             continue
         with tempfile.TemporaryDirectory() as out:
             run = subprocess.run(
-                [structopc, "--emit", "h,cpp,py,json,stubs", "--depfile", os.path.join(out, "d.dep"),
-                 "-o", out, idl],
-                cwd=cwd, capture_output=True, text=True, timeout=60)
+                [
+                    structopc,
+                    "--emit",
+                    "h,cpp,py,json,stubs",
+                    "--depfile",
+                    os.path.join(out, "d.dep"),
+                    "-o",
+                    out,
+                    idl,
+                ],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             written = os.listdir(out)
         problems = []
         if run.returncode != 1:
@@ -56,15 +69,18 @@ def main():
             problems.append(f"wrote {written} despite errors")
         if run.stdout:
             problems.append(f"printed to stdout: {run.stdout!r}")
-        expected = open(expected_path, encoding="utf-8").read() if os.path.exists(expected_path) else None
+        expected = (
+            open(expected_path, encoding="utf-8").read() if os.path.exists(expected_path) else None
+        )
         if expected != run.stderr:
             with open(unapproved, "w", encoding="utf-8") as f:
                 f.write(run.stderr)
             if expected is None:
                 problems.append(f"no {name}.stderr yet; actual output is in {unapproved}")
             else:
-                diff = difflib.unified_diff(expected.splitlines(True), run.stderr.splitlines(True),
-                                            "expected", "actual")
+                diff = difflib.unified_diff(
+                    expected.splitlines(True), run.stderr.splitlines(True), "expected", "actual"
+                )
                 problems.append("stderr differs:\n" + "".join(diff))
         elif os.path.exists(unapproved):
             os.remove(unapproved)

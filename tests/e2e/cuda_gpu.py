@@ -17,6 +17,7 @@ Without a GPU it prints one line saying why the CUDA tests were skipped and
 exits 77, which Meson and tools/test_summary.py count as a skip.
 scripts/gpu-check.sh builds with nvcc and runs only this test.
 """
+
 import os
 import sys
 import unittest
@@ -27,8 +28,10 @@ import unittest_main  # noqa: E402  (tests/support: a skipped case is not a pass
 import torch
 
 if not torch.cuda.is_available():
-    print(f"CUDA tests skipped: no GPU visible to torch {torch.__version__} "
-          f"(torch.cuda.is_available() is False; CUDA build: {torch.version.cuda or 'no'})")
+    print(
+        f"CUDA tests skipped: no GPU visible to torch {torch.__version__} "
+        f"(torch.cuda.is_available() is False; CUDA build: {torch.version.cuda or 'no'})"
+    )
     sys.exit(unittest_main.SKIPPED)
 
 EXAMPLES_LIB, EXAMPLES_DIR = sys.argv[1:3]
@@ -80,8 +83,10 @@ class CudaExamples(unittest.TestCase):
 
     def test_gradients_equal_cpu(self):
         x, w, g = inputs(torch.float64, gate=True)
-        for name, call in [("rms_norm", lambda x, w, g: torch.ops.nn.rms_norm(x, w, 1e-6)),
-                           ("gated", lambda x, w, g: torch.ops.nn.rms_norm.gated(x, w, 1e-6, g))]:
+        for name, call in [
+            ("rms_norm", lambda x, w, g: torch.ops.nn.rms_norm(x, w, 1e-6)),
+            ("gated", lambda x, w, g: torch.ops.nn.rms_norm.gated(x, w, 1e-6, g)),
+        ]:
             with self.subTest(op=name):
                 on_cpu = [cpu(x, True), cpu(w, True), cpu(g, True)]
                 on_gpu = [cuda(x, True), cuda(w, True), cuda(g, True)]
@@ -96,14 +101,17 @@ class CudaExamples(unittest.TestCase):
     def test_gradcheck(self):
         x, w, _ = inputs(torch.float64)
         x, w = cuda(x[:2, :3, :8], True), cuda(w[:8], True)
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, w: torch.ops.nn.rms_norm(x, w, 1e-6), (x, w)))
+        self.assertTrue(
+            torch.autograd.gradcheck(lambda x, w: torch.ops.nn.rms_norm(x, w, 1e-6), (x, w))
+        )
 
     def test_opcheck(self):
         x, w, g = inputs(torch.float32, gate=True)
-        for op, args in [(torch.ops.nn.rms_norm.default, (cuda(x, True), cuda(w, True), 1e-6)),
-                         (torch.ops.nn.rms_norm.default, (cuda(x), None, 1e-6)),
-                         (torch.ops.nn.rms_norm.gated, (cuda(x, True), cuda(w), 1e-6, cuda(g, True)))]:
+        for op, args in [
+            (torch.ops.nn.rms_norm.default, (cuda(x, True), cuda(w, True), 1e-6)),
+            (torch.ops.nn.rms_norm.default, (cuda(x), None, 1e-6)),
+            (torch.ops.nn.rms_norm.gated, (cuda(x, True), cuda(w), 1e-6, cuda(g, True))),
+        ]:
             with self.subTest(op=str(op), weight=args[1] is not None):
                 torch.library.opcheck(op, args)
 

@@ -10,6 +10,7 @@ build found no nvcc and must carry no device code. Either way the op has a
 CUDA kernel and a CPU kernel registered, and the CPU path computes RMSNorm.
 No GPU is needed: nothing here runs the CUDA kernel.
 """
+
 import os
 import struct
 import subprocess
@@ -30,12 +31,13 @@ def elf_section_names(path):
         data = f.read()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError(f"{path} is not a 64-bit little-endian ELF file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
 
     def section(i):
         name, _type, _flags, _addr, offset, size = struct.unpack_from(
-            "<IIQQQQ", data, shoff + i * shentsize)
+            "<IIQQQQ", data, shoff + i * shentsize
+        )
         return name, offset, size
 
     _, strtab, _ = section(shstrndx)
@@ -43,7 +45,7 @@ def elf_section_names(path):
     for i in range(shnum):
         name, _, _ = section(i)
         end = data.index(b"\0", strtab + name)
-        names.append(data[strtab + name:end].decode())
+        names.append(data[strtab + name : end].decode())
     return names
 
 
@@ -53,14 +55,17 @@ class CudaKernel(unittest.TestCase):
         self.assertEqual(".nv_fatbin" in sections, EXPECT_CUDA, sorted(sections))
 
     def test_no_shared_cuda_runtime_needed(self):
-        needed = subprocess.run(["ldd", EXAMPLES_LIB], capture_output=True, text=True,
-                                check=True).stdout
+        needed = subprocess.run(
+            ["ldd", EXAMPLES_LIB], capture_output=True, text=True, check=True
+        ).stdout
         self.assertNotIn("libcudart", needed)
 
     def test_one_kernel_per_key_and_the_cpu_path_runs(self):
         torch.ops.load_library(EXAMPLES_LIB)
         for key in ("CPU", "CUDA"):
-            self.assertTrue(torch._C._dispatch_has_kernel_for_dispatch_key("nn::rms_norm", key), key)
+            self.assertTrue(
+                torch._C._dispatch_has_kernel_for_dispatch_key("nn::rms_norm", key), key
+            )
         x = torch.randn(3, 8, dtype=torch.float64)
         w = torch.randn(8, dtype=torch.float64)
         want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w

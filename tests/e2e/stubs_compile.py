@@ -9,6 +9,7 @@ folder's would go stale), then compiles all the stubs as one translation unit
 with FLAGS -fsyntax-only. A stub file is what a user starts from: it must
 compile as it is, with -Wall -Wextra quiet.
 """
+
 import glob
 import os
 import subprocess
@@ -24,12 +25,13 @@ def main(argv):
         sys.exit(__doc__)
     structopc, examples = argv[0], argv[1]
     sep = argv.index("--")
-    cxx, flags = argv[argv.index("--cxx") + 1:sep], argv[sep + 1:]
+    cxx, flags = argv[argv.index("--cxx") + 1 : sep], argv[sep + 1 :]
     with tempfile.TemporaryDirectory() as out:
         stubs = []
         for idl in sorted(glob.glob(os.path.join(examples, "*.ops.yaml"))):
-            run = subprocess.run([structopc, "--emit", "h,stubs", "-o", out, idl],
-                                 capture_output=True, text=True)
+            run = subprocess.run(
+                [structopc, "--emit", "h,stubs", "-o", out, idl], capture_output=True, text=True
+            )
             if run.returncode != 0:
                 print(f"FAIL structopc {idl}:\n{run.stderr}")
                 return 1

@@ -17,6 +17,7 @@ if it executed no input (its final stats say how many it ran; printed last).
 
 Usage: run_fuzz.py FUZZER --work DIR --dict FILE --seeds DIR... [--keep] [-- LIBFUZZER_FLAGS...]
 """
+
 import argparse
 import os
 import re
@@ -65,7 +66,10 @@ def seed_files(folders):
             if name.endswith(".ops.yaml") and os.path.isfile(path):
                 yield os.path.basename(folder) + "-" + name, path
             elif os.path.isfile(os.path.join(path, "main.ops.yaml")):
-                yield os.path.basename(folder) + "-" + name + ".ops.yaml", os.path.join(path, "main.ops.yaml")
+                yield (
+                    os.path.basename(folder) + "-" + name + ".ops.yaml",
+                    os.path.join(path, "main.ops.yaml"),
+                )
 
 
 def main():
@@ -100,8 +104,16 @@ def main():
         return 1
     print(f"run_fuzz.py: {count} seeds in {seeds}", file=sys.stderr)
 
-    cmd = [os.path.abspath(args.fuzzer), f"-dict={os.path.abspath(args.dict)}",
-           f"-artifact_prefix={os.path.abspath(artifacts)}/", "-print_final_stats=1"] + flags + [corpus, seeds]
+    cmd = (
+        [
+            os.path.abspath(args.fuzzer),
+            f"-dict={os.path.abspath(args.dict)}",
+            f"-artifact_prefix={os.path.abspath(artifacts)}/",
+            "-print_final_stats=1",
+        ]
+        + flags
+        + [corpus, seeds]
+    )
     print("run_fuzz.py: " + " ".join(cmd), file=sys.stderr)
     # Streamed (a long run prints for hours); the verdict is libFuzzer's exit
     # status, and any sanitizer report that somehow did not change it.
@@ -110,7 +122,9 @@ def main():
     # Symbolized stack traces: llvm-symbolizer if installed, else addr2line (binutils).
     env = dict(os.environ)
     symbolizer = shutil.which("llvm-symbolizer") or shutil.which("addr2line")
-    extra = ["print_stacktrace=1"] + ([f"external_symbolizer_path={symbolizer}"] if symbolizer else [])
+    extra = ["print_stacktrace=1"] + (
+        [f"external_symbolizer_path={symbolizer}"] if symbolizer else []
+    )
     for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
         env[var] = ":".join(filter(None, [env.get(var)] + extra))
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace", env=env) as run:
@@ -123,11 +137,16 @@ def main():
             if units:
                 executed = int(units.group(1))
     if run.returncode != 0 or reported:
-        print(f"run_fuzz.py: FAILED (exit status {run.returncode}); inputs in {artifacts}", file=sys.stderr)
+        print(
+            f"run_fuzz.py: FAILED (exit status {run.returncode}); inputs in {artifacts}",
+            file=sys.stderr,
+        )
         return 1
     if not executed:
-        print(f"run_fuzz.py: FAILED: libFuzzer executed no input (final stats: {executed})",
-              file=sys.stderr)
+        print(
+            f"run_fuzz.py: FAILED: libFuzzer executed no input (final stats: {executed})",
+            file=sys.stderr,
+        )
         return 1
     print("run_fuzz.py: " + final, file=sys.stderr)
     print(f"run_fuzz.py: {executed:,} inputs executed")

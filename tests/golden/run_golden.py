@@ -18,6 +18,7 @@ every GOLDEN_DIR/NAME.ops.yaml with CXX FLAGS -fsyntax-only (one translation
 unit), so an approved golden is also known to compile without warnings (a
 header finds the approved headers of the files it includes beside it).
 """
+
 import difflib
 import glob
 import os
@@ -28,12 +29,21 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from syntax_check import compile_together  # noqa: E402
 
-OUTPUTS = ["{stem}.ops.h", "{stem}.ops.cpp", "{stem}.ops.stubs.cpp", "{stem}_ops.py", "{stem}.ops.json"]
+OUTPUTS = [
+    "{stem}.ops.h",
+    "{stem}.ops.cpp",
+    "{stem}.ops.stubs.cpp",
+    "{stem}_ops.py",
+    "{stem}.ops.json",
+]
 
 
 def generate(structopc, idl, out_dir):
-    run = subprocess.run([structopc, "--emit", "h,cpp,stubs,py,json", "-o", out_dir, idl],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [structopc, "--emit", "h,cpp,stubs,py,json", "-o", out_dir, idl],
+        capture_output=True,
+        text=True,
+    )
     if run.returncode != 0:
         sys.exit(f"structopc failed on {idl} (exit {run.returncode}):\n{run.stderr}")
 
@@ -50,8 +60,9 @@ def write(path, text):
 
 def compare(structopc, golden_dir, approve):
     # Included files are goldens too: features.ops.h includes shared.ops.h.
-    idls = sorted(glob.glob(os.path.join(golden_dir, "*.ops.yaml"))) + \
-        sorted(glob.glob(os.path.join(golden_dir, "include", "*.ops.yaml")))
+    idls = sorted(glob.glob(os.path.join(golden_dir, "*.ops.yaml"))) + sorted(
+        glob.glob(os.path.join(golden_dir, "include", "*.ops.yaml"))
+    )
     if not idls:
         sys.exit(f"no *.ops.yaml in {golden_dir}")
     approved_dir = os.path.join(golden_dir, "approved")
@@ -80,13 +91,21 @@ def compare(structopc, golden_dir, approve):
                     continue
                 failures += 1
                 write(unapproved, got)
-                print(f"FAIL {name}: differs from approved/{name}; new text in approved/{name}.unapproved")
-                diff = difflib.unified_diff((want or "").splitlines(True), got.splitlines(True),
-                                            f"approved/{name}", f"generated/{name}")
+                print(
+                    f"FAIL {name}: differs from approved/{name}; new text in approved/{name}.unapproved"
+                )
+                diff = difflib.unified_diff(
+                    (want or "").splitlines(True),
+                    got.splitlines(True),
+                    f"approved/{name}",
+                    f"generated/{name}",
+                )
                 sys.stdout.writelines(list(diff)[:200])
     if failures:
-        print(f"\n{failures} file(s) differ. Review the .unapproved files, then approve with:\n"
-              f"  python3 tests/golden/run_golden.py build/compiler/structopc tests/golden --approve")
+        print(
+            f"\n{failures} file(s) differ. Review the .unapproved files, then approve with:\n"
+            f"  python3 tests/golden/run_golden.py build/compiler/structopc tests/golden --approve"
+        )
     return 1 if failures else 0
 
 
@@ -94,9 +113,15 @@ def compile_approved(golden_dir, cxx, flags):
     approved_dir = os.path.join(golden_dir, "approved")
     # The goldens' own sources; those of included files (records only, no
     # ops) are not compiled, but their approved headers are included.
-    stems = [os.path.basename(p)[: -len(".ops.yaml")] for p in glob.glob(os.path.join(golden_dir, "*.ops.yaml"))]
-    sources = sorted(os.path.join(approved_dir, f"{stem}{suffix}")
-                     for stem in stems for suffix in (".ops.cpp", ".ops.stubs.cpp"))
+    stems = [
+        os.path.basename(p)[: -len(".ops.yaml")]
+        for p in glob.glob(os.path.join(golden_dir, "*.ops.yaml"))
+    ]
+    sources = sorted(
+        os.path.join(approved_dir, f"{stem}{suffix}")
+        for stem in stems
+        for suffix in (".ops.cpp", ".ops.stubs.cpp")
+    )
     ok, report = compile_together(cxx, flags, sources, approved_dir)
     names = ", ".join(os.path.basename(s) for s in sources)
     if not ok:
@@ -112,7 +137,9 @@ def main(argv):
     structopc, golden_dir = argv[0], argv[1]
     if "--compile" in argv:
         sep = argv.index("--")
-        return compile_approved(golden_dir, argv[argv.index("--compile") + 1:sep], argv[sep + 1:])
+        return compile_approved(
+            golden_dir, argv[argv.index("--compile") + 1 : sep], argv[sep + 1 :]
+        )
     return compare(structopc, golden_dir, approve="--approve" in argv)
 
 

@@ -5,6 +5,7 @@ the run, and a run in which nothing passed fails too.
 
 usage: test_summary_test.py TEST_SUMMARY_PY
 """
+
 import json
 import os
 import subprocess
@@ -19,16 +20,27 @@ def log(folder, results):
     os.makedirs(os.path.join(folder, "meson-logs"))
     with open(os.path.join(folder, "meson-logs", "testlog.json"), "w", encoding="utf-8") as f:
         for i, result in enumerate(results):
-            f.write(json.dumps({"name": f"structop:torch / t{i}", "result": result, "duration": 1.5,
-                                "stdout": f"why t{i}\n"}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "name": f"structop:torch / t{i}",
+                        "result": result,
+                        "duration": 1.5,
+                        "stdout": f"why t{i}\n",
+                    }
+                )
+                + "\n"
+            )
 
 
 def check(name, folders, want_line, want_status):
     r = subprocess.run([sys.executable, SUMMARY, *folders], capture_output=True, text=True)
     line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
     if line != want_line or r.returncode != want_status:
-        failures.append(f"{name}: got {line!r} (exit {r.returncode}), want {want_line!r} "
-                        f"(exit {want_status})\n{r.stderr}")
+        failures.append(
+            f"{name}: got {line!r} (exit {r.returncode}), want {want_line!r} "
+            f"(exit {want_status})\n{r.stderr}"
+        )
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -31,6 +31,7 @@ Usage: hostile_idls.py --structopc PATH --work DIR --python PY
          [--count N] [--seed S] [--batch B]
          -- CXX... -- CFLAGS... -- LDFLAGS...
 """
+
 import argparse
 import json
 import os
@@ -44,28 +45,171 @@ import textwrap
 # ---- pools ----------------------------------------------------------------
 
 PLAIN = ["alpha", "beta", "gamma", "x", "w", "scale", "mode", "cfg", "inner", "value"]
-CPP_KEYWORDS = ["class", "int", "new", "delete", "template", "this", "namespace", "and", "or",
-                "not", "xor", "bitand", "register", "auto", "default", "operator", "union",
-                "typename", "struct", "const", "void", "bool", "char"]
-PY_KEYWORDS = ["from", "lambda", "in", "if", "None", "True", "False", "is", "def", "pass",
-               "yield", "async", "await", "import", "global", "with", "del", "print", "type"]
-MACROS = ["errno", "NULL", "EOF", "INT64_MIN", "linux", "unix", "assert", "stdin", "i386",
-          "TORCH_CHECK", "TORCH_LIBRARY"]
-HELPERS = ["ctx", "ks", "grad_fn", "path", "output", "grads", "kernel", "kernels", "torch",
-           "typing", "dataclasses", "enum", "load_library", "_fast", "error", "_rt", "NAMESPACE",
-           "STRUCTOPC_VERSION", "_IDL_STEM", "_bind", "mro", "_value_", "_name_", "self", "cls",
-           "handle", "signature", "with_records", "at", "c10", "std", "structop", "m",
-           "backward", "backward_def", "grad_paths", "op_name", "args", "fn", "Kernel",
-           "meta", "autograd", "forward", "slot_map", "schema", "__all__", "__init__"]
+CPP_KEYWORDS = [
+    "class",
+    "int",
+    "new",
+    "delete",
+    "template",
+    "this",
+    "namespace",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "bitand",
+    "register",
+    "auto",
+    "default",
+    "operator",
+    "union",
+    "typename",
+    "struct",
+    "const",
+    "void",
+    "bool",
+    "char",
+]
+PY_KEYWORDS = [
+    "from",
+    "lambda",
+    "in",
+    "if",
+    "None",
+    "True",
+    "False",
+    "is",
+    "def",
+    "pass",
+    "yield",
+    "async",
+    "await",
+    "import",
+    "global",
+    "with",
+    "del",
+    "print",
+    "type",
+]
+MACROS = [
+    "errno",
+    "NULL",
+    "EOF",
+    "INT64_MIN",
+    "linux",
+    "unix",
+    "assert",
+    "stdin",
+    "i386",
+    "TORCH_CHECK",
+    "TORCH_LIBRARY",
+]
+HELPERS = [
+    "ctx",
+    "ks",
+    "grad_fn",
+    "path",
+    "output",
+    "grads",
+    "kernel",
+    "kernels",
+    "torch",
+    "typing",
+    "dataclasses",
+    "enum",
+    "load_library",
+    "_fast",
+    "error",
+    "_rt",
+    "NAMESPACE",
+    "STRUCTOPC_VERSION",
+    "_IDL_STEM",
+    "_bind",
+    "mro",
+    "_value_",
+    "_name_",
+    "self",
+    "cls",
+    "handle",
+    "signature",
+    "with_records",
+    "at",
+    "c10",
+    "std",
+    "structop",
+    "m",
+    "backward",
+    "backward_def",
+    "grad_paths",
+    "op_name",
+    "args",
+    "fn",
+    "Kernel",
+    "meta",
+    "autograd",
+    "forward",
+    "slot_map",
+    "schema",
+    "__all__",
+    "__init__",
+]
 SCHEMA_WORDS = ["Tensor", "float", "str", "out", "Scalar", "Device", "SymInt"]
 NAMES = PLAIN + CPP_KEYWORDS + PY_KEYWORDS + MACROS + HELPERS + SCHEMA_WORDS
 
 # Pieces of hostile text for docs and string defaults.
-PIECES = ['"', "'", "\\", '"""', "'''", "*/", "/*", "//", "\r", "\n", "\r\n", "\t", "\0",
-          "??/", "??=", "\u202e", "\u2066", "\u2069", "\u200b", "é", "\u00a0", "😀", "$", "$$",
-          "$name$", "{}", "{0}", "%s", "#error injected", "#include <x>", "\\N{DASH}", "\\x41",
-          "\\u0041", "\\n", 'R"(', ')"', ')cc"', ")py\"", "\v", "\f", "\x7f", "\x1b[31m",
-          "\u2028", "\u0085", " ", "  ", "end\\", "import os", "'''", "\\\r", "\\\n"]
+PIECES = [
+    '"',
+    "'",
+    "\\",
+    '"""',
+    "'''",
+    "*/",
+    "/*",
+    "//",
+    "\r",
+    "\n",
+    "\r\n",
+    "\t",
+    "\0",
+    "??/",
+    "??=",
+    "\u202e",
+    "\u2066",
+    "\u2069",
+    "\u200b",
+    "é",
+    "\u00a0",
+    "😀",
+    "$",
+    "$$",
+    "$name$",
+    "{}",
+    "{0}",
+    "%s",
+    "#error injected",
+    "#include <x>",
+    "\\N{DASH}",
+    "\\x41",
+    "\\u0041",
+    "\\n",
+    'R"(',
+    ')"',
+    ')cc"',
+    ')py"',
+    "\v",
+    "\f",
+    "\x7f",
+    "\x1b[31m",
+    "\u2028",
+    "\u0085",
+    " ",
+    "  ",
+    "end\\",
+    "import os",
+    "'''",
+    "\\\r",
+    "\\\n",
+]
 
 
 def hostile_text(rng, allow_empty=True):
@@ -98,8 +242,17 @@ def yaml_dq(s):
     return '"' + "".join(out) + '"'
 
 
-SCHEMA_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f",
-                  "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+SCHEMA_ESCAPES = {
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
 
 
 def schema_str(s):
@@ -160,6 +313,7 @@ def generate(index, rng, fixed=None):
 
     def default_of(choices, plain):
         return plain if fixed else rng.choice(choices)
+
     ns = spec.get("namespace", f"h{index}")
     idl.lines += [f"namespace: {ns}"]
     if "cpp_namespace" in spec:
@@ -168,9 +322,14 @@ def generate(index, rng, fixed=None):
     enum_name = None
     if spec.get("enum", rng.random() < 0.5):
         enum_name = spec.get("enum_name") or pick(set(), ["E", "Mode", "Kind"] + NAMES, "E")
-        values = spec.get("enum_values") or sorted({pick(set(), None, "v") for _ in range(rng.randint(1, 3))})
-        idl.lines += ["enums:", f"  {yaml_dq(enum_name)}:",
-                      "    values: [" + ", ".join(yaml_dq(v) for v in values) + "]"]
+        values = spec.get("enum_values") or sorted(
+            {pick(set(), None, "v") for _ in range(rng.randint(1, 3))}
+        )
+        idl.lines += [
+            "enums:",
+            f"  {yaml_dq(enum_name)}:",
+            "    values: [" + ", ".join(yaml_dq(v) for v in values) + "]",
+        ]
         if rng.random() < 0.6:
             idl.lines += [f"    doc: {yaml_dq(hostile_text(rng))}"]
         enum_default = values[0]
@@ -179,14 +338,22 @@ def generate(index, rng, fixed=None):
     n_records = spec.get("records", rng.randint(0, 2))
     record_names = set()
     for r in range(n_records):
-        rname = (spec.get("record_names") or [None] * 3)[r] or pick(record_names, ["R", "Cfg", "Opts"] + NAMES, "Rec")
+        rname = (spec.get("record_names") or [None] * 3)[r] or pick(
+            record_names, ["R", "Cfg", "Opts"] + NAMES, "Rec"
+        )
         fields = []
         used = set()
         for f in range(len(spec["field_kinds"]) if "field_kinds" in spec else rng.randint(1, 4)):
-            fname = (spec.get("field_names") or [None] * 5)[f] if f < len(spec.get("field_names", [])) else None
+            fname = (
+                (spec.get("field_names") or [None] * 5)[f]
+                if f < len(spec.get("field_names", []))
+                else None
+            )
             fname = fname or pick(used, None, "f")
             used.add(fname)
-            kind = rng.choice(["Tensor", "Tensor?", "int", "float", "bool", "str", "str", "enum", "int[]"])
+            kind = rng.choice(
+                ["Tensor", "Tensor?", "int", "float", "bool", "str", "str", "enum", "int[]"]
+            )
             if f < len(spec.get("field_kinds", [])):
                 kind = spec["field_kinds"][f]
             if kind == "enum" and not enum_name:
@@ -198,7 +365,11 @@ def generate(index, rng, fixed=None):
     required = {}  # record -> its fields without a default
     for rname, fields in records:
         idl.lines += [f"  {yaml_dq(rname)}:"]
-        doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
+        doc = (
+            spec.get("doc")
+            if "doc" in spec
+            else (hostile_text(rng) if rng.random() < 0.7 else None)
+        )
         if doc is not None:
             idl.lines += [f"    doc: {yaml_dq(doc)}"]
             idl.docs[("record", rname)] = doc
@@ -211,9 +382,13 @@ def generate(index, rng, fixed=None):
                 default = schema_str(value)
                 idl.str_defaults[("record", rname, fname)] = value
             elif kind == "int" and rng.random() < 0.5:
-                default = default_of(["0", "-1", "7", "010", "-0", "9223372036854775807", "0x10", "1_0"], "7")
+                default = default_of(
+                    ["0", "-1", "7", "010", "-0", "9223372036854775807", "0x10", "1_0"], "7"
+                )
             elif kind == "float" and rng.random() < 0.5:
-                default = default_of(["1.0", "-2.5", "1e-5", "1.", ".5", "inf", "nan", "1e400"], "1.0")
+                default = default_of(
+                    ["1.0", "-2.5", "1e-5", "1.", ".5", "inf", "nan", "1e400"], "1.0"
+                )
             elif kind == "bool" and rng.random() < 0.5:
                 default = default_of(["True", "False", "true", "1"], "True")
             elif kind == "enum" and rng.random() < 0.5:
@@ -232,14 +407,21 @@ def generate(index, rng, fixed=None):
     if records and spec.get("wrap", rng.random() < 0.4):
         rname, fields = records[0]
         strs = [k for k, (_, kind) in enumerate(fields) if kind == "str"]
-        if strs and all(fields[k][1] == "str" for k in
-                        [i for i, (f, _) in enumerate(fields) if f in required.get(rname, [])]):
+        if strs and all(
+            fields[k][1] == "str"
+            for k in [i for i, (f, _) in enumerate(fields) if f in required.get(rname, [])]
+        ):
             wname = spec.get("wrap_name") or pick(record_names, ["W", "Outer"] + NAMES, "Wrap")
             values = {k: spec.get("wrap_default", hostile_text(rng)) for k in strs}
-            literal = "{" + ", ".join(f"{fields[k][0]}: {schema_str(v)}" for k, v in values.items()) + "}"
-            idl.lines += [f"  {yaml_dq(wname)}:", "    fields:",
-                          f"      {yaml_dq(spec.get('wrap_field') or pick(set(), None, 'inner'))}: "
-                          f"{yaml_dq(rname + ' = ' + literal)}"]
+            literal = (
+                "{" + ", ".join(f"{fields[k][0]}: {schema_str(v)}" for k, v in values.items()) + "}"
+            )
+            idl.lines += [
+                f"  {yaml_dq(wname)}:",
+                "    fields:",
+                f"      {yaml_dq(spec.get('wrap_field') or pick(set(), None, 'inner'))}: "
+                f"{yaml_dq(rname + ' = ' + literal)}",
+            ]
             for k, value in values.items():
                 idl.str_defaults[("nested", wname, rname, k)] = value
             records.append((wname, [("inner", rname)]))
@@ -250,8 +432,11 @@ def generate(index, rng, fixed=None):
         idl.lines += ["ops:"]
     for o in range(n_ops):
         oname = (spec.get("op_names") or [None] * 3)[o] or pick(op_names, None, "op")
-        overload = spec.get("overload") if o == 0 and "overload" in spec else (
-            pick(set(), None, "ov") if not fixed and rng.random() < 0.2 else None)
+        overload = (
+            spec.get("overload")
+            if o == 0 and "overload" in spec
+            else (pick(set(), None, "ov") if not fixed and rng.random() < 0.2 else None)
+        )
         used = set()
         params = []
         tname = (spec.get("param_names") or [None])[0] or pick(used, None, "a")
@@ -271,13 +456,20 @@ def generate(index, rng, fixed=None):
         # whose fields can be returned; another is rejected with a diagnostic.
         returns = "Tensor"
         if records and spec.get("returns_record", False if fixed else rng.random() < 0.3):
-            returnable = [r for r, fields in records
-                          if all(kind in ("Tensor", "int", "float", "bool") for _, kind in fields)]
+            returnable = [
+                r
+                for r, fields in records
+                if all(kind in ("Tensor", "int", "float", "bool") for _, kind in fields)
+            ]
             rname = returnable[0] if returnable else records[0][0]
             returns = f"(Tensor, {rname} {pick(used, None, 'a')})"
         func = f"{full}({', '.join(params)}) -> {returns}"
         idl.lines += [f"  - func: {yaml_dq(func)}"]
-        doc = spec.get("doc") if "doc" in spec else (hostile_text(rng) if rng.random() < 0.7 else None)
+        doc = (
+            spec.get("doc")
+            if "doc" in spec
+            else (hostile_text(rng) if rng.random() < 0.7 else None)
+        )
         if doc is not None:
             idl.lines += [f"    doc: {yaml_dq(doc)}"]
             idl.docs[("op", o)] = doc
@@ -308,63 +500,168 @@ FIXED = [
     {"field_names": ["path", "errno", "NULL", "EOF"], "records": 1, "ops": 1, **ACCEPT},
     {"field_names": ["INT64_MIN", "linux", "unix", "assert"], "records": 1, "ops": 1, **ACCEPT},
     {"record_names": ["R", "RGrad"], "records": 2, "ops": 1, **ACCEPT},
-    {"record_names": ["op_grads"], "op_names": ["op"], "records": 1, "ops": 1,
-     **reject("record `op_grads` cannot be called `op_grads` in generated code: that is already the "
-              "C++ struct of op `op`'s gradients")},
-    {"op_names": ["kernels"], "records": 0, "ops": 1,
-     **reject("op `kernels` cannot be called `kernels` in generated code: that is already the C++ "
-              "namespace of the kernels")},
+    {
+        "record_names": ["op_grads"],
+        "op_names": ["op"],
+        "records": 1,
+        "ops": 1,
+        **reject(
+            "record `op_grads` cannot be called `op_grads` in generated code: that is already the "
+            "C++ struct of op `op`'s gradients"
+        ),
+    },
+    {
+        "op_names": ["kernels"],
+        "records": 0,
+        "ops": 1,
+        **reject(
+            "op `kernels` cannot be called `kernels` in generated code: that is already the C++ "
+            "namespace of the kernels"
+        ),
+    },
     {"op_names": ["from"], "records": 0, "ops": 1, **ACCEPT},
     {"op_names": ["lambda"], "records": 0, "ops": 1, **ACCEPT},
-    {"op_names": ["True"], "records": 0, "ops": 1,
-     **reject("op `True`: torch's schema parser reserves the word `True`")},
-    {"op_names": ["torch"], "records": 0, "ops": 1,
-     **reject("op `torch` cannot be called `torch` in generated code: that is already a module the "
-              "generated Python imports")},
-    {"op_names": ["typing"], "records": 0, "ops": 1,
-     **reject("op `typing` cannot be called `typing` in generated code: that is already a module the "
-              "generated Python imports")},
-    {"op_names": ["dataclasses"], "records": 0, "ops": 1,
-     **reject("op `dataclasses` cannot be called `dataclasses` in generated code")},
-    {"op_names": ["load_library"], "records": 0, "ops": 1,
-     **reject("op `load_library` cannot be called `load_library` in generated code: that is already "
-              "a global of the generated Python module")},
+    {
+        "op_names": ["True"],
+        "records": 0,
+        "ops": 1,
+        **reject("op `True`: torch's schema parser reserves the word `True`"),
+    },
+    {
+        "op_names": ["torch"],
+        "records": 0,
+        "ops": 1,
+        **reject(
+            "op `torch` cannot be called `torch` in generated code: that is already a module the "
+            "generated Python imports"
+        ),
+    },
+    {
+        "op_names": ["typing"],
+        "records": 0,
+        "ops": 1,
+        **reject(
+            "op `typing` cannot be called `typing` in generated code: that is already a module the "
+            "generated Python imports"
+        ),
+    },
+    {
+        "op_names": ["dataclasses"],
+        "records": 0,
+        "ops": 1,
+        **reject("op `dataclasses` cannot be called `dataclasses` in generated code"),
+    },
+    {
+        "op_names": ["load_library"],
+        "records": 0,
+        "ops": 1,
+        **reject(
+            "op `load_library` cannot be called `load_library` in generated code: that is already "
+            "a global of the generated Python module"
+        ),
+    },
     {"op_names": ["_fast", "error"], "records": 0, "ops": 2, **ACCEPT},
-    {"op_names": ["x", "_x_op"], "records": 0, "ops": 2,
-     **reject("op `_x_op` cannot be called `_x_op` in generated code: that is already the Python "
-              "global holding op `x`")},
-    {"enum": True, "enum_values": ["mro", "_value_", "a"], "records": 1, "ops": 1,
-     **reject("value `mro` of enum `E0`: Python's enum.Enum cannot have a member `mro`")},
-    {"overload": "default", "records": 0, "ops": 1,
-     **reject("`default` cannot be an overload name; torch calls the op without overload `default`")},
-    {"param_names": ["class"], "records": 0, "ops": 1,
-     **reject("parameter `class` of op `op0`: torch's schema parser reserves the word `class`")},
-    {"param_names": ["in"], "records": 0, "ops": 1,
-     **reject("parameter `in` of op `op0`: torch's schema parser reserves the word `in`")},
-    {"param_names": ["None"], "records": 0, "ops": 1,
-     **reject("parameter `None` of op `op0`: torch's schema parser reserves the word `None`")},
-    {"cpp_namespace": "ok::class", "records": 1, "ops": 1,
-     **reject("`ok::class` cannot be the C++ namespace of generated code: `class` is a C++ or Python "
-              "keyword")},
+    {
+        "op_names": ["x", "_x_op"],
+        "records": 0,
+        "ops": 2,
+        **reject(
+            "op `_x_op` cannot be called `_x_op` in generated code: that is already the Python "
+            "global holding op `x`"
+        ),
+    },
+    {
+        "enum": True,
+        "enum_values": ["mro", "_value_", "a"],
+        "records": 1,
+        "ops": 1,
+        **reject("value `mro` of enum `E0`: Python's enum.Enum cannot have a member `mro`"),
+    },
+    {
+        "overload": "default",
+        "records": 0,
+        "ops": 1,
+        **reject(
+            "`default` cannot be an overload name; torch calls the op without overload `default`"
+        ),
+    },
+    {
+        "param_names": ["class"],
+        "records": 0,
+        "ops": 1,
+        **reject("parameter `class` of op `op0`: torch's schema parser reserves the word `class`"),
+    },
+    {
+        "param_names": ["in"],
+        "records": 0,
+        "ops": 1,
+        **reject("parameter `in` of op `op0`: torch's schema parser reserves the word `in`"),
+    },
+    {
+        "param_names": ["None"],
+        "records": 0,
+        "ops": 1,
+        **reject("parameter `None` of op `op0`: torch's schema parser reserves the word `None`"),
+    },
+    {
+        "cpp_namespace": "ok::class",
+        "records": 1,
+        "ops": 1,
+        **reject(
+            "`ok::class` cannot be the C++ namespace of generated code: `class` is a C++ or Python "
+            "keyword"
+        ),
+    },
     # Records and enums named like the members of the generated adapter struct.
     {"record_names": ["backward", "handle"], "records": 2, "ops": 1, **ACCEPT},
     # Returned records named like the adapter's conversions, with keyword fields.
-    {"record_names": ["flat_outputs", "record_outputs"], "field_kinds": ["Tensor", "Tensor"],
-     "field_names": ["errno", "result"], "records": 2, "ops": 1, "returns_record": True,
-     "backward": False, "enum": False, **ACCEPT},
+    {
+        "record_names": ["flat_outputs", "record_outputs"],
+        "field_kinds": ["Tensor", "Tensor"],
+        "field_names": ["errno", "result"],
+        "records": 2,
+        "ops": 1,
+        "returns_record": True,
+        "backward": False,
+        "enum": False,
+        **ACCEPT,
+    },
     # ... and like the Python helpers' own names, with a backward (grad records).
-    {"record_names": ["flat", "grad"], "field_kinds": ["Tensor"], "records": 2, "ops": 1,
-     "returns_record": True, "backward": True, "enum": False, **ACCEPT},
-    {"enum": True, "enum_name": "Kernel", "record_names": ["signature"], "records": 1, "ops": 1,
-     **ACCEPT},
+    {
+        "record_names": ["flat", "grad"],
+        "field_kinds": ["Tensor"],
+        "records": 2,
+        "ops": 1,
+        "returns_record": True,
+        "backward": True,
+        "enum": False,
+        **ACCEPT,
+    },
+    {
+        "enum": True,
+        "enum_name": "Kernel",
+        "record_names": ["signature"],
+        "records": 1,
+        "ops": 1,
+        **ACCEPT,
+    },
     # A record named like the AutogradContext parameter of setup_context and
     # backward, or `op` (once the call API's local).
     {"record_names": ["ctx", "op"], "records": 2, "ops": 1, "backward": True, **ACCEPT},
     # Hostile strings inside a record default (`inner: "R = {a: \"...\"}"`):
     # the literal's own delimiters, quotes, escapes and line breaks.
-    {"records": 1, "ops": 0, "wrap": True, "field_kinds": ["str", "str"], "field_names": ["a", "b"],
-     "record_names": ["R"], "wrap_name": "W", "wrap_field": "inner", "wrap_default": 'q"}, b: "x\\\r\n]{:',
-     **ACCEPT},
+    {
+        "records": 1,
+        "ops": 0,
+        "wrap": True,
+        "field_kinds": ["str", "str"],
+        "field_names": ["a", "b"],
+        "record_names": ["R"],
+        "wrap_name": "W",
+        "wrap_field": "inner",
+        "wrap_default": 'q"}, b: "x\\\r\n]{:',
+        **ACCEPT,
+    },
 ]
 
 
@@ -375,11 +672,14 @@ LOCATED = re.compile(r"^[^\n:]+:\d+:\d+: error: ", re.M)
 
 def run_structopc(structopc, idl_path, out_dir):
     os.makedirs(out_dir, exist_ok=True)
-    return subprocess.run([structopc, "--emit", "h,cpp,stubs,py,json", "-o", out_dir, idl_path],
-                          capture_output=True, timeout=60)
+    return subprocess.run(
+        [structopc, "--emit", "h,cpp,stubs,py,json", "-o", out_dir, idl_path],
+        capture_output=True,
+        timeout=60,
+    )
 
 
-PY_CHECK = textwrap.dedent(r'''
+PY_CHECK = textwrap.dedent(r"""
     import dataclasses, importlib, inspect, json, sys
     import torch
     failures = []
@@ -475,10 +775,13 @@ PY_CHECK = textwrap.dedent(r'''
     for f in failures:
         print(f)
     sys.exit(1 if failures else 0)
-''')
+""")
 
 # The original parameter names of an op, in order, from its signature text.
-PY_CHECK = PY_CHECK.replace("import torch\n", "import keyword\nimport torch\n" + textwrap.dedent('''
+PY_CHECK = PY_CHECK.replace(
+    "import torch\n",
+    "import keyword\nimport torch\n"
+    + textwrap.dedent('''
     def flat_value(schema_type, enums):
         """A value of a slot's type (as X.ops.json spells it), as torch passes it."""
         if schema_type.endswith("?"):
@@ -499,7 +802,9 @@ PY_CHECK = PY_CHECK.replace("import torch\n", "import keyword\nimport torch\n" +
             if s["param"] not in names:
                 names.append(s["param"])
         return names
-'''), 1)
+'''),
+    1,
+)
 
 
 def cpp_string_printer(cases):
@@ -507,10 +812,14 @@ def cpp_string_printer(cases):
     lines = ["#include <cstdio>", "#include <string>"]
     for case in cases:
         lines.append(f'#include "{case["dir"]}/{case["stem"]}.ops.h"')
-    lines += ["static void show(const char* key, const std::string& s) {",
-              '  std::printf("%s ", key);',
-              "  for (unsigned char c : s) std::printf(\"%02x\", c);",
-              '  std::printf("\\n");', "}", "int main() {"]
+    lines += [
+        "static void show(const char* key, const std::string& s) {",
+        '  std::printf("%s ", key);',
+        '  for (unsigned char c : s) std::printf("%02x", c);',
+        '  std::printf("\\n");',
+        "}",
+        "int main() {",
+    ]
     for case in cases:
         header = open(os.path.join(case["dir"], case["stem"] + ".ops.h"), encoding="utf-8").read()
         model = case["json"]
@@ -566,9 +875,13 @@ def main():
     if argv.count("--") != 3:
         ap.error("give the compiler and its flags as: -- CXX... -- CFLAGS... -- LDFLAGS...")
     cut = [i for i, x in enumerate(argv) if x == "--"]
-    a = ap.parse_args(argv[:cut[0]])
+    a = ap.parse_args(argv[: cut[0]])
     a.structopc = os.path.abspath(a.structopc)
-    a.cxx, a.cflags, a.ldflags = argv[cut[0] + 1:cut[1]], argv[cut[1] + 1:cut[2]], argv[cut[2] + 1:]
+    a.cxx, a.cflags, a.ldflags = (
+        argv[cut[0] + 1 : cut[1]],
+        argv[cut[1] + 1 : cut[2]],
+        argv[cut[2] + 1 :],
+    )
 
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
@@ -594,13 +907,15 @@ def main():
         if run.returncode == 1 and verdict.get("accept"):
             problems.append(f"{path}: a fixed case that must be accepted was rejected:\n{stderr}")
         if "reject" in verdict and (run.returncode != 1 or verdict["reject"] not in stderr):
-            problems.append(f"{path}: a fixed case that must be rejected with `{verdict['reject']}` "
-                            f"got exit status {run.returncode}:\n{stderr}")
+            problems.append(
+                f"{path}: a fixed case that must be rejected with `{verdict['reject']}` "
+                f"got exit status {run.returncode}:\n{stderr}"
+            )
         if run.returncode == 1:
             rejected += 1
             first = LOCATED.search(stderr)
             if first:
-                line = stderr[first.end():].split("\n", 1)[0]
+                line = stderr[first.end() :].split("\n", 1)[0]
                 key = re.sub(r"`[^`]*`", "`_`", line)
                 reasons[key] = reasons.get(key, 0) + 1
             if not LOCATED.search(stderr):
@@ -613,18 +928,25 @@ def main():
             continue
         with open(os.path.join(out, idl.stem + ".ops.json"), encoding="utf-8") as f:
             model = json.load(f)
-        accepted.append({
-            "idl": path, "dir": out, "stem": idl.stem, "json": model,
-            "str_defaults": {" ".join(map(str, k)): v for k, v in idl.str_defaults.items()},
-            "docs": {" ".join(map(str, k)): v for k, v in idl.docs.items()},
-        })
-    print(f"{a.count} IDLs (seed {a.seed}, {len(FIXED)} fixed): {len(accepted)} accepted, {rejected} rejected")
+        accepted.append(
+            {
+                "idl": path,
+                "dir": out,
+                "stem": idl.stem,
+                "json": model,
+                "str_defaults": {" ".join(map(str, k)): v for k, v in idl.str_defaults.items()},
+                "docs": {" ".join(map(str, k)): v for k, v in idl.docs.items()},
+            }
+        )
+    print(
+        f"{a.count} IDLs (seed {a.seed}, {len(FIXED)} fixed): {len(accepted)} accepted, {rejected} rejected"
+    )
     for key, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  rejected {n:4d}x: {key}")
 
     # C++: the sources of each batch as one translation unit.
     for start in range(0, len(accepted), a.batch):
-        batch = accepted[start:start + a.batch]
+        batch = accepted[start : start + a.batch]
         unity = os.path.join(a.work, f"unity{start // a.batch}.cpp")
         with open(unity, "w", encoding="utf-8") as f:
             for case in batch:
@@ -635,18 +957,26 @@ def main():
         cmd = a.cxx + a.cflags + ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", unity]
         run = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
         if run.returncode != 0 or run.stderr.strip():
-            problems.append(f"C++ of IDLs {start}..{start + len(batch) - 1} does not compile "
-                            f"cleanly:\n{run.stderr[:6000]}")
+            problems.append(
+                f"C++ of IDLs {start}..{start + len(batch) - 1} does not compile "
+                f"cleanly:\n{run.stderr[:6000]}"
+            )
         else:
-            print(f"ok   C++ of IDLs {start}..{start + len(batch) - 1} compiles (-Wall -Wextra -Werror)")
+            print(
+                f"ok   C++ of IDLs {start}..{start + len(batch) - 1} compiles (-Wall -Wextra -Werror)"
+            )
 
     # C++ string defaults, byte-exact: one program over all headers.
     printer = os.path.join(a.work, "print_defaults.cpp")
     with open(printer, "w", encoding="utf-8") as f:
         f.write(cpp_string_printer(accepted))
     exe = os.path.join(a.work, "print_defaults")
-    run = subprocess.run(a.cxx + a.cflags + ["-O0", printer, "-o", exe] + a.ldflags,
-                         capture_output=True, text=True, errors="replace")
+    run = subprocess.run(
+        a.cxx + a.cflags + ["-O0", printer, "-o", exe] + a.ldflags,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     if run.returncode != 0:
         problems.append(f"the C++ default printer does not build:\n{run.stderr[:6000]}")
     else:
@@ -676,8 +1006,13 @@ def main():
         json.dump(accepted, f)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [a.pythonpath, env.get("PYTHONPATH", "")] if p)
-    run = subprocess.run([a.python, "-c", PY_CHECK, cases_json], capture_output=True, text=True,
-                         env=env, errors="replace")
+    run = subprocess.run(
+        [a.python, "-c", PY_CHECK, cases_json],
+        capture_output=True,
+        text=True,
+        env=env,
+        errors="replace",
+    )
     if run.returncode != 0:
         problems.append("Python checks failed:\n" + (run.stdout + run.stderr)[:8000])
     else:

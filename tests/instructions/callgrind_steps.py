@@ -8,6 +8,7 @@ instructions of each named step. Unlike times, the counts repeat exactly for
 a given binary and input, whatever else the machine runs, so a test may
 compare them.
 """
+
 import glob
 import os
 import re
@@ -27,18 +28,24 @@ def steps(command, valgrind="valgrind", env=None, extra=()):
         out = os.path.join(tmp, "callgrind.out")
         run = subprocess.run(
             [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *extra, *command],
-            capture_output=True, text=True, env=env)
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if run.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed under callgrind (exit "
-                               f"{run.returncode}):\n{run.stdout}{run.stderr}")
+            raise RuntimeError(
+                f"{' '.join(command)} failed under callgrind (exit "
+                f"{run.returncode}):\n{run.stdout}{run.stderr}"
+            )
         counts = {}
         for path in sorted(glob.glob(out + ".*")):  # one file per dump
             text = open(path).read()
             trigger = re.search(r"^desc: Trigger: Client Request: (.*)$", text, re.M)
             # `totals:` (the dump's cost); `summary:` can be 0 when the
             # program turned instrumentation on itself.
-            totals = (re.search(r"^totals: (\d+)", text, re.M) or
-                      re.search(r"^summary: (\d+)", text, re.M))
+            totals = re.search(r"^totals: (\d+)", text, re.M) or re.search(
+                r"^summary: (\d+)", text, re.M
+            )
             if trigger and totals:
                 counts[trigger.group(1).strip()] = int(totals.group(1))
         return counts, run.stdout

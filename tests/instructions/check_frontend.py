@@ -11,6 +11,7 @@ the timed benchmark (tests/bench/frontend/run.sh).
 
 Usage: check_frontend.py PROGRAM NATIVE_FUNCTIONS_YAML [--every N] [--limit X] [--valgrind PATH]
 """
+
 import argparse
 import os
 import sys
@@ -23,8 +24,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("program")
     p.add_argument("native_functions")
-    p.add_argument("--every", type=int, default=1,
-                   help="keep every N-th func line (a smaller corpus, a faster test)")
+    p.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="keep every N-th func line (a smaller corpus, a faster test)",
+    )
     p.add_argument("--limit", type=float, default=1.3)
     p.add_argument("--valgrind", default="valgrind")
     a = p.parse_args()

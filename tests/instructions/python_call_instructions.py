@@ -13,6 +13,7 @@ the loop's start-up cancelled. Repeated runs agree within about 1%.
 Usage: python_call_instructions.py TOGGLE_LIB EXAMPLES_LIB MODULE_DIR [--limit X] [--valgrind PATH]
 MODULE_DIR holds weights_ops.py; structop_runtime must be importable.
 """
+
 import argparse
 import ctypes
 import os
@@ -34,8 +35,9 @@ def inner(toggle, library, module_dir):
     weights_ops.load_library(library)
     torch.set_num_threads(1)
     x, w, b = (torch.randn(8) for _ in range(3))
-    cfg = weights_ops.WeightCfg(inner=weights_ops.Inner(w=w, b=b), scale=2.0,
-                                mode=weights_ops.MaskType.causal)
+    cfg = weights_ops.WeightCfg(
+        inner=weights_ops.Inner(w=w, b=b), scale=2.0, mode=weights_ops.MaskType.causal
+    )
     flat = torch.ops.weights.op.default
     calls = {
         "record": lambda: weights_ops.op(x, cfg),
@@ -65,8 +67,11 @@ def main():
         inner(a.toggle, a.library, a.module_dir)
         return 0
 
-    counts, out = steps([sys.executable, os.path.abspath(__file__), "--inner", a.toggle,
-                         a.library, a.module_dir], a.valgrind, extra=["--instr-atstart=no"])
+    counts, out = steps(
+        [sys.executable, os.path.abspath(__file__), "--inner", a.toggle, a.library, a.module_dir],
+        a.valgrind,
+        extra=["--instr-atstart=no"],
+    )
     per_call = {}
     for name in ("record", "flat"):
         one, two = counts.get(f"{name} {CALLS}"), counts.get(f"{name} {2 * CALLS}")

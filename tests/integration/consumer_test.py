@@ -23,6 +23,7 @@
 
 Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH STRUCTOP_BUILD
 """
+
 import glob
 import json
 import os
@@ -49,8 +50,11 @@ def fail(message):
 def copy_consumer(source_root, dest):
     if os.path.exists(dest):
         shutil.rmtree(dest)
-    shutil.copytree(os.path.join(source_root, "idl_examples", "consumer"), dest,
-                    ignore=shutil.ignore_patterns("subprojects", "build*"))
+    shutil.copytree(
+        os.path.join(source_root, "idl_examples", "consumer"),
+        dest,
+        ignore=shutil.ignore_patterns("subprojects", "build*"),
+    )
 
 
 def compile_commands(ninja_output):
@@ -76,7 +80,9 @@ def check_rebuilds(project, build):
     if not structopc_runs(out):
         fail(f"touching the IDL did not rerun structopc:\n{out}")
     if compile_commands(out):
-        fail("touching the IDL without changing it recompiled:\n" + "\n".join(compile_commands(out)))
+        fail(
+            "touching the IDL without changing it recompiled:\n" + "\n".join(compile_commands(out))
+        )
     out = run(["ninja", "-C", build, "-v"]).stdout
     if "no work to do" not in out:
         fail(f"ninja still had work after the touch:\n{out}")
@@ -87,8 +93,12 @@ def check_rebuilds(project, build):
         text = f.read()
     time.sleep(1.1)
     with open(shared, "w", encoding="utf-8") as f:
-        f.write(text.replace("A 1-d filter applied along the last dimension.",
-                             "A 1-d filter (edited by the rebuild test)."))
+        f.write(
+            text.replace(
+                "A 1-d filter applied along the last dimension.",
+                "A 1-d filter (edited by the rebuild test).",
+            )
+        )
     out = run(["ninja", "-C", build, "-v"]).stdout
     if not structopc_runs(out):
         fail(f"editing the included IDL did not rerun structopc:\n{out}")
@@ -105,7 +115,9 @@ def check_rebuilds(project, build):
     out = run(["ninja", "-C", build, "-v"]).stdout
     runs = structopc_runs(out)
     if len(runs) != 3:
-        fail(f"changing the shared record reran structopc {len(runs)} times, not 3 (filters, consumer, sharpen):\n{out}")
+        fail(
+            f"changing the shared record reran structopc {len(runs)} times, not 3 (filters, consumer, sharpen):\n{out}"
+        )
     out = run(["ninja", "-C", build, "-v"]).stdout
     if "no work to do" not in out:
         fail(f"ninja still had work after changing the shared record:\n{out}")
@@ -116,8 +128,11 @@ def check_python_runtime_from(build, folder):
     with open(os.path.join(build, "meson-logs", "testlog.txt"), encoding="utf-8") as f:
         log = f.read()
     want = os.path.join(folder, "structop_runtime.py")
-    used = [line.split(": ", 1)[1].strip() for line in log.splitlines()
-            if line.startswith("structop_runtime: ")]
+    used = [
+        line.split(": ", 1)[1].strip()
+        for line in log.splitlines()
+        if line.startswith("structop_runtime: ")
+    ]
     if not used or not all(os.path.exists(u) and os.path.samefile(u, want) for u in used):
         fail(f"the consumer's Python test imported structop_runtime from {used}, not {want}")
 
@@ -132,11 +147,18 @@ def check_subproject_defines_only_the_compiler(build):
     from_structop = [t for t in targets if sub in t["defined_in"]]
     if not any(t["name"] == "structopc" and t["type"] == "executable" for t in from_structop):
         fail("the structop subproject does not define structopc")
-    if not any(t["name"] == "structop_runtime" and t["type"] == "static library" for t in from_structop):
+    if not any(
+        t["name"] == "structop_runtime" and t["type"] == "static library" for t in from_structop
+    ):
         fail("the structop subproject does not define the runtime library structop_runtime")
-    others = sorted(t["name"] for t in from_structop
-                    if not (t["defined_in"].endswith(compiler)
-                            or (t["defined_in"].endswith(runtime) and t["name"] == "structop_runtime")))
+    others = sorted(
+        t["name"]
+        for t in from_structop
+        if not (
+            t["defined_in"].endswith(compiler)
+            or (t["defined_in"].endswith(runtime) and t["name"] == "structop_runtime")
+        )
+    )
     if others:
         fail(f"the structop subproject defines more than structopc and structop_runtime: {others}")
     tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
@@ -156,12 +178,24 @@ def main():
     os.makedirs(os.path.join(project, "subprojects"))
     os.symlink(source_root, os.path.join(project, "subprojects", "structop"))
     build = os.path.join(project, "build")
-    run(["meson", "setup", build, project, f"-Dstructop:python={python}",
-         "-Dstructop:tests=true", "-Dstructop:benchmarks=enabled"], env=env)
+    run(
+        [
+            "meson",
+            "setup",
+            build,
+            project,
+            f"-Dstructop:python={python}",
+            "-Dstructop:tests=true",
+            "-Dstructop:benchmarks=enabled",
+        ],
+        env=env,
+    )
     check_subproject_defines_only_the_compiler(build)
     run(["ninja", "-C", build])
     run(["meson", "test", "-C", build, "--print-errorlogs"])
-    check_python_runtime_from(build, os.path.join(build, "subprojects", "structop", "runtime", "python"))
+    check_python_runtime_from(
+        build, os.path.join(build, "subprojects", "structop", "runtime", "python")
+    )
     check_rebuilds(project, build)
     run(["meson", "test", "-C", build, "--print-errorlogs"])
     print("subproject: ok")
@@ -172,8 +206,18 @@ def main():
     prefix = os.path.join(work, "staged")
     if os.path.exists(prefix):
         shutil.rmtree(prefix)
-    run(["meson", "install", "-C", structop_build, "--no-rebuild", "--quiet", f"--destdir={prefix}"],
-        env=env)
+    run(
+        [
+            "meson",
+            "install",
+            "-C",
+            structop_build,
+            "--no-rebuild",
+            "--quiet",
+            f"--destdir={prefix}",
+        ],
+        env=env,
+    )
     pcs = glob.glob(os.path.join(prefix, "**", "structop.pc"), recursive=True)
     if len(pcs) != 1:
         fail(f"expected one installed structop.pc, found {pcs}")
@@ -189,8 +233,11 @@ def main():
     if len(libs) != 1:
         fail(f"expected one installed libstructop_runtime.a under {prefix}, found {libs}")
     pc_libs = [line for line in open(pcs[0], encoding="utf-8") if line.startswith("Libs:")]
-    if not pc_libs or "-lstructop_runtime" not in pc_libs[0] \
-            or pc_libs[0].index("-lstructop_runtime") > pc_libs[0].index("-ltorch"):
+    if (
+        not pc_libs
+        or "-lstructop_runtime" not in pc_libs[0]
+        or pc_libs[0].index("-lstructop_runtime") > pc_libs[0].index("-ltorch")
+    ):
         fail(f"structop.pc does not link -lstructop_runtime before torch: {pc_libs}")
     for header in ("autograd_node.h", "no_backward.h"):
         if glob.glob(os.path.join(prefix, "**", "include", "structop", header), recursive=True):
@@ -210,8 +257,11 @@ def main():
     # The .pc file is relocatable (${pcfiledir}/..): the path Meson ran
     # structopc by is the staged one, spelled through the pkgconfig folder.
     ninja_file = open(os.path.join(ibuild, "build.ninja"), encoding="utf-8").read()
-    used = {os.path.realpath(token) for token in ninja_file.split()
-            if token.endswith(os.sep + "structopc") and os.path.exists(token)}
+    used = {
+        os.path.realpath(token)
+        for token in ninja_file.split()
+        if token.endswith(os.sep + "structopc") and os.path.exists(token)
+    }
     if used != {os.path.realpath(installed_structopc[0])}:
         fail(f"the consumer did not use the installed structopc {installed_structopc[0]}: {used}")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)

@@ -14,6 +14,7 @@ true/false are booleans, `on`/`yes` are strings).
 
 Usage: json_schema_test.py STRUCTOPC SOURCE_ROOT [--write-docs]
 """
+
 import json
 import os
 import re
@@ -34,18 +35,31 @@ class Yaml12Loader(yaml.SafeLoader):
 
 Yaml12Loader.yaml_implicit_resolvers = {
     k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 # First messages of diagnostics cases that are errors of shape, which a JSON
 # Schema can see; the others (types, defaults, names...) need structopc.
 SHAPE_ERRORS = [
-    r"unknown key `", r"must be a mapping", r"must be a list", r"must be a single value",
-    r"must be `true` or `false`", r"missing required key", r"has no type", r"has no `fields`",
-    r"must be `TYPE`, `TYPE = DEFAULT` or a mapping", r"must be `identity`, `custom`",
-    r"an IDL file must be a mapping", r"each op must be a mapping", r"op has no `func:`",
-    r"an annotation must be a string", r"is not a valid identifier", r"has no values",
+    r"unknown key `",
+    r"must be a mapping",
+    r"must be a list",
+    r"must be a single value",
+    r"must be `true` or `false`",
+    r"missing required key",
+    r"has no type",
+    r"has no `fields`",
+    r"must be `TYPE`, `TYPE = DEFAULT` or a mapping",
+    r"must be `identity`, `custom`",
+    r"an IDL file must be a mapping",
+    r"each op must be a mapping",
+    r"op has no `func:`",
+    r"an annotation must be a string",
+    r"is not a valid identifier",
+    r"has no values",
 ]
 
 
@@ -106,8 +120,12 @@ def idl_files(source_root):
     skip = {os.path.join(source_root, "tests", "diagnostics")}
     out = []
     for folder, dirs, names in os.walk(source_root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "build", "subprojects"))
-                         and os.path.join(folder, d) not in skip)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith((".", "build", "subprojects"))
+            and os.path.join(folder, d) not in skip
+        )
         out += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".ops.yaml")]
     return out
 
@@ -121,10 +139,12 @@ def main():
     global ROOT_SCHEMA
     structopc, source_root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     problems = []
-    printed = subprocess.run([structopc, "--print-json-schema"], capture_output=True, text=True,
-                             check=True).stdout
-    source = open(os.path.join(source_root, "compiler", "schema", "ops.schema.json"),
-                  encoding="utf-8").read()
+    printed = subprocess.run(
+        [structopc, "--print-json-schema"], capture_output=True, text=True, check=True
+    ).stdout
+    source = open(
+        os.path.join(source_root, "compiler", "schema", "ops.schema.json"), encoding="utf-8"
+    ).read()
     if printed != source:
         problems.append("--print-json-schema differs from compiler/schema/ops.schema.json")
     schema = ROOT_SCHEMA = json.loads(printed)
@@ -153,7 +173,7 @@ def main():
     for name in sorted(os.listdir(diagnostics)):
         if not name.endswith(".stderr"):
             continue
-        stem = name[:-len(".stderr")]
+        stem = name[: -len(".stderr")]
         idl = os.path.join(diagnostics, stem + ".ops.yaml")
         if not os.path.exists(idl):
             idl = os.path.join(diagnostics, stem, "main.ops.yaml")
@@ -167,13 +187,17 @@ def main():
             continue  # not YAML at all: the editor reports that itself
         shape_cases += 1
         if validator.is_valid(data):
-            problems.append(f"diagnostics/{stem}: a shape error ({first.strip()}) passes the schema")
+            problems.append(
+                f"diagnostics/{stem}: a shape error ({first.strip()}) passes the schema"
+            )
 
     for p in problems:
         print("FAIL " + p)
-    print(f"{len(files)} IDLs validated, {shape_cases} shape-error diagnostics cases rejected "
-          f"({other} other cases not shape errors), {len(keys)} keys described; "
-          f"{len(problems)} problems")
+    print(
+        f"{len(files)} IDLs validated, {shape_cases} shape-error diagnostics cases rejected "
+        f"({other} other cases not shape errors), {len(keys)} keys described; "
+        f"{len(problems)} problems"
+    )
     if len(files) < 50 or shape_cases < 10:
         print("too few files or cases found")
         return 1

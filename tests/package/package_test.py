@@ -52,6 +52,7 @@ Usage: package_test.py SOURCE_ROOT WORK_DIR BASE_PYTHON [--venv reuse|fresh]
 is a virtual environment's Python with torch==2.13.0 (reuse), or any Python
 whose base interpreter makes the environment (fresh).
 """
+
 import argparse
 import glob
 import os
@@ -89,8 +90,13 @@ def run(cmd, env, cwd=None, check=True, tail=8000):
 def copy_example(source, dest):
     if os.path.exists(dest):
         shutil.rmtree(dest)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(
-        "subprojects", "build", "build-*", "*.egg-info", "*_ops.py", "__pycache__"))
+    shutil.copytree(
+        source,
+        dest,
+        ignore=shutil.ignore_patterns(
+            "subprojects", "build", "build-*", "*.egg-info", "*_ops.py", "__pycache__"
+        ),
+    )
     return dest
 
 
@@ -104,18 +110,33 @@ class Context:
         self.python = os.path.join(self.venv, "bin", "python")
         self.cache = os.path.join(self.work, "cache")
         self.version = None
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("PYTHONPATH", "PYTHONHOME", "PKG_CONFIG_PATH", "CMAKE_PREFIX_PATH",
-                            "structop_DIR", "VIRTUAL_ENV", "STRUCTOP_CACHE_DIR", "STRUCTOPC",
-                            "CXX", "MESON_BUILD_ROOT", "MESON_SOURCE_ROOT")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in (
+                "PYTHONPATH",
+                "PYTHONHOME",
+                "PKG_CONFIG_PATH",
+                "CMAKE_PREFIX_PATH",
+                "structop_DIR",
+                "VIRTUAL_ENV",
+                "STRUCTOP_CACHE_DIR",
+                "STRUCTOPC",
+                "CXX",
+                "MESON_BUILD_ROOT",
+                "MESON_SOURCE_ROOT",
+            )
+        }
         env["STRUCTOP_CACHE_DIR"] = self.cache
         self.path_without_venv = env.get("PATH", "/usr/bin:/bin")
         env["PATH"] = os.path.join(self.venv, "bin") + os.pathsep + self.path_without_venv
         self.env = env
 
     def site_packages(self):
-        return run([self.python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                   self.env).stdout.strip()
+        return run(
+            [self.python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], self.env
+        ).stdout.strip()
 
     def structop(self, *options):
         return run([self.python, "-m", "structop", *options], self.env).stdout.strip()
@@ -139,17 +160,33 @@ def stage(name, function, ctx):
 
 # --- venv, wheel, install ---------------------------------------------------
 
+
 def stage_venv(ctx):
     requirements = os.path.join(ctx.source_root, "tools", "requirements", "main.txt")
-    base = run([ctx.base_python, "-c", "import sys; print(getattr(sys, '_base_executable', sys.executable))"],
-               ctx.env).stdout.strip()
+    base = run(
+        [
+            ctx.base_python,
+            "-c",
+            "import sys; print(getattr(sys, '_base_executable', sys.executable))",
+        ],
+        ctx.env,
+    ).stdout.strip()
     if ctx.venv_mode == "reuse":
         with open(requirements, encoding="utf-8") as f:
             pin = re.search(r"^torch==(\S+)", f.read(), re.M).group(1)
-        parent = run([ctx.base_python, "-c", "import sysconfig, torch; "
-                      "print(torch.__version__); print(sysconfig.get_path('purelib'))"], ctx.env).stdout.split()
+        parent = run(
+            [
+                ctx.base_python,
+                "-c",
+                "import sysconfig, torch; "
+                "print(torch.__version__); print(sysconfig.get_path('purelib'))",
+            ],
+            ctx.env,
+        ).stdout.split()
         if parent[0].split("+")[0] != pin:
-            fail(f"{ctx.base_python} has torch {parent[0]}, not the pinned {pin} (use --venv fresh)")
+            fail(
+                f"{ctx.base_python} has torch {parent[0]}, not the pinned {pin} (use --venv fresh)"
+            )
         if os.path.exists(ctx.venv):
             shutil.rmtree(ctx.venv)
         run([base, "-m", "venv", "--without-pip", ctx.venv], ctx.env)
@@ -163,7 +200,10 @@ def stage_venv(ctx):
     stamp = os.path.join(ctx.venv, ".structop-package-test")
     if os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == want:
         print("reusing", ctx.venv, "(same base interpreter and pins); uninstalling structop first")
-        run([ctx.python, "-m", "pip", "uninstall", "-y", "-q", "structop", "structop-example"], ctx.env)
+        run(
+            [ctx.python, "-m", "pip", "uninstall", "-y", "-q", "structop", "structop-example"],
+            ctx.env,
+        )
         return
     if os.path.exists(ctx.venv):
         shutil.rmtree(ctx.venv)
@@ -183,16 +223,31 @@ def stage_wheel(ctx):
         shutil.rmtree(dist)
     # A build folder kept between runs (meson-python reconfigures it): a rerun
     # rebuilds what changed only.
-    run([ctx.python, "-m", "pip", "wheel", "--no-deps", "-w", dist,
-         "--config-settings=build-dir=" + os.path.join(ctx.work, "wheel-build"), ctx.source_root],
-        ctx.env)
+    run(
+        [
+            ctx.python,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-w",
+            dist,
+            "--config-settings=build-dir=" + os.path.join(ctx.work, "wheel-build"),
+            ctx.source_root,
+        ],
+        ctx.env,
+    )
     wheels = glob.glob(os.path.join(dist, "*.whl"))
     if len(wheels) != 1:
         fail(f"expected one wheel in {dist}, found {wheels}")
     wheel = wheels[0]
-    match = re.fullmatch(r"structop-([0-9][^-]*)-py3-none-([a-z0-9_]+)\.whl", os.path.basename(wheel))
+    match = re.fullmatch(
+        r"structop-([0-9][^-]*)-py3-none-([a-z0-9_]+)\.whl", os.path.basename(wheel)
+    )
     if not match:
-        fail(f"unexpected wheel name {os.path.basename(wheel)} (want structop-VERSION-py3-none-PLATFORM.whl)")
+        fail(
+            f"unexpected wheel name {os.path.basename(wheel)} (want structop-VERSION-py3-none-PLATFORM.whl)"
+        )
     ctx.version = match.group(1)
     if match.group(2) != platform_tag():
         fail(f"the wheel is tagged {match.group(2)}, not this platform ({platform_tag()})")
@@ -202,23 +257,35 @@ def stage_wheel(ctx):
         infos = z.infolist()
         names = [i.filename for i in infos]
         data = f"structop-{ctx.version}.data/"
-        allowed = (f"structop-{ctx.version}.dist-info/", data + "scripts/structopc",
-                   data + "purelib/structop_runtime.py", data + "purelib/structop/")
+        allowed = (
+            f"structop-{ctx.version}.dist-info/",
+            data + "scripts/structopc",
+            data + "purelib/structop_runtime.py",
+            data + "purelib/structop/",
+        )
         stray = [n for n in names if not n.startswith(allowed)]
         if stray:
-            fail(f"the wheel holds files outside structopc, structop_runtime and structop/: {stray}")
-        for required in ("scripts/structopc", "purelib/structop_runtime.py", "purelib/structop/__init__.py",
-                         "purelib/structop/include/structop/runtime.h",
-                         "purelib/structop/include/structop/registration.h",
-                         "purelib/structop/runtime_src/autograd.cpp",
-                         "purelib/structop/cmake/structopConfig.cmake",
-                         "purelib/structop/cmake/structopConfigVersion.cmake"):
+            fail(
+                f"the wheel holds files outside structopc, structop_runtime and structop/: {stray}"
+            )
+        for required in (
+            "scripts/structopc",
+            "purelib/structop_runtime.py",
+            "purelib/structop/__init__.py",
+            "purelib/structop/include/structop/runtime.h",
+            "purelib/structop/include/structop/registration.h",
+            "purelib/structop/runtime_src/autograd.cpp",
+            "purelib/structop/cmake/structopConfig.cmake",
+            "purelib/structop/cmake/structopConfigVersion.cmake",
+        ):
             if data + required not in names:
                 fail(f"the wheel has no {required}")
         check_no_machine_paths(ctx, {n: z.read(n) for n in names}, "the wheel")
     size = os.path.getsize(wheel)
-    print(f"wheel: {os.path.basename(wheel)}, {size / 1e6:.2f} MB, {len(names)} files "
-          f"({sum(i.file_size for i in infos) / 1e6:.2f} MB unpacked):")
+    print(
+        f"wheel: {os.path.basename(wheel)}, {size / 1e6:.2f} MB, {len(names)} files "
+        f"({sum(i.file_size for i in infos) / 1e6:.2f} MB unpacked):"
+    )
     for i in infos:
         print(f"  {i.file_size:>9}  {i.filename}")
 
@@ -266,8 +333,15 @@ def stage_install(ctx):
     # The installed files, as pip recorded them. Left out: the .pyc files pip
     # compiles at install time (they name where they were installed) and
     # direct_url.json (pip's note of the wheel file installed).
-    listing = run([ctx.python, "-c", "import importlib.metadata as m; d = m.distribution('structop'); "
-                   "print('\\n'.join(str(d.locate_file(f)) for f in d.files))"], ctx.env).stdout.split()
+    listing = run(
+        [
+            ctx.python,
+            "-c",
+            "import importlib.metadata as m; d = m.distribution('structop'); "
+            "print('\\n'.join(str(d.locate_file(f)) for f in d.files))",
+        ],
+        ctx.env,
+    ).stdout.split()
     files = {}
     for path in listing:
         if path.endswith(".pyc") or os.path.basename(path) == "direct_url.json":
@@ -279,12 +353,17 @@ def stage_install(ctx):
 
 # --- a: Meson through pkg-config ---------------------------------------------
 
+
 def stage_meson(ctx):
-    project = copy_example(os.path.join(ctx.source_root, "idl_examples", "consumer"),
-                           os.path.join(ctx.work, "a", "consumer"))
+    project = copy_example(
+        os.path.join(ctx.source_root, "idl_examples", "consumer"),
+        os.path.join(ctx.work, "a", "consumer"),
+    )
     start = time.monotonic()
     pcdir = ctx.structop("--pkgconfig-dir")
-    print(f"--pkgconfig-dir: {pcdir} ({time.monotonic() - start:.0f} s, the runtime library compiled)")
+    print(
+        f"--pkgconfig-dir: {pcdir} ({time.monotonic() - start:.0f} s, the runtime library compiled)"
+    )
     if not os.path.exists(os.path.join(pcdir, "structop.pc")):
         fail(f"{pcdir} has no structop.pc")
     env = dict(ctx.env, PKG_CONFIG_PATH=pcdir)
@@ -299,7 +378,9 @@ def stage_meson(ctx):
     run(["meson", "test", "-C", build, "--print-errorlogs"], env)
     site = ctx.site_packages()
     with open(os.path.join(build, "meson-logs", "testlog.txt"), encoding="utf-8") as f:
-        used = [line.split(": ", 1)[1].strip() for line in f if line.startswith("structop_runtime: ")]
+        used = [
+            line.split(": ", 1)[1].strip() for line in f if line.startswith("structop_runtime: ")
+        ]
     if used != [os.path.join(site, "structop_runtime.py")]:
         fail(f"the consumer's Python test imported structop_runtime from {used}, not from {site}")
     # The Python test's PYTHONPATH is the consumer's own build folder only.
@@ -314,9 +395,14 @@ def stage_meson(ctx):
 
 # --- b: structop.load ---------------------------------------------------------
 
+
 def jit_run(ctx, folder, *args, check=True):
-    return run([ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", *args], ctx.env,
-               cwd=ctx.work, check=check)
+    return run(
+        [ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", *args],
+        ctx.env,
+        cwd=ctx.work,
+        check=check,
+    )
 
 
 def load_time(result):
@@ -327,7 +413,9 @@ def load_time(result):
 
 
 def published(name_dir):
-    return sorted(os.path.dirname(p) for p in glob.glob(os.path.join(name_dir, "*", "complete.json")))
+    return sorted(
+        os.path.dirname(p) for p in glob.glob(os.path.join(name_dir, "*", "complete.json"))
+    )
 
 
 def edit(path, old, new):
@@ -340,14 +428,18 @@ def edit(path, old, new):
 
 
 def stage_jit(ctx):
-    folder = copy_example(os.path.join(ctx.source_root, "idl_examples", "jit"),
-                          os.path.join(ctx.work, "b", "jit"))
+    folder = copy_example(
+        os.path.join(ctx.source_root, "idl_examples", "jit"), os.path.join(ctx.work, "b", "jit")
+    )
     idl = os.path.join(folder, "jit_demo.ops.yaml")
     kernels = os.path.join(folder, "jit_demo_kernels.cpp")
 
     # b1: the first call builds; the op, its gradients, gradcheck and opcheck.
     first = jit_run(ctx, folder)
-    if "structop: building jit_demo" not in first.stderr or "ok (call, gradients" not in first.stdout:
+    if (
+        "structop: building jit_demo" not in first.stderr
+        or "ok (call, gradients" not in first.stdout
+    ):
         fail(f"the first structop.load did not build and pass:\n{first.stdout}\n{first.stderr}")
     toolchain = glob.glob(os.path.join(ctx.cache, "torch-*"))
     if len(toolchain) != 1:
@@ -360,9 +452,14 @@ def stage_jit(ctx):
     cached = []
     for _ in range(3):
         again = jit_run(ctx, folder, "--skip-checks")
-        if "loading jit_demo from the cache" not in again.stderr or "building" in again.stderr \
-                or "ok (call" not in again.stdout:
-            fail(f"a second structop.load with unchanged inputs did not load the cache:\n{again.stderr}")
+        if (
+            "loading jit_demo from the cache" not in again.stderr
+            or "building" in again.stderr
+            or "ok (call" not in again.stdout
+        ):
+            fail(
+                f"a second structop.load with unchanged inputs did not load the cache:\n{again.stderr}"
+            )
         cached.append(load_time(again))
     print(f"cached structop.load: {', '.join(f'{t * 1000:.0f} ms' for t in cached)}")
     if len(published(name_dir)) != 1:
@@ -381,19 +478,35 @@ def stage_jit(ctx):
         text = f.read()
     with open(broken, "w", encoding="utf-8") as f:
         f.write(text.replace("affine: Affine", "affine: Afine"))
-    result = run([ctx.python, "-c", (
-        "import sys, structop\n"
-        "try:\n"
-        "    structop.load('jit_broken', sys.argv[1], [sys.argv[2]])\n"
-        "except structop.IDLError as e:\n"
-        "    print(e)\n"
-        "    sys.exit(0)\n"
-        "sys.exit('no IDLError')\n"), broken, kernels], ctx.env)
+    result = run(
+        [
+            ctx.python,
+            "-c",
+            (
+                "import sys, structop\n"
+                "try:\n"
+                "    structop.load('jit_broken', sys.argv[1], [sys.argv[2]])\n"
+                "except structop.IDLError as e:\n"
+                "    print(e)\n"
+                "    sys.exit(0)\n"
+                "sys.exit('no IDLError')\n"
+            ),
+            broken,
+            kernels,
+        ],
+        ctx.env,
+    )
     line = next((i + 1 for i, t in enumerate(text.splitlines()) if "affine: Affine" in t), 0)
     want = f"{broken}:{line}:"
-    if want not in result.stdout or ": error: " not in result.stdout or "Affine" not in result.stdout:
-        fail(f"the IDLError does not carry structopc's diagnostic ({want}..., a hint naming "
-             f"Affine):\n{result.stdout}")
+    if (
+        want not in result.stdout
+        or ": error: " not in result.stdout
+        or "Affine" not in result.stdout
+    ):
+        fail(
+            f"the IDLError does not carry structopc's diagnostic ({want}..., a hint naming "
+            f"Affine):\n{result.stdout}"
+        )
     if glob.glob(os.path.join(toolchain[0], "jit", "jit_broken", "*", "complete.json")):
         fail("a broken IDL published a build")
     print("IDLError:\n" + result.stdout.rstrip())
@@ -406,10 +519,24 @@ def stage_jit(ctx):
     edit(kernels, "namespace jit_demo {", '#include "jit_extra.h"\n\nnamespace jit_demo {')
     before = published(name_dir)
     start = time.monotonic()
-    procs = [subprocess.Popen([ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", "--scale", "3.0",
-                               "--skip-checks"],
-                              env=ctx.env, cwd=ctx.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [
+                ctx.python,
+                os.path.join(folder, "run_jit.py"),
+                "--verbose",
+                "--scale",
+                "3.0",
+                "--skip-checks",
+            ],
+            env=ctx.env,
+            cwd=ctx.work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outputs = [p.communicate() for p in procs]
     print(f"four concurrent structop.load calls: {time.monotonic() - start:.1f} s")
     for p, (out, err) in zip(procs, outputs):
@@ -418,10 +545,14 @@ def stage_jit(ctx):
     builds = sum(err.count("structop: building jit_demo") for _, err in outputs)
     waited = sum(err.count("built by another process") for _, err in outputs)
     if builds != 1 or waited != 3:
-        fail(f"four concurrent processes: {builds} built, {waited} loaded the other's build "
-             "(want 1 and 3):\n" + "\n".join(err for _, err in outputs))
+        fail(
+            f"four concurrent processes: {builds} built, {waited} loaded the other's build "
+            "(want 1 and 3):\n" + "\n".join(err for _, err in outputs)
+        )
     if len(published(name_dir)) != len(before) + 1:
-        fail(f"four concurrent processes published {len(published(name_dir)) - len(before)} builds, not 1")
+        fail(
+            f"four concurrent processes published {len(published(name_dir)) - len(before)} builds, not 1"
+        )
 
     # b6: an edit of that header alone makes a new build (the headers a build
     # included are part of the next key); killed halfway, it publishes
@@ -429,10 +560,21 @@ def stage_jit(ctx):
     edit(header, "#pragma once\n", "#pragma once\nconstexpr int jit_extra_edited = 1;\n")
     before = published(name_dir)
     marker = os.path.join(name_dir, "build", ".in-progress")
-    proc = subprocess.Popen([ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", "--scale", "3.0",
-                             "--skip-checks"],
-                            env=ctx.env, cwd=ctx.work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            ctx.python,
+            os.path.join(folder, "run_jit.py"),
+            "--verbose",
+            "--scale",
+            "3.0",
+            "--skip-checks",
+        ],
+        env=ctx.env,
+        cwd=ctx.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not os.path.exists(marker) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -451,16 +593,23 @@ def stage_jit(ctx):
         fail("the killed build left no in-progress mark: it was not killed halfway")
     retry = jit_run(ctx, folder, "--scale", "3.0", "--skip-checks")
     if "structop: building jit_demo" not in retry.stderr or "ok (call" not in retry.stdout:
-        fail(f"the call after a killed build did not build and pass:\n{retry.stdout}\n{retry.stderr}")
+        fail(
+            f"the call after a killed build did not build and pass:\n{retry.stdout}\n{retry.stderr}"
+        )
     if os.path.exists(marker) or len(published(name_dir)) != len(before) + 1:
         fail("the build after a killed one did not finish cleanly")
     print("killed build: nothing published; the next call rebuilt from a clean folder")
 
     # b7: a CUDA source compiled by nvcc.
-    if shutil.which("nvcc", path=ctx.env["PATH"]) or os.path.exists("/usr/local/cuda/bin/nvcc") \
-            or os.environ.get("CUDA_HOME"):
-        cuda = copy_example(os.path.join(ctx.source_root, "tests", "package", "cuda"),
-                            os.path.join(ctx.work, "b", "cuda"))
+    if (
+        shutil.which("nvcc", path=ctx.env["PATH"])
+        or os.path.exists("/usr/local/cuda/bin/nvcc")
+        or os.environ.get("CUDA_HOME")
+    ):
+        cuda = copy_example(
+            os.path.join(ctx.source_root, "tests", "package", "cuda"),
+            os.path.join(ctx.work, "b", "cuda"),
+        )
         # run_cuda.py checks that the op has a CUDA kernel: the nvcc-compiled object's.
         result = run([ctx.python, os.path.join(cuda, "run_cuda.py"), cuda], ctx.env, cwd=ctx.work)
         print(result.stdout.strip().splitlines()[-1])
@@ -470,23 +619,36 @@ def stage_jit(ctx):
 
 # --- c: setuptools -------------------------------------------------------------
 
+
 def stage_setuptools(ctx):
-    project = copy_example(os.path.join(ctx.source_root, "idl_examples", "setuptools_example"),
-                           os.path.join(ctx.work, "c", "setuptools_example"))
-    run([ctx.python, "-m", "pip", "install", "--no-build-isolation", project], ctx.env, cwd=ctx.work)
-    result = run([ctx.python, os.path.join(project, "tests", "test_example.py")], ctx.env, cwd=ctx.work)
+    project = copy_example(
+        os.path.join(ctx.source_root, "idl_examples", "setuptools_example"),
+        os.path.join(ctx.work, "c", "setuptools_example"),
+    )
+    run(
+        [ctx.python, "-m", "pip", "install", "--no-build-isolation", project], ctx.env, cwd=ctx.work
+    )
+    result = run(
+        [ctx.python, os.path.join(project, "tests", "test_example.py")], ctx.env, cwd=ctx.work
+    )
     if "structop_example.layer ok" not in result.stdout:
         fail(f"the example package's test did not pass:\n{result.stdout}")
     site = ctx.site_packages()
-    if f"structop_example: {os.path.join(site, 'structop_example', '__init__.py')}" not in result.stdout:
+    if (
+        f"structop_example: {os.path.join(site, 'structop_example', '__init__.py')}"
+        not in result.stdout
+    ):
         fail(f"the test did not import the installed package:\n{result.stdout}")
 
 
 # --- d: CMake ------------------------------------------------------------------
 
+
 def stage_cmake(ctx):
-    project = copy_example(os.path.join(ctx.source_root, "idl_examples", "cmake_consumer"),
-                           os.path.join(ctx.work, "d", "cmake_consumer"))
+    project = copy_example(
+        os.path.join(ctx.source_root, "idl_examples", "cmake_consumer"),
+        os.path.join(ctx.work, "d", "cmake_consumer"),
+    )
     if not shutil.which("cmake", path=ctx.path_without_venv):
         fail("cmake is not installed (Debian: apt install cmake)")
     cmakedir = ctx.structop("--cmakedir")
@@ -494,10 +656,14 @@ def stage_cmake(ctx):
     # that imports it (here: the environment's bin/python3 beside it).
     env = dict(ctx.env, PATH=ctx.path_without_venv)
     build = os.path.join(project, "build")
-    configure = run(["cmake", "-S", project, "-B", build, "-G", "Ninja", "-Dstructop_DIR=" + cmakedir], env)
+    configure = run(
+        ["cmake", "-S", project, "-B", build, "-G", "Ninja", "-Dstructop_DIR=" + cmakedir], env
+    )
     want = f"structop {ctx.version} for torch "
     if want not in configure.stdout or ctx.venv not in configure.stdout:
-        fail(f"find_package(structop) did not report this environment's structop:\n{configure.stdout}")
+        fail(
+            f"find_package(structop) did not report this environment's structop:\n{configure.stdout}"
+        )
     run(["cmake", "--build", build], env)
     tests = run(["ctest", "--test-dir", build, "--output-on-failure", "-V"], env)
     if "100% tests passed, 0 tests failed out of 2" not in tests.stdout:
@@ -524,8 +690,11 @@ def main():
         shutil.rmtree(ctx.cache)
 
     total = time.monotonic()
-    ok = stage("venv", stage_venv, ctx) and stage("wheel", stage_wheel, ctx) \
+    ok = (
+        stage("venv", stage_venv, ctx)
+        and stage("wheel", stage_wheel, ctx)
         and stage("install", stage_install, ctx)
+    )
     if ok:
         for name in args.stages.split(","):
             stage(name, STAGES[name], ctx)

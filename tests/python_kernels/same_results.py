@@ -12,6 +12,7 @@ that requires grad.
 
 Usage: same_results.py LIBSTRUCTOP_EXAMPLES.so KERNELS_DIR GENERATED_MODULE_DIR PT2_TEST
 """
+
 import enum
 import importlib.util
 import os
@@ -67,8 +68,12 @@ def main():
         runs = {}
         for label, source in (("C++", library), ("Python", kernels_dir)):
             path = os.path.join(tmp, label + ".pt")
-            run = subprocess.run([sys.executable, __file__, "--child", source, module_dir, pt2_path, path],
-                                 capture_output=True, text=True, timeout=900)
+            run = subprocess.run(
+                [sys.executable, __file__, "--child", source, module_dir, pt2_path, path],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             if run.returncode != 0:
                 sys.exit(f"FAIL the {label} run (exit {run.returncode}):\n{run.stdout}{run.stderr}")
             runs[label] = torch.load(path)
@@ -88,11 +93,15 @@ def main():
         except AssertionError as error:
             failures.append(f"{name}: {error}")
     for name in sorted(cpp):
-        print(f"{'FAIL' if any(f.startswith(name + ':') for f in failures) else 'ok  '} {name} "
-              f"({len(cpp[name][1])} values)")
+        print(
+            f"{'FAIL' if any(f.startswith(name + ':') for f in failures) else 'ok  '} {name} "
+            f"({len(cpp[name][1])} values)"
+        )
     if failures:
         sys.exit("FAIL C++ and Python kernels differ:\n" + "\n".join(failures))
-    print(f"{len(cpp)} cases: C++ and Python kernels give the same outputs, written inputs and gradients")
+    print(
+        f"{len(cpp)} cases: C++ and Python kernels give the same outputs, written inputs and gradients"
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ Usage: test_python_kernels.py GENERATED_MODULE_DIR KERNELS_DIR [LIBSTRUCTOP_EXAM
 (with the library, also: the compiled extension loaded first refuses Python
 kernels; the examples' Python kernels refuse to let it load after them.)
 """
+
 import dataclasses
 import json
 import os
@@ -58,6 +59,7 @@ def setUpModule():
     global pk
     sys.path.insert(0, MODULE_DIR)
     import pk_ops
+
     pk = pk_ops
 
 
@@ -71,14 +73,20 @@ def run_child(code, *args):
     Returns (exit status, stdout + stderr)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([MODULE_DIR, KERNELS_DIR, env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True,
-                         text=True, env=env, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     return out.returncode, out.stdout + out.stderr
 
 
 # ---------------------------------------------------------------------------
 # Declaring
 # ---------------------------------------------------------------------------
+
 
 class Declaring(unittest.TestCase):
     def test_the_first_registration_defines_the_op(self):
@@ -97,8 +105,11 @@ class Declaring(unittest.TestCase):
             print("call:", pk.affine(torch.ones(2), pk.Cfg(pk.Inner(torch.full((2,), 3.0)), 2.0), pk.Plain()))
         """)
         self.assertEqual(status, 0, out)
-        self.assertIn("before: pk::affine is not registered: call load_library(path) with the compiled "
-                      "extension first, or implement it in Python (register_kernel)", out)
+        self.assertIn(
+            "before: pk::affine is not registered: call load_library(path) with the compiled "
+            "extension first, or implement it in Python (register_kernel)",
+            out,
+        )
         self.assertIn("schema: True", out)
         self.assertIn("tags: [<Tag.pt2_compliant_tag: ", out)
         self.assertIn("others: None", out)
@@ -119,11 +130,13 @@ class Declaring(unittest.TestCase):
                     print(e)
         """)
         self.assertEqual(status, 0, out)
-        message = ("pk::custom: {}: the op is already registered, by a compiled extension "
-                   "(load_library) or another torch.library definition, so its kernels come from there; "
-                   "an op has one registration, so structop does not define it again from Python. "
-                   "Implement the op either in the extension or in Python (in a process that does not "
-                   "load the extension)")
+        message = (
+            "pk::custom: {}: the op is already registered, by a compiled extension "
+            "(load_library) or another torch.library definition, so its kernels come from there; "
+            "an op has one registration, so structop does not define it again from Python. "
+            "Implement the op either in the extension or in Python (in a process that does not "
+            "load the extension)"
+        )
         self.assertIn(message.format("register_kernel"), out)
         self.assertIn(message.format("register_fake"), out)
         self.assertEqual(out.count("the op is already registered"), 3, out)
@@ -131,7 +144,8 @@ class Declaring(unittest.TestCase):
     def test_the_compiled_extension_wins(self):
         if not LIBRARY:
             self.skipTest("needs the compiled examples (LIBSTRUCTOP_EXAMPLES.so)")
-        status, out = run_child("""
+        status, out = run_child(
+            """
             import sys, torch, weights_ops as W
             W.load_library(sys.argv[1])
             try:
@@ -140,15 +154,21 @@ class Declaring(unittest.TestCase):
                 print(e)
             x, w, b = torch.ones(3), torch.full((3,), 2.0), torch.ones(3)
             print("C++:", W.op(x, W.WeightCfg(W.Inner(w, b), scale=3.0)))
-        """, LIBRARY)
+        """,
+            LIBRARY,
+        )
         self.assertEqual(status, 0, out)
-        self.assertIn("weights::op: register_kernel: the op is already registered, by a compiled "
-                      "extension (load_library)", out)
+        self.assertIn(
+            "weights::op: register_kernel: the op is already registered, by a compiled "
+            "extension (load_library)",
+            out,
+        )
         self.assertIn("C++: tensor([9., 9., 9.])", out)
 
     def test_loading_an_extension_after_python_definitions_is_refused(self):
         library = LIBRARY or "/nonexistent/libstructop_examples.so"  # refused before it is read
-        status, out = run_child("""
+        status, out = run_child(
+            """
             import sys, weights_ops as W
             import weights_kernels  # weights::op and weights::affine in Python
             try:
@@ -156,7 +176,9 @@ class Declaring(unittest.TestCase):
             except RuntimeError as e:
                 print(e)
             print("still alive")
-        """, library)
+        """,
+            library,
+        )
         self.assertEqual(status, 0, out)
         self.assertIn(
             f"structop: cannot load {library}: weights::affine, weights::extent, weights::moments, weights::op are "
@@ -164,7 +186,9 @@ class Declaring(unittest.TestCase):
             "kernels), and a compiled extension for torch namespace `weights` would register them a "
             "second time, which aborts the process; an op is implemented either by the compiled "
             "extension or in Python: load the extension in a process that registers no Python kernels "
-            "for its ops", out)
+            "for its ops",
+            out,
+        )
         self.assertIn("still alive", out)
 
     def test_another_version_of_the_idl_cannot_redefine_the_op(self):
@@ -172,11 +196,14 @@ class Declaring(unittest.TestCase):
             with open(os.path.join(MODULE_DIR, "pk_ops.py"), encoding="utf-8") as f:
                 text = f.read()
             # The same op with another schema (an IDL with another default).
-            other = text.replace("int n=1) -> Tensor", "int n=2) -> Tensor").replace("n=1):", "n=2):")
+            other = text.replace("int n=1) -> Tensor", "int n=2) -> Tensor").replace(
+                "n=1):", "n=2):"
+            )
             self.assertNotEqual(other, text)
             with open(os.path.join(tmp, "pk_other_ops.py"), "w", encoding="utf-8") as f:
                 f.write(other)
-            status, out = run_child("""
+            status, out = run_child(
+                """
                 import sys; sys.path.insert(0, sys.argv[1])
                 import pk_ops, pk_other_ops
                 pk_ops.affine.register_kernel(None, lambda *a: a[0])
@@ -184,16 +211,22 @@ class Declaring(unittest.TestCase):
                     pk_other_ops.affine.register_kernel(None, lambda *a: a[0])
                 except RuntimeError as e:
                     print(e)
-            """, tmp)
+            """,
+                tmp,
+            )
         self.assertEqual(status, 0, out)
-        self.assertIn("pk::affine: register_kernel: the op is already defined from Python with another "
-                      "schema", out)
+        self.assertIn(
+            "pk::affine: register_kernel: the op is already defined from Python with another "
+            "schema",
+            out,
+        )
         self.assertIn("(another version of pk.ops.yaml?)", out)
 
 
 # ---------------------------------------------------------------------------
 # Implementing: kernels and fake kernels
 # ---------------------------------------------------------------------------
+
 
 def affine_kernel(x, cfg, p, n):
     b = cfg.inner.b if cfg.inner.b is not None else 0
@@ -231,8 +264,10 @@ class Kernels(unittest.TestCase):
         pk.affine.register_kernel(None, affine_kernel)
         with self.assertRaises(ValueError) as cm:
             torch.ops.pk.affine(t(2), t(2), None, 1.0, "div", [1], 2, 1)
-        self.assertEqual(str(cm.exception),
-                         'pk::affine: cfg.mode: invalid value "div" for Mode; expected one of: add, mul')
+        self.assertEqual(
+            str(cm.exception),
+            'pk::affine: cfg.mode: invalid value "div" for Mode; expected one of: add, mul',
+        )
 
     def test_device_kernels_and_replacing(self):
         x, cfg = t(2), pk.Cfg(pk.Inner(t(2)))
@@ -240,50 +275,66 @@ class Kernels(unittest.TestCase):
         torch.testing.assert_close(pk.nograd(x, cfg), x + 1)
         pk.nograd.register_kernel("cpu")(lambda x, cfg: x + 2)  # a device's own kernel wins
         torch.testing.assert_close(pk.nograd(x, cfg), x + 2)
+
         def plus3(x, cfg):
             return x + 3
+
         self.assertIs(pk.nograd.register_kernel(["cpu"], plus3), plus3)  # replaces
         torch.testing.assert_close(pk.nograd(x, cfg), x + 3)
 
         def plus4(x, cfg):
             return x + 4
+
         self.assertIs(pk.nograd.register_kernel(("cpu", None))(plus4), plus4)  # a decorator
         torch.testing.assert_close(pk.nograd(x, cfg), x + 4)
-        torch.testing.assert_close(pk.nograd(x.to("meta"), pk.Cfg(pk.Inner(t(2).to("meta")))).shape, x.shape)
+        torch.testing.assert_close(
+            pk.nograd(x.to("meta"), pk.Cfg(pk.Inner(t(2).to("meta")))).shape, x.shape
+        )
 
     def test_registration_errors(self):
         with self.assertRaises(ValueError) as cm:
             pk.nograd.register_kernel("meta", lambda x, cfg: x)
-        self.assertEqual(str(cm.exception),
-                         'pk::nograd: a kernel for device type "meta" is a fake kernel: use register_fake')
+        self.assertEqual(
+            str(cm.exception),
+            'pk::nograd: a kernel for device type "meta" is a fake kernel: use register_fake',
+        )
         with self.assertRaises(TypeError) as cm:
             pk.nograd.register_kernel(None, "not a function")
         self.assertEqual(str(cm.exception), "pk::nograd: register_kernel takes a function, got str")
         with self.assertRaises(TypeError) as cm:
             pk.nograd.register_kernel(3)
-        self.assertEqual(str(cm.exception), "pk::nograd: register_kernel takes a device type (\"cpu\", "
-                                            "\"cuda\", ...), a list of them or None, got 3")
+        self.assertEqual(
+            str(cm.exception),
+            'pk::nograd: register_kernel takes a device type ("cpu", '
+            '"cuda", ...), a list of them or None, got 3',
+        )
         with self.assertRaises(RuntimeError) as cm:
             pk.zeros.register_kernel("cpu", lambda n, device: torch.zeros(n, device=device))
-        self.assertEqual(str(cm.exception),
-                         "pk::zeros takes no tensor, so torch cannot choose a kernel by device for it: "
-                         "register its kernel for every device (register_kernel(None)) and read the "
-                         "device from its arguments")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::zeros takes no tensor, so torch cannot choose a kernel by device for it: "
+            "register its kernel for every device (register_kernel(None)) and read the "
+            "device from its arguments",
+        )
         with self.assertRaises(RuntimeError) as cm:
             pk.nograd.register_autograd(lambda ctx, g: (g, None))
-        self.assertEqual(str(cm.exception),
-                         "pk::nograd: register_autograd needs `backward: true` on the op in pk.ops.yaml "
-                         "(without it a backward through the op raises \"not implemented\", as with a "
-                         "compiled extension)")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::nograd: register_autograd needs `backward: true` on the op in pk.ops.yaml "
+            '(without it a backward through the op raises "not implemented", as with a '
+            "compiled extension)",
+        )
 
     def test_a_missing_kernel_says_which(self):
         pk.custom.register_fake(lambda x: torch.empty_like(x))  # defines the op, no kernel
         with self.assertRaises(NotImplementedError) as cm:
             pk.custom(t(2))
-        self.assertEqual(str(cm.exception),
-                         "pk::custom has no Python kernel for device type cpu (kernels registered for: "
-                         "none): register one with register_kernel(\"<device>\") or, for every device, "
-                         "register_kernel(None)")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::custom has no Python kernel for device type cpu (kernels registered for: "
+            'none): register one with register_kernel("<device>") or, for every device, '
+            "register_kernel(None)",
+        )
 
     def test_an_op_without_tensor_input(self):
         @pk.zeros.register_kernel(None)
@@ -323,12 +374,15 @@ class Kernels(unittest.TestCase):
         pk.scale_.register_kernel(None, lambda x, cfg: cfg.inner.w.mul_(cfg.scale))
         with self.assertRaises(TypeError) as cm:
             pk.scale_(t(3), pk.Cfg(pk.Inner(w)))
-        self.assertEqual(str(cm.exception),
-                         "pk::scale_ returns nothing (`-> ()`), but its Python kernel returned a Tensor: "
-                         "return None")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::scale_ returns nothing (`-> ()`), but its Python kernel returned a Tensor: "
+            "return None",
+        )
 
     def test_fake_kernels(self):
         from torch._subclasses.fake_tensor import FakeTensorMode
+
         pk.affine.register_kernel(None, affine_kernel)
         pk.custom.register_kernel(None, lambda x: x.sum(0))
         mode = FakeTensorMode()
@@ -345,8 +399,11 @@ class Kernels(unittest.TestCase):
             except RuntimeError as e:
                 print(e)
         """)
-        self.assertIn("pk::custom has no fake kernel: its IDL says `meta: custom` (register one with "
-                      "register_fake)", fresh[1])
+        self.assertIn(
+            "pk::custom has no fake kernel: its IDL says `meta: custom` (register one with "
+            "register_fake)",
+            fresh[1],
+        )
         pk.custom.register_fake(lambda x: x.new_empty(x.shape[1:]))
         with mode:
             self.assertEqual(pk.custom(x).shape, (3,))
@@ -355,6 +412,7 @@ class Kernels(unittest.TestCase):
 # ---------------------------------------------------------------------------
 # Implementing: autograd
 # ---------------------------------------------------------------------------
+
 
 def affine_setup_context(ctx, inputs, output):
     x, cfg, p, n = inputs
@@ -372,17 +430,21 @@ class RecordListGradients(unittest.TestCase):
             for item in items:
                 out = out + item.w + (item.b if item.b is not None else 0)
             return out
+
         pk.layers.register_kernel(None, kernel)
 
     def run_backward(self, grads):
-        pk.layers.register_autograd(lambda ctx, grad: grads(grad),
-                                   setup_context=lambda ctx, inputs, output: None)
+        pk.layers.register_autograd(
+            lambda ctx, grad: grads(grad), setup_context=lambda ctx, inputs, output: None
+        )
         items = [pk.Inner(t(3, rg=True)), pk.Inner(t(3, rg=True), t(3, rg=True))]
         pk.layers(t(3, rg=True), items).sum().backward()
         return items
 
     def test_one_grad_record_per_item(self):
-        items = self.run_backward(lambda grad: (grad, [pk.InnerGrad(w=grad), pk.InnerGrad(w=2 * grad, b=grad)]))
+        items = self.run_backward(
+            lambda grad: (grad, [pk.InnerGrad(w=grad), pk.InnerGrad(w=2 * grad, b=grad)])
+        )
         torch.testing.assert_close(items[1].w.grad, torch.full((3,), 2.0, dtype=torch.float64))
         torch.testing.assert_close(items[1].b.grad, torch.ones(3, dtype=torch.float64))
         self.assertIsNone(items[0].b)
@@ -390,12 +452,17 @@ class RecordListGradients(unittest.TestCase):
     def test_an_error_inside_an_item_names_it(self):
         with self.assertRaises(TypeError) as cm:
             self.run_backward(lambda grad: (grad, [pk.InnerGrad(w=grad), pk.InnerGrad(w=1.0)]))
-        self.assertEqual(str(cm.exception),
-                         "pk::layers: the gradient for `items[1].w` must be a Tensor or None, got float")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::layers: the gradient for `items[1].w` must be a Tensor or None, got float",
+        )
         with self.assertRaises(TypeError) as cm:
             self.run_backward(lambda grad: (grad, [None, {"ww": grad}]))
-        self.assertIn("pk::layers: backward returned a gradient for `items[1].ww`, but Inner has no "
-                      "field `ww`", str(cm.exception))
+        self.assertIn(
+            "pk::layers: backward returned a gradient for `items[1].ww`, but Inner has no "
+            "field `ww`",
+            str(cm.exception),
+        )
 
 
 class RecordReturns(unittest.TestCase):
@@ -404,7 +471,9 @@ class RecordReturns(unittest.TestCase):
     returns something else is told which return is wrong."""
 
     def setUp(self):
-        pk.parts.register_kernel(None, lambda x: (x.clone(), pk.Parts(x * 1, pk.Pair(x * 2, x * 3))))
+        pk.parts.register_kernel(
+            None, lambda x: (x.clone(), pk.Parts(x * 1, pk.Pair(x * 2, x * 3)))
+        )
         self.seen = {}
 
         def setup_context(ctx, inputs, output):
@@ -434,12 +503,16 @@ class RecordReturns(unittest.TestCase):
         pk.parts.register_kernel(None, lambda x: (x, (x, (x, x))))
         with self.assertRaises(TypeError) as cm:
             pk.parts(t(3))
-        self.assertEqual(str(cm.exception), "pk::parts: a kernel must return a Parts as `parts`, got tuple")
+        self.assertEqual(
+            str(cm.exception), "pk::parts: a kernel must return a Parts as `parts`, got tuple"
+        )
         pk.parts.register_kernel(None, lambda x: pk.Parts(x, pk.Pair(x, x)))
         with self.assertRaises(TypeError) as cm:
             pk.parts(t(3))
-        self.assertEqual(str(cm.exception),
-                         "pk::parts: a kernel must return a tuple of 2 values (whole, parts), got Parts")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::parts: a kernel must return a tuple of 2 values (whole, parts), got Parts",
+        )
 
 
 class TensorListGradients(unittest.TestCase):
@@ -456,6 +529,7 @@ class TensorListGradients(unittest.TestCase):
                 if v is not None:
                     out = out + 2 * v
             return out
+
         pk.stack.register_kernel(None, kernel)
 
     def use_backward(self, grads):
@@ -466,6 +540,7 @@ class TensorListGradients(unittest.TestCase):
         def backward(ctx, grad):
             self.needs = ctx.needs_input_grad
             return grads(ctx, grad)
+
         pk.stack.register_autograd(backward, setup_context=setup_context)
 
     @staticmethod
@@ -474,9 +549,12 @@ class TensorListGradients(unittest.TestCase):
 
     def test_gradcheck_and_needs_input_grad_per_tensor(self):
         self.use_backward(self.right)
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, a, b, c: pk.stack(x, [a, b], [c, None]),
-            tuple(t(3, rg=True) for _ in range(4))))
+        self.assertTrue(
+            torch.autograd.gradcheck(
+                lambda x, a, b, c: pk.stack(x, [a, b], [c, None]),
+                tuple(t(3, rg=True) for _ in range(4)),
+            )
+        )
         x, a, b, c = t(3, rg=True), t(3), t(3, rg=True), t(3, rg=True)
         pk.stack(x, [a, b], [None, c]).sum().backward()
         self.assertEqual(self.needs, (True, [False, True], [False, True]))
@@ -496,20 +574,24 @@ class TensorListGradients(unittest.TestCase):
     def test_a_wrong_count_or_kind_names_the_list(self):
         self.assertEqual(
             self.backward_error(lambda ctx, grad: (grad, [grad], None), RuntimeError),
-            'pk::stack: backward returned 1 gradient for xs, but the input list has 2 tensors '
-            '(give one per tensor; None for "no gradient")')
+            "pk::stack: backward returned 1 gradient for xs, but the input list has 2 tensors "
+            '(give one per tensor; None for "no gradient")',
+        )
         self.assertEqual(
             self.backward_error(lambda ctx, grad: (grad, grad, None), TypeError),
             "pk::stack: the gradient for `xs` must be a list (one Tensor or None per tensor of the "
-            "input list) or None, got Tensor")
+            "input list) or None, got Tensor",
+        )
         self.assertEqual(
             self.backward_error(lambda ctx, grad: (grad, [grad, 1.0], None), TypeError),
-            "pk::stack: the gradient for `xs[1]` must be a Tensor or None, got float")
+            "pk::stack: the gradient for `xs[1]` must be a Tensor or None, got float",
+        )
 
     def test_a_wrong_shape_names_the_item(self):
         self.assertEqual(
             self.backward_error(lambda ctx, grad: (grad, [grad, grad.sum()], None), RuntimeError),
-            "pk::stack: gradient for xs[1] has shape [] but the input has shape [3]")
+            "pk::stack: gradient for xs[1] has shape [] but the input has shape [3]",
+        )
 
 
 class Autograd(unittest.TestCase):
@@ -518,11 +600,13 @@ class Autograd(unittest.TestCase):
 
     def use_backward(self, cfg_grad):
         """affine's backward, returning cfg_grad(gw, gb) for cfg."""
+
         def backward(ctx, grad):
             x, w = ctx.saved_tensors
             g = grad * ctx.factor
             self.needs = ctx.needs_input_grad
             return g * w, cfg_grad(g * x, g), None, None
+
         pk.affine.register_autograd(backward, setup_context=affine_setup_context)
 
     def grads(self, b_requires_grad=True):
@@ -531,10 +615,12 @@ class Autograd(unittest.TestCase):
         return x, w, b
 
     def test_gradients_as_grads_dataclass_dict_or_none(self):
-        for form in (lambda gw, gb: pk.CfgGrad(inner=pk.InnerGrad(w=gw, b=gb)),
-                     lambda gw, gb: {"inner": {"w": gw, "b": gb}},
-                     lambda gw, gb: pk.CfgGrad(inner={"w": gw, "b": gb}),
-                     lambda gw, gb: {"inner": pk.InnerGrad(w=gw, b=gb), "scale": None, "mode": None}):
+        for form in (
+            lambda gw, gb: pk.CfgGrad(inner=pk.InnerGrad(w=gw, b=gb)),
+            lambda gw, gb: {"inner": {"w": gw, "b": gb}},
+            lambda gw, gb: pk.CfgGrad(inner={"w": gw, "b": gb}),
+            lambda gw, gb: {"inner": pk.InnerGrad(w=gw, b=gb), "scale": None, "mode": None},
+        ):
             self.use_backward(form)
             x, w, b = self.grads()
             torch.testing.assert_close(x.grad, 6 * w.detach())
@@ -550,13 +636,18 @@ class Autograd(unittest.TestCase):
     def test_needs_input_grad_per_parameter(self):
         self.use_backward(lambda gw, gb: {"inner": {"w": gw}})
         self.grads(b_requires_grad=False)
-        self.assertEqual(self.needs, (True, pk.CfgGrad(inner=pk.InnerGrad(w=True, b=False)), False, False))
+        self.assertEqual(
+            self.needs, (True, pk.CfgGrad(inner=pk.InnerGrad(w=True, b=False)), False, False)
+        )
 
     def test_gradcheck_through_record_leaves(self):
         self.use_backward(lambda gw, gb: pk.CfgGrad(inner=pk.InnerGrad(w=gw, b=gb)))
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, w, b: pk.affine(x, pk.Cfg(pk.Inner(w, b), scale=1.5), pk.Plain(2), 3),
-            (t(3, rg=True), t(3, rg=True), t(3, rg=True))))
+        self.assertTrue(
+            torch.autograd.gradcheck(
+                lambda x, w, b: pk.affine(x, pk.Cfg(pk.Inner(w, b), scale=1.5), pk.Plain(2), 3),
+                (t(3, rg=True), t(3, rg=True), t(3, rg=True)),
+            )
+        )
 
     def backward_error(self, cfg_grad, error=TypeError):
         self.use_backward(cfg_grad)
@@ -568,50 +659,61 @@ class Autograd(unittest.TestCase):
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"inner": {"ww": gw}}),
             "pk::affine: backward returned a gradient for `cfg.inner.ww`, but Inner has no field `ww` "
-            "(fields that take gradients: w, b)")
+            "(fields that take gradients: w, b)",
+        )
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"iner": {"w": gw}}),
             "pk::affine: backward returned a gradient for `cfg.iner`, but Cfg has no field `iner` "
-            "(fields that take gradients: inner)")
+            "(fields that take gradients: inner)",
+        )
 
     def test_gradients_for_what_takes_none(self):
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"scale": gw}),
             "pk::affine: backward returned a gradient for `cfg.scale`, which takes none (only Tensor, "
-            "Tensor?, Tensor[] and Tensor?[] fields do; return None for it)")
+            "Tensor?, Tensor[] and Tensor?[] fields do; return None for it)",
+        )
 
         def backward(ctx, grad):
             return grad, None, torch.ones(()), None
+
         pk.affine.register_autograd(backward)
         with self.assertRaises(TypeError) as cm:
             self.grads()
-        self.assertEqual(str(cm.exception),
-                         "pk::affine: backward returned a gradient for `p`, which takes none (return "
-                         "None for it)")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::affine: backward returned a gradient for `p`, which takes none (return "
+            "None for it)",
+        )
 
     def test_wrong_count_and_kind(self):
         pk.affine.register_autograd(lambda ctx, grad: (grad, None))
         with self.assertRaises(TypeError) as cm:
             self.grads()
-        self.assertEqual(str(cm.exception),
-                         "pk::affine: backward must return 4 gradients (one per parameter: x, cfg, p, "
-                         "n), got 2")
+        self.assertEqual(
+            str(cm.exception),
+            "pk::affine: backward must return 4 gradients (one per parameter: x, cfg, p, n), got 2",
+        )
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"inner": {"w": 1.0}}),
-            "pk::affine: the gradient for `cfg.inner.w` must be a Tensor or None, got float")
+            "pk::affine: the gradient for `cfg.inner.w` must be a Tensor or None, got float",
+        )
         self.assertEqual(
             self.backward_error(lambda gw, gb: [gw]),
             "pk::affine: the gradient for `cfg` must be a CfgGrad, a dict by field name, or None, got "
-            "list")
+            "list",
+        )
 
     def test_wrong_shape_and_dtype_name_the_path(self):
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"inner": {"w": gw[:2]}}, RuntimeError),
-            "pk::affine: gradient for cfg.inner.w has shape [2] but the input has shape [3]")
+            "pk::affine: gradient for cfg.inner.w has shape [2] but the input has shape [3]",
+        )
         self.assertEqual(
             self.backward_error(lambda gw, gb: {"inner": {"b": gb.float()}}, RuntimeError),
             "pk::affine: gradient for cfg.inner.b has dtype torch.float32 but the input has dtype "
-            "torch.float64")
+            "torch.float64",
+        )
 
     def test_keyword_only_record_with_backward(self):
         @pk.pair.register_kernel(None)
@@ -628,7 +730,9 @@ class Autograd(unittest.TestCase):
 
         pk.pair.register_autograd(backward, setup_context=setup_context)
         x, w = t(3, rg=True), t(3, rg=True)
-        self.assertTrue(torch.autograd.gradcheck(lambda x, w: pk.pair(x, cfg=pk.Cfg(pk.Inner(w))), (x, w)))
+        self.assertTrue(
+            torch.autograd.gradcheck(lambda x, w: pk.pair(x, cfg=pk.Cfg(pk.Inner(w))), (x, w))
+        )
 
     def test_backward_true_without_a_registered_backward(self):
         status, out = run_child("""
@@ -642,8 +746,11 @@ class Autograd(unittest.TestCase):
                 print(e)
         """)
         self.assertEqual(status, 0, out)
-        self.assertIn("pk::pair: no backward registered: the op has `backward: true` in pk.ops.yaml; "
-                      "register one with register_autograd(backward, setup_context=...)", out)
+        self.assertIn(
+            "pk::pair: no backward registered: the op has `backward: true` in pk.ops.yaml; "
+            "register one with register_autograd(backward, setup_context=...)",
+            out,
+        )
 
     def test_no_backward_true_raises_not_implemented(self):
         pk.nograd.register_kernel(None, lambda x, cfg: x * cfg.inner.w)
@@ -652,15 +759,20 @@ class Autograd(unittest.TestCase):
         self.assertTrue(y.requires_grad)
         with self.assertRaises(RuntimeError) as cm:
             y.sum().backward()
-        self.assertEqual(str(cm.exception), "derivative for pk::nograd is not implemented: the op has no "
-                                            "`backward: true` in pk.ops.yaml")
+        self.assertEqual(
+            str(cm.exception),
+            "derivative for pk::nograd is not implemented: the op has no "
+            "`backward: true` in pk.ops.yaml",
+        )
         with torch.no_grad():  # no graph without grad mode
             self.assertFalse(pk.nograd(x, pk.Cfg(pk.Inner(t(3)))).requires_grad)
 
     def test_opcheck_and_compile(self):
         self.use_backward(lambda gw, gb: pk.CfgGrad(inner=pk.InnerGrad(w=gw, b=gb)))
         x, w, b = t(3, rg=True), t(3, rg=True), t(3, rg=True)
-        result = torch.library.opcheck(torch.ops.pk.affine.default, (x, w, b, 2.0, "mul", [1], 3, 2))
+        result = torch.library.opcheck(
+            torch.ops.pk.affine.default, (x, w, b, 2.0, "mul", [1], 3, 2)
+        )
         self.assertTrue(all(v == "SUCCESS" for v in result.values()), result)
         torch._dynamo.reset()
 
@@ -679,13 +791,18 @@ class Autograd(unittest.TestCase):
 # annotations
 # ---------------------------------------------------------------------------
 
+
 class Annotations(unittest.TestCase):
     def test_function_attribute_and_json(self):
-        self.assertEqual(pk.affine.annotations, ("inductor.fallback=always", "cost: 2 flops/element"))
+        self.assertEqual(
+            pk.affine.annotations, ("inductor.fallback=always", "cost: 2 flops/element")
+        )
         self.assertEqual(pk.pair.annotations, ())
         with open(os.path.join(MODULE_DIR, "pk.ops.json"), encoding="utf-8") as f:
             ops = {op["name"]: op for op in json.load(f)["ops"]}
-        self.assertEqual(ops["affine"]["annotations"], ["inductor.fallback=always", "cost: 2 flops/element"])
+        self.assertEqual(
+            ops["affine"]["annotations"], ["inductor.fallback=always", "cost: 2 flops/element"]
+        )
         self.assertEqual(ops["pair"]["annotations"], [])
 
 

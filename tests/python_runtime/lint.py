@@ -21,6 +21,7 @@ is skipped, and fails where the environment variable CI is set.
 Usage: lint.py STRUCTOPC [--tool pyflakes|ruff] [--ruff RUFF] [--config RUFF_TOML] --files FILE...
                --idl-dirs IDL_DIR... [--own SOURCE_DIR...]
 """
+
 import argparse
 import glob
 import io
@@ -79,7 +80,9 @@ def long_lines(path):
 
 
 def run_pyflakes(files):
-    if subprocess.run([sys.executable, "-m", "pyflakes", "--version"], capture_output=True).returncode:
+    if subprocess.run(
+        [sys.executable, "-m", "pyflakes", "--version"], capture_output=True
+    ).returncode:
         sys.exit(
             f"FAIL {sys.executable} has no pyflakes (Debian: apt install python3-pyflakes; "
             "scripts/setup.sh installs it)"
@@ -109,23 +112,25 @@ def run_ruff(ruff, config, files, generated, own):
         return missing(f"no ruff on PATH (pip install ruff=={want})")
     version = subprocess.run([ruff, "--version"], capture_output=True, text=True)
     if version.returncode != 0 or version.stdout.split()[-1] != want:
-        return missing(f"{ruff} is {version.stdout.strip()!r}, not ruff {want}: its layout may differ")
+        return missing(
+            f"{ruff} is {version.stdout.strip()!r}, not ruff {want}: its layout may differ"
+        )
     targets = files + generated + own
     failed = 0
     for what, command in (
         ("ruff check", ["check", "--config", config, "--no-cache"]),
         ("ruff format --check", ["format", "--config", config, "--no-cache", "--check"]),
     ):
-        run = subprocess.run(
-            [ruff] + command + targets, capture_output=True, text=True
-        )
+        run = subprocess.run([ruff] + command + targets, capture_output=True, text=True)
         if run.returncode != 0:
             print(run.stdout + run.stderr)
             print(f"FAIL {what} (exit {run.returncode})")
             failed = 1
         else:
             print(f"ok   {what}: {run.stdout.strip().splitlines()[-1]}")
-    too_long = [line for path in generated + files for line in long_lines(path) if path.endswith("_ops.py")]
+    too_long = [
+        line for path in generated + files for line in long_lines(path) if path.endswith("_ops.py")
+    ]
     if too_long:
         print("\n".join(too_long))
         print(f"FAIL {len(too_long)} generated lines over {COLUMNS} columns")
@@ -140,7 +145,9 @@ def main():
     parser.add_argument("structopc")
     parser.add_argument("--tool", choices=["pyflakes", "ruff"], default="pyflakes")
     parser.add_argument("--config", help="ruff.toml (--tool ruff)")
-    parser.add_argument("--ruff", default="", help="the ruff program (--tool ruff; empty: none found)")
+    parser.add_argument(
+        "--ruff", default="", help="the ruff program (--tool ruff; empty: none found)"
+    )
     parser.add_argument("--files", nargs="+", default=[])
     parser.add_argument("--idl-dirs", nargs="+", default=[])
     parser.add_argument("--own", nargs="+", default=[], help="source folders (--tool ruff)")

@@ -14,6 +14,7 @@ check of the modules that import it.
 
 Usage: test_runtime.py RUNTIME_PY RUNTIME_H STRUCTOPC GOLDEN_DIR
 """
+
 import dataclasses
 import enum
 import importlib.util
@@ -55,10 +56,14 @@ class Version(unittest.TestCase):
 
     def test_same_version_as_the_cpp_runtime_and_structopc(self):
         with open(RUNTIME_H, encoding="utf-8") as f:
-            cpp = int(re.search(r"^#define STRUCTOP_RUNTIME_VERSION (\d+)$", f.read(), re.M).group(1))
+            cpp = int(
+                re.search(r"^#define STRUCTOP_RUNTIME_VERSION (\d+)$", f.read(), re.M).group(1)
+            )
         self.assertEqual(rt.RUNTIME_VERSION, cpp)
         with tempfile.TemporaryDirectory() as tmp:
-            with open(generate(os.path.join(GOLDEN_DIR, "records.ops.yaml"), tmp), encoding="utf-8") as f:
+            with open(
+                generate(os.path.join(GOLDEN_DIR, "records.ops.yaml"), tmp), encoding="utf-8"
+            ) as f:
                 text = f.read()
         self.assertIn(f"\n_rt.require_version({cpp}, __name__)\n", text)
 
@@ -71,7 +76,8 @@ class Version(unittest.TestCase):
                 str(cm.exception),
                 f"structop: demo_ops was generated for structop runtime version {other}, but "
                 f"structop_runtime ({rt.__file__}) is version {rt.RUNTIME_VERSION}; regenerate "
-                "demo_ops with the structopc that matches this runtime")
+                "demo_ops with the structopc that matches this runtime",
+            )
 
     def test_generated_module_of_another_version_does_not_import(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -84,12 +90,15 @@ class Version(unittest.TestCase):
             self.assertEqual(text.count(call), 1)
             old = os.path.join(tmp, "old_ops.py")
             with open(old, "w", encoding="utf-8") as f:
-                f.write(text.replace(call, f"_rt.require_version({rt.RUNTIME_VERSION + 1}, __name__)"))
+                f.write(
+                    text.replace(call, f"_rt.require_version({rt.RUNTIME_VERSION + 1}, __name__)")
+                )
             with self.assertRaises(ImportError) as cm:
                 import_file("old_ops", old)
         message = str(cm.exception)
-        self.assertIn(f"old_ops was generated for structop runtime version {rt.RUNTIME_VERSION + 1}",
-                      message)
+        self.assertIn(
+            f"old_ops was generated for structop runtime version {rt.RUNTIME_VERSION + 1}", message
+        )
         self.assertIn("regenerate old_ops with the structopc that matches this runtime", message)
 
 
@@ -139,12 +148,17 @@ class Checks(unittest.TestCase):
 
     def test_enum_values_convert_each_item_and_name_a_bad_one(self):
         self.assertEqual(rt.enum_value(Mode, "fast", "d::op", "cfg.mode"), Mode.fast)
-        self.assertEqual(rt.enum_values(Mode, ["exact", "fast"], "d::op", "cfg.modes"), [Mode.exact, Mode.fast])
+        self.assertEqual(
+            rt.enum_values(Mode, ["exact", "fast"], "d::op", "cfg.modes"), [Mode.exact, Mode.fast]
+        )
         self.assertEqual(rt.enum_values(Mode, (), "d::op", "cfg.modes"), [])
         with self.assertRaises(ValueError) as cm:
             rt.enum_values(Mode, ["fast", "slow"], "d::op", "cfg.modes")
-        self.assertEqual(str(cm.exception), 'd::op: cfg.modes[1]: invalid value "slow" for Mode; '
-                                            "expected one of: " + ", ".join(m.value for m in Mode))
+        self.assertEqual(
+            str(cm.exception),
+            'd::op: cfg.modes[1]: invalid value "slow" for Mode; '
+            "expected one of: " + ", ".join(m.value for m in Mode),
+        )
 
 
 class Mode(str, enum.Enum):
@@ -168,8 +182,13 @@ class Cfg:
 
 
 Inner._structop_fields = (("w", rt.TENSOR), ("b", rt.optional(rt.TENSOR)))
-Cfg._structop_fields = (("inner", rt.record(Inner)), ("sizes", rt.list_of(rt.INT)),
-                        ("mode", rt.enum_of(Mode)), ("dtype", rt.DTYPE), ("device", rt.DEVICE))
+Cfg._structop_fields = (
+    ("inner", rt.record(Inner)),
+    ("sizes", rt.list_of(rt.INT)),
+    ("mode", rt.enum_of(Mode)),
+    ("dtype", rt.DTYPE),
+    ("device", rt.DEVICE),
+)
 PARAMS = (("x", rt.TENSOR), ("cfg", rt.record(Cfg)))
 
 
@@ -178,14 +197,21 @@ class Explain(unittest.TestCase):
         good = Cfg(Inner(torch.ones(2)))
         self.assertIsNone(rt.problem(rt.record(Cfg), good, "cfg"))
         self.assertEqual(rt.problem(rt.record(Cfg), 3, "cfg"), "`cfg` must be Cfg, got int")
-        self.assertEqual(rt.problem(rt.record(Cfg), Cfg(Inner(1)), "cfg"),
-                         "`cfg.inner.w` must be Tensor, got int")
-        self.assertEqual(rt.problem(rt.record(Cfg), Cfg(Inner(torch.ones(2), b=[1])), "cfg"),
-                         "`cfg.inner.b` must be None or Tensor, got list")
-        self.assertEqual(rt.problem(rt.record(Cfg), Cfg(Inner(torch.ones(2)), sizes=[1, "2"]), "cfg"),
-                         "`cfg.sizes` must be list of int, got list")
-        self.assertEqual(rt.problem(rt.record(Cfg), Cfg(None), "cfg"),
-                         "`cfg.inner` must be Inner, got NoneType")
+        self.assertEqual(
+            rt.problem(rt.record(Cfg), Cfg(Inner(1)), "cfg"),
+            "`cfg.inner.w` must be Tensor, got int",
+        )
+        self.assertEqual(
+            rt.problem(rt.record(Cfg), Cfg(Inner(torch.ones(2), b=[1])), "cfg"),
+            "`cfg.inner.b` must be None or Tensor, got list",
+        )
+        self.assertEqual(
+            rt.problem(rt.record(Cfg), Cfg(Inner(torch.ones(2)), sizes=[1, "2"]), "cfg"),
+            "`cfg.sizes` must be list of int, got list",
+        )
+        self.assertEqual(
+            rt.problem(rt.record(Cfg), Cfg(None), "cfg"), "`cfg.inner` must be Inner, got NoneType"
+        )
         self.assertEqual(rt.problem(rt.INT, True, "k"), "`k` must be int, got bool")
 
     def test_explain_failure_names_op_and_path(self):
@@ -196,21 +222,35 @@ class Explain(unittest.TestCase):
         self.assertIs(cm.exception.__cause__, error)
         with self.assertRaises(TypeError) as cm:
             rt.explain_failure("demo::op", PARAMS, ("x", Cfg(Inner(1))), error, False)
-        self.assertEqual(str(cm.exception), "demo::op: `x` must be Tensor, got str")  # first parameter first
+        self.assertEqual(
+            str(cm.exception), "demo::op: `x` must be Tensor, got str"
+        )  # first parameter first
 
     def test_explain_failure_not_registered(self):
         error = AttributeError("no op")
         with self.assertRaises(RuntimeError) as cm:
-            rt.explain_failure("demo::op", PARAMS, (torch.ones(2), Cfg(Inner(torch.ones(2)))), error, False)
-        self.assertEqual(str(cm.exception), "demo::op is not registered: call load_library(path) "
-                                            "with the compiled extension first, or implement it in "
-                                            "Python (register_kernel)")
+            rt.explain_failure(
+                "demo::op", PARAMS, (torch.ones(2), Cfg(Inner(torch.ones(2)))), error, False
+            )
+        self.assertEqual(
+            str(cm.exception),
+            "demo::op is not registered: call load_library(path) "
+            "with the compiled extension first, or implement it in "
+            "Python (register_kernel)",
+        )
         self.assertIs(cm.exception.__cause__, error)
 
     def test_explain_failure_returns_when_arguments_fit(self):
         # The caller then re-raises the original error (e.g. the kernel's).
-        self.assertIsNone(rt.explain_failure("demo::op", PARAMS, (torch.ones(2), Cfg(Inner(torch.ones(2)))),
-                                             RuntimeError("kernel"), True))
+        self.assertIsNone(
+            rt.explain_failure(
+                "demo::op",
+                PARAMS,
+                (torch.ones(2), Cfg(Inner(torch.ones(2)))),
+                RuntimeError("kernel"),
+                True,
+            )
+        )
 
 
 rt.register_pytree(Inner, ("w", "b"), (), "runtime_test", "unit")
@@ -219,8 +259,13 @@ rt.register_pytree(Cfg, ("inner",), ("sizes", "mode", "dtype", "device"), "runti
 
 class Pytree(unittest.TestCase):
     def cfg(self):
-        return Cfg(Inner(torch.ones(2), torch.zeros(2)), sizes=[3], mode=Mode.fast, dtype=torch.float16,
-                   device=torch.device("meta"))
+        return Cfg(
+            Inner(torch.ones(2), torch.zeros(2)),
+            sizes=[3],
+            mode=Mode.fast,
+            dtype=torch.float16,
+            device=torch.device("meta"),
+        )
 
     def test_children_and_context(self):
         cfg = self.cfg()
@@ -230,8 +275,10 @@ class Pytree(unittest.TestCase):
         self.assertIs(leaves[1], cfg.inner.b)
         rebuilt = _pytree.tree_unflatten([torch.full((2,), 5.0), None], spec)
         self.assertIsInstance(rebuilt, Cfg)
-        self.assertEqual((rebuilt.sizes, rebuilt.mode, rebuilt.dtype, rebuilt.device),
-                         ([3], Mode.fast, torch.float16, torch.device("meta")))
+        self.assertEqual(
+            (rebuilt.sizes, rebuilt.mode, rebuilt.dtype, rebuilt.device),
+            ([3], Mode.fast, torch.float16, torch.device("meta")),
+        )
         self.assertIsNone(rebuilt.inner.b)
 
     def test_key_paths(self):
@@ -246,12 +293,16 @@ class Pytree(unittest.TestCase):
         self.assertIn("structop.runtime_test.unit.Cfg", text)
         loaded = _pytree.treespec_loads(text)
         rebuilt = _pytree.tree_unflatten(leaves, loaded)
-        self.assertEqual((rebuilt.sizes, rebuilt.mode, rebuilt.dtype, rebuilt.device),
-                         ([3], "fast", torch.float16, torch.device("meta")))  # enums come back as str
+        self.assertEqual(
+            (rebuilt.sizes, rebuilt.mode, rebuilt.dtype, rebuilt.device),
+            ([3], "fast", torch.float16, torch.device("meta")),
+        )  # enums come back as str
 
     def test_registering_again_does_nothing(self):
         before = _pytree.SUPPORTED_NODES[Cfg]
-        rt.register_pytree(Cfg, ("inner",), ("sizes", "mode", "dtype", "device"), "runtime_test", "unit")
+        rt.register_pytree(
+            Cfg, ("inner",), ("sizes", "mode", "dtype", "device"), "runtime_test", "unit"
+        )
         self.assertIs(_pytree.SUPPORTED_NODES[Cfg], before)
 
 

@@ -16,6 +16,7 @@ library: the same tests, the same expected values and messages.
 
 Usage: test_shim.py (LIBSTRUCTOP_EXAMPLES.so | --python-kernels KERNELS_DIR) GENERATED_MODULE_DIR
 """
+
 import ast
 import dataclasses
 import glob
@@ -37,7 +38,17 @@ import torch
 LIBRARY = None
 KERNELS_DIR = None  # --python-kernels: the Python kernels instead of LIBRARY
 MODULE_DIR = None
-STEMS = ["weights", "attention", "rms_norm", "mlp", "lists", "dtypes", "compose", "mutation", "sampling"]
+STEMS = [
+    "weights",
+    "attention",
+    "rms_norm",
+    "mlp",
+    "lists",
+    "dtypes",
+    "compose",
+    "mutation",
+    "sampling",
+]
 
 
 def setUpModule():
@@ -52,12 +63,15 @@ def setUpModule():
     import compose_ops as compose
     import mutation_ops as optim
     import sampling_ops as sampling
+
     if KERNELS_DIR:
         sys.path.insert(0, KERNELS_DIR)
         for stem in STEMS:  # each registers its ops' Python kernels
             importlib.import_module(stem + "_kernels")
     else:
-        weights.load_library(LIBRARY)  # loads the library once; every module then binds on first use
+        weights.load_library(
+            LIBRARY
+        )  # loads the library once; every module then binds on first use
 
 
 def t64(*shape, requires_grad=False):
@@ -90,18 +104,29 @@ class GeneratedModules(unittest.TestCase):
                     continue
                 for name in names:
                     top = name.split(".")[0]
-                    if top.endswith("_ops"):  # the module of an included IDL file, generated beside it
-                        self.assertTrue(os.path.exists(os.path.join(MODULE_DIR, top + ".py")), f"{path} imports {name}")
+                    if top.endswith(
+                        "_ops"
+                    ):  # the module of an included IDL file, generated beside it
+                        self.assertTrue(
+                            os.path.exists(os.path.join(MODULE_DIR, top + ".py")),
+                            f"{path} imports {name}",
+                        )
                         continue
                     self.assertIn(top, self.ALLOWED, f"{path} imports {name}")
 
     def test_not_loaded_says_so(self):
         # A fresh interpreter that imports a module without loading the library.
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); import weights_ops as w, torch\n"
-                "cfg = w.WeightCfg(w.Inner(torch.ones(2), torch.ones(2)))\n"
-                "try:\n    w.op(torch.ones(2), cfg)\nexcept RuntimeError as e:\n    print(e)\n")
-        out = subprocess.run([sys.executable, "-c", code, MODULE_DIR], capture_output=True, text=True)
-        self.assertIn("weights::op is not registered: call load_library(path)", out.stdout, out.stderr)
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import weights_ops as w, torch\n"
+            "cfg = w.WeightCfg(w.Inner(torch.ones(2), torch.ones(2)))\n"
+            "try:\n    w.op(torch.ones(2), cfg)\nexcept RuntimeError as e:\n    print(e)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, MODULE_DIR], capture_output=True, text=True
+        )
+        self.assertIn(
+            "weights::op is not registered: call load_library(path)", out.stdout, out.stderr
+        )
 
 
 class Forward(unittest.TestCase):
@@ -153,6 +178,7 @@ class Forward(unittest.TestCase):
         # mlp.ops.yaml includes common.ops.yaml: mlp_ops imports its records
         # and enums from common_ops, so there is one class per record.
         import common_ops
+
         self.assertIs(mlp.Linear, common_ops.Linear)
         self.assertIs(mlp.Lora, common_ops.Lora)
         self.assertIs(mlp.Activation, common_ops.Activation)
@@ -162,22 +188,29 @@ class Forward(unittest.TestCase):
     def test_nested_records_and_an_omitted_nested_record(self):
         x = t64(3, 4)
         w1, b1, w2 = t64(5, 4), t64(5), t64(4, 5)
-        cfg = mlp.MlpCfg(fc1=mlp.Linear(w1, b1), fc2=mlp.Linear(weight=w2), act=mlp.Activation.relu,
-                         residual_scale=0.5)
+        cfg = mlp.MlpCfg(
+            fc1=mlp.Linear(w1, b1),
+            fc2=mlp.Linear(weight=w2),
+            act=mlp.Activation.relu,
+            residual_scale=0.5,
+        )
         self.assertEqual(cfg.fc2.lora, mlp.Lora())  # the all-default nested record
         expected = 0.5 * x + torch.relu(x @ w1.T + b1) @ w2.T
         torch.testing.assert_close(mlp.mlp(x, cfg), expected)
         a, bb = t64(2, 4), t64(5, 2)
         with_lora = mlp.Linear(w1, b1, mlp.Lora(a=a, b=bb, scale=0.25))
-        torch.testing.assert_close(mlp.linear(x, with_lora), x @ w1.T + b1 + 0.25 * (x @ a.T) @ bb.T)
+        torch.testing.assert_close(
+            mlp.linear(x, with_lora), x @ w1.T + b1 + 0.25 * (x @ a.T) @ bb.T
+        )
 
     def test_optionals_all_none_and_all_set(self):
         logits = t64(2, 6)
         torch.testing.assert_close(sampling.process_logits(logits, None), logits)
         mask = torch.tensor([True, True, True, False, True, True])
         bias = t64(6)
-        cfg = sampling.LogitsCfg(temperature=2.0, top_k=3, bias=bias, suppress=[0], output="probs",
-                                 greedy=False)
+        cfg = sampling.LogitsCfg(
+            temperature=2.0, top_k=3, bias=bias, suppress=[0], output="probs", greedy=False
+        )
         x = (logits + bias) / 2.0
         x = x.masked_fill(~mask, -math.inf).index_fill(-1, torch.tensor([0]), -math.inf)
         kth = x.topk(3, -1).values[..., -1:]
@@ -186,8 +219,12 @@ class Forward(unittest.TestCase):
 
     def test_lists(self):
         x, a, b = t64(3), t64(3), t64(3)
-        torch.testing.assert_close(multi.mix(x, multi.MixCfg(tensors=[a, b])), x + a + b)  # empty-list defaults
-        cfg = multi.MixCfg(tensors=[a, b], weights=[2.0, 3.0], enabled=[True, False], offsets=[b, None])
+        torch.testing.assert_close(
+            multi.mix(x, multi.MixCfg(tensors=[a, b])), x + a + b
+        )  # empty-list defaults
+        cfg = multi.MixCfg(
+            tensors=[a, b], weights=[2.0, 3.0], enabled=[True, False], offsets=[b, None]
+        )
         torch.testing.assert_close(multi.mix(x, cfg), x + 2.0 * (a + b))
         pieces = multi.chunk(t64(2, 6), multi.ChunkCfg(sizes=[1, 2, 3]))
         self.assertEqual([p.shape[-1] for p in pieces], [1, 2, 3])
@@ -208,16 +245,21 @@ class Forward(unittest.TestCase):
         torch.testing.assert_close(multi.center(x), expected(["mean"], [-1]))
         cfg = multi.CenterCfg(steps=[multi.Reduce.max, "sum"], dims=[0, 1])  # members or strings
         torch.testing.assert_close(multi.center(x, cfg), expected(["max", "sum"], [0, 1]))
-        torch.testing.assert_close(multi.center(x, cfg, then=("mean", multi.Reduce.max)),
-                                   expected(["max", "sum"], [0, 1], ["mean", "max"]))
+        torch.testing.assert_close(
+            multi.center(x, cfg, then=("mean", multi.Reduce.max)),
+            expected(["max", "sum"], [0, 1], ["mean", "max"]),
+        )
         torch.testing.assert_close(multi.center(x, multi.CenterCfg([], []), then=[]), x)
 
     def test_invalid_enum_in_a_list_names_the_item(self):
         x = t64(3, 4)
         with self.assertRaises(ValueError) as cm:
             multi.center(x, multi.CenterCfg(steps=["sum", "median"], dims=[0, 1]))
-        self.assertIn('multi::center: cfg.steps[1]: invalid value "median" for Reduce; '
-                      "expected one of: sum, max, mean", str(cm.exception))
+        self.assertIn(
+            'multi::center: cfg.steps[1]: invalid value "median" for Reduce; '
+            "expected one of: sum, max, mean",
+            str(cm.exception),
+        )
         with self.assertRaises(ValueError) as cm:
             multi.center(x, then=["min"])
         self.assertIn('multi::center: then[0]: invalid value "min" for Reduce', str(cm.exception))
@@ -230,12 +272,17 @@ class Forward(unittest.TestCase):
         # A record default that sets one field: the Python API, the flat op
         # (the schema's leaf defaults) and the signature.
         self.assertEqual(dtypes.to_half(x).dtype, torch.float16)
-        self.assertEqual(dtypes.to_half(x, dtypes.CastCfg(dtype=torch.float64)).dtype, torch.float64)
+        self.assertEqual(
+            dtypes.to_half(x, dtypes.CastCfg(dtype=torch.float64)).dtype, torch.float64
+        )
         self.assertEqual(torch.ops.dtypes.to_half(x).dtype, torch.float16)
-        self.assertEqual(inspect.signature(dtypes.to_half).parameters["cfg"].default,
-                         dtypes.CastCfg(dtype=torch.float16, device=torch.device("cpu")))
-        f = dtypes.full(dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16),
-                        device=torch.device("cpu"))
+        self.assertEqual(
+            inspect.signature(dtypes.to_half).parameters["cfg"].default,
+            dtypes.CastCfg(dtype=torch.float16, device=torch.device("cpu")),
+        )
+        f = dtypes.full(
+            dtypes.FillCfg(sizes=[2, 3], value=1.5, dtype=torch.float16), device=torch.device("cpu")
+        )
         self.assertEqual((f.shape, f.dtype), (torch.Size([2, 3]), torch.float16))
         torch.testing.assert_close(f, torch.full((2, 3), 1.5, dtype=torch.float16))
 
@@ -253,7 +300,9 @@ class Forward(unittest.TestCase):
         ema = optim.Ema(average=torch.zeros(3), decay=0.5)
         optim.ema_update_(torch.ones(3), ema)
         torch.testing.assert_close(ema.average, torch.full((3,), 0.5))
-        state = optim.AdamState(param=torch.ones(3), exp_avg=torch.zeros(3), exp_avg_sq=torch.zeros(3))
+        state = optim.AdamState(
+            param=torch.ones(3), exp_avg=torch.zeros(3), exp_avg_sq=torch.zeros(3)
+        )
         before = state.param.clone()
         optim.adam_step_(torch.ones(3), state, optim.AdamHyper(), 1)
         self.assertFalse(torch.equal(state.param, before))
@@ -263,21 +312,43 @@ class Forward(unittest.TestCase):
 class Autograd(unittest.TestCase):
     def test_gradcheck_through_record_leaves(self):
         x, w, b = (t64(4, requires_grad=True) for _ in range(3))
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, w, b: weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=1.5)), (x, w, b)))
-        xi, wi, bi = t64(2, 3, requires_grad=True), t64(4, 3, requires_grad=True), t64(4, requires_grad=True)
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, w, b: mlp.linear(x, mlp.Linear(w, b)), (xi, wi, bi)))
+        self.assertTrue(
+            torch.autograd.gradcheck(
+                lambda x, w, b: weights.op(x, weights.WeightCfg(weights.Inner(w, b), scale=1.5)),
+                (x, w, b),
+            )
+        )
+        xi, wi, bi = (
+            t64(2, 3, requires_grad=True),
+            t64(4, 3, requires_grad=True),
+            t64(4, requires_grad=True),
+        )
+        self.assertTrue(
+            torch.autograd.gradcheck(lambda x, w, b: mlp.linear(x, mlp.Linear(w, b)), (xi, wi, bi))
+        )
 
     def test_gradcheck_through_tensor_lists(self):
         # One gradient per tensor of cfg.tensors (Tensor[]) and cfg.offsets
         # (Tensor?[]): b broadcasts against x, the second offset is None, the
         # third tensor is disabled (its gradient is None).
         def mix(x, a, b, c, oa):
-            return multi.mix(x, multi.MixCfg(tensors=[a, b, c], weights=[2.0, -0.5, 3.0],
-                                             enabled=[True, True, False], offsets=[oa, None, None]))
-        inputs = (t64(2, 3, requires_grad=True), t64(2, 3, requires_grad=True), t64(3, requires_grad=True),
-                  t64(2, 3, requires_grad=True), t64(1, 3, requires_grad=True))
+            return multi.mix(
+                x,
+                multi.MixCfg(
+                    tensors=[a, b, c],
+                    weights=[2.0, -0.5, 3.0],
+                    enabled=[True, True, False],
+                    offsets=[oa, None, None],
+                ),
+            )
+
+        inputs = (
+            t64(2, 3, requires_grad=True),
+            t64(2, 3, requires_grad=True),
+            t64(3, requires_grad=True),
+            t64(2, 3, requires_grad=True),
+            t64(1, 3, requires_grad=True),
+        )
         self.assertTrue(torch.autograd.gradcheck(mix, inputs))
         x, a, b, c, oa = inputs
         mix(*inputs).sum().backward()
@@ -290,8 +361,13 @@ class Autograd(unittest.TestCase):
         # second term's w broadcasts against x and it has no b.
         def blend(x, w1, b1, w2):
             return multi.blend(x, [multi.Term(w1, b1, 2.0), multi.Term(w=w2, scale=-0.5)])
-        inputs = (t64(2, 3, requires_grad=True), t64(2, 3, requires_grad=True),
-                  t64(1, 3, requires_grad=True), t64(3, requires_grad=True))
+
+        inputs = (
+            t64(2, 3, requires_grad=True),
+            t64(2, 3, requires_grad=True),
+            t64(1, 3, requires_grad=True),
+            t64(3, requires_grad=True),
+        )
         self.assertTrue(torch.autograd.gradcheck(blend, inputs))
         x, w1, b1, w2 = inputs
         blend(*inputs).sum().backward()
@@ -301,23 +377,33 @@ class Autograd(unittest.TestCase):
         torch.testing.assert_close(multi.blend(x.detach(), []), x.detach())
         with self.assertRaises(ValueError) as cm:
             torch.ops.multi.blend(x, [w1, w1], [None], [1.0, 2.0])
-        self.assertIn("multi::blend: terms: its leaves' lists have different lengths (w: 2, b: 1, "
-                      "scale: 2); each holds one entry per record", str(cm.exception))
+        self.assertIn(
+            "multi::blend: terms: its leaves' lists have different lengths (w: 2, b: 1, "
+            "scale: 2); each holds one entry per record",
+            str(cm.exception),
+        )
 
     def test_optional_records_absent_present_and_gradcheck(self):
         # affine(x, post: Inner? = None, gate: Gate? = None), Gate.bias: Inner? = None.
         x, w, b, g, w2, b2 = (t64(2, 3, requires_grad=True) for _ in range(6))
         xd = x.detach()
         torch.testing.assert_close(weights.affine(xd), xd)
-        torch.testing.assert_close(weights.affine(xd, weights.Inner(w, b)).detach(),
-                                   xd * w.detach() + b.detach())
-        torch.testing.assert_close(weights.affine(xd, gate=weights.Gate(g)).detach(), xd * g.detach())
+        torch.testing.assert_close(
+            weights.affine(xd, weights.Inner(w, b)).detach(), xd * w.detach() + b.detach()
+        )
+        torch.testing.assert_close(
+            weights.affine(xd, gate=weights.Gate(g)).detach(), xd * g.detach()
+        )
 
         def affine(x, w, b, g, w2, b2):
-            return weights.affine(x, weights.Inner(w, b), weights.Gate(g, bias=weights.Inner(w2, b2)))
+            return weights.affine(
+                x, weights.Inner(w, b), weights.Gate(g, bias=weights.Inner(w2, b2))
+            )
+
         self.assertTrue(torch.autograd.gradcheck(affine, (x, w, b, g, w2, b2)))
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x, g: weights.affine(x, None, weights.Gate(g)), (x, g)))
+        self.assertTrue(
+            torch.autograd.gradcheck(lambda x, g: weights.affine(x, None, weights.Gate(g)), (x, g))
+        )
         # Only the present records' tensors get gradients.
         weights.affine(x, None, weights.Gate(g)).sum().backward()
         torch.testing.assert_close(g.grad, xd)
@@ -327,12 +413,18 @@ class Autograd(unittest.TestCase):
         x, w = t64(3), t64(3)
         with self.assertRaises(ValueError) as cm:
             torch.ops.weights.affine(x, None, w)  # post__w None but post__b given
-        self.assertIn("weights::affine: post.b is given but post.w is None, which means post is "
-                      "None; give all of post's leaves or none", str(cm.exception))
+        self.assertIn(
+            "weights::affine: post.b is given but post.w is None, which means post is "
+            "None; give all of post's leaves or none",
+            str(cm.exception),
+        )
         with self.assertRaises(ValueError) as cm:
             torch.ops.weights.affine(x, w, None)  # post__w given, post__b (required) None
-        self.assertIn("weights::affine: post.b is None but post is given (post.w is not None); "
-                      "a given post needs every field that is not optional", str(cm.exception))
+        self.assertIn(
+            "weights::affine: post.b is None but post is given (post.w is not None); "
+            "a given post needs every field that is not optional",
+            str(cm.exception),
+        )
         with self.assertRaises(ValueError) as cm:  # the nested gate.bias alone
             torch.ops.weights.affine(x, gate__g=w, gate__bias__b=w)
         self.assertIn("gate.bias.b is given but gate.bias.w is None", str(cm.exception))
@@ -349,8 +441,10 @@ class Autograd(unittest.TestCase):
         torch.testing.assert_close(stats.mean, xd.mean(-1, keepdim=True))
         torch.testing.assert_close(stats.var, xd.var(-1, unbiased=False, keepdim=True))
         torch.testing.assert_close(centered, xd - stats.mean)
-        self.assertEqual(weights.moments.schema,
-                         "weights::moments(Tensor x) -> (Tensor centered, Tensor stats__mean, Tensor stats__var)")
+        self.assertEqual(
+            weights.moments.schema,
+            "weights::moments(Tensor x) -> (Tensor centered, Tensor stats__mean, Tensor stats__var)",
+        )
         flat = torch.ops.weights.moments(xd)  # the flat op: the leaves in field order
         self.assertEqual(len(flat), 3)
         torch.testing.assert_close(flat[2], stats.var)
@@ -358,8 +452,11 @@ class Autograd(unittest.TestCase):
         self.assertEqual((extent.dims, extent.peak.item()), (2, 2.0))
         # The backward receives the output gradients in record form.
         self.assertTrue(torch.autograd.gradcheck(lambda x: weights.moments(x)[0], (x,)))
-        self.assertTrue(torch.autograd.gradcheck(
-            lambda x: (lambda c, s: (s.mean, s.var))(*weights.moments(x)), (x,)))
+        self.assertTrue(
+            torch.autograd.gradcheck(
+                lambda x: (lambda c, s: (s.mean, s.var))(*weights.moments(x)), (x,)
+            )
+        )
         _, s = weights.moments(x)
         s.var.sum().backward()
         torch.testing.assert_close(x.grad, 2.0 * (xd - xd.mean(-1, keepdim=True)) / 4)
@@ -406,14 +503,22 @@ class Errors(unittest.TestCase):
 
 class Introspection(unittest.TestCase):
     def test_slot_map(self):
-        self.assertEqual(weights.op.slot_map, {
-            "x": "x", "cfg.inner.w": "cfg__inner__w", "cfg.inner.b": "cfg__inner__b",
-            "cfg.scale": "cfg__scale", "cfg.mode": "cfg__mode"})
+        self.assertEqual(
+            weights.op.slot_map,
+            {
+                "x": "x",
+                "cfg.inner.w": "cfg__inner__w",
+                "cfg.inner.b": "cfg__inner__b",
+                "cfg.scale": "cfg__scale",
+                "cfg.mode": "cfg__mode",
+            },
+        )
         self.assertIn("cfg.fc1.lora.a", mlp.mlp.slot_map)
         self.assertEqual(mlp.mlp.slot_map["cfg.fc1.lora.a"], "cfg__fc1__lora__a")
 
     def test_pytree_round_trip(self):
         from torch.utils import _pytree
+
         cfg = mlp.MlpCfg(fc1=mlp.Linear(t64(2, 2)), fc2=mlp.Linear(t64(2, 2), t64(2)))
         leaves, spec = _pytree.tree_flatten(cfg)
         self.assertEqual(sum(isinstance(leaf, torch.Tensor) for leaf in leaves), 3)

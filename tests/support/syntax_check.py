@@ -1,5 +1,6 @@
 """Compiling generated C++ the way a user's build would, for the tests that
 check it compiles warning-free (tests/golden, tests/e2e)."""
+
 import os
 import subprocess
 import tempfile

@@ -13,6 +13,7 @@ A test script calls it in place of unittest.main():
     if __name__ == "__main__":
         unittest_main.main(argv=[sys.argv[0]])
 """
+
 import sys
 import unittest
 
@@ -30,7 +31,9 @@ def main(argv, verbosity=2):
     if result.skipped:
         for test, reason in result.skipped:
             print(f"skipped: {test.id()}: {reason}")
-        print(f"{len(result.skipped)} of {result.testsRun} cases skipped "
-              f"({', '.join(test.id().rsplit('.', 1)[-1] for test, _ in result.skipped)})")
+        print(
+            f"{len(result.skipped)} of {result.testsRun} cases skipped "
+            f"({', '.join(test.id().rsplit('.', 1)[-1] for test, _ in result.skipped)})"
+        )
         sys.exit(SKIPPED)
     sys.exit(0)

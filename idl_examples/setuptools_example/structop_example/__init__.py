@@ -4,6 +4,7 @@ example_ops (the generated Python API: records, enums, one function per op)
 is generated into this folder by setup.py; the compiled extension _ops
 registers the ops with torch and is loaded on import.
 """
+
 import importlib.machinery
 import os
 

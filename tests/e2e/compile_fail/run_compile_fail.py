@@ -23,9 +23,9 @@ CASE = re.compile(r"^#(?:el)?if STRUCTOP_CASE == (\d+)(?:\s*//\s*expect:\s*(.*))
 
 def parse_args(argv):
     try:
-        cxx = argv[argv.index("--cxx") + 1:argv.index("--flags")]
-        flags = argv[argv.index("--flags") + 1:argv.index("--sources")]
-        sources = argv[argv.index("--sources") + 1:]
+        cxx = argv[argv.index("--cxx") + 1 : argv.index("--flags")]
+        flags = argv[argv.index("--flags") + 1 : argv.index("--sources")]
+        sources = argv[argv.index("--sources") + 1 :]
     except ValueError:
         sys.exit(__doc__)
     if not cxx or not sources:
@@ -44,7 +44,9 @@ def cases_of(source):
             continue
         expect = None
         if m.group(2):
-            expect = [[s.strip() for s in alt.split(";") if s.strip()] for alt in m.group(2).split("|")]
+            expect = [
+                [s.strip() for s in alt.split(";") if s.strip()] for alt in m.group(2).split("|")
+            ]
         # The description is the comment line that follows the #if.
         what = lines[i + 1].strip().lstrip("/ ") if i + 1 < len(lines) else ""
         cases.append((int(m.group(1)), what, expect))
@@ -70,11 +72,18 @@ def main():
             else:
                 named = any(all(text in proc.stderr for text in alt) for alt in expect)
                 ok = proc.returncode != 0 and named
-                reason = ("compiled, but must not" if proc.returncode == 0 else
-                          "" if named else f"the message mentions none of {expect}")
+                reason = (
+                    "compiled, but must not"
+                    if proc.returncode == 0
+                    else ""
+                    if named
+                    else f"the message mentions none of {expect}"
+                )
             name = source.rsplit("/", 1)[-1]
-            print(f"{'ok  ' if ok else 'FAIL'} {name} case {number}: {what}"
-                  + (f": {reason}" if reason else ""))
+            print(
+                f"{'ok  ' if ok else 'FAIL'} {name} case {number}: {what}"
+                + (f": {reason}" if reason else "")
+            )
             if not ok:
                 failures += 1
                 print("  command: " + " ".join(cmd))

@@ -2,6 +2,7 @@
 """structop.load with a .cu source: nvcc compiles it, the library links and
 registers the op for CPU and CUDA; the CPU kernel is called (and the CUDA one
 too when torch has a GPU). Usage: run_cuda.py FOLDER_WITH_THE_FILES."""
+
 import os
 import sys
 
@@ -10,10 +11,15 @@ import torch
 import structop
 
 folder = sys.argv[1]
-ops = structop.load("jit_cuda", os.path.join(folder, "cuda_scale.ops.yaml"),
-                    sources=[os.path.join(folder, "cuda_scale_kernels.cpp"),
-                             os.path.join(folder, "cuda_scale_kernels.cu")],
-                    verbose=True)
+ops = structop.load(
+    "jit_cuda",
+    os.path.join(folder, "cuda_scale.ops.yaml"),
+    sources=[
+        os.path.join(folder, "cuda_scale_kernels.cpp"),
+        os.path.join(folder, "cuda_scale_kernels.cu"),
+    ],
+    verbose=True,
+)
 x = torch.arange(5.0)
 torch.testing.assert_close(ops.scale(x, ops.ScaleCfg()), x * 3)
 # Both kernels are registered (the CUDA one by the nvcc-compiled object).
