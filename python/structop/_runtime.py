@@ -118,7 +118,7 @@ def pkgconfig_dir():
         "libdir=" + _pc_escape(os.path.dirname(library)),
         "structopc=" + _pc_escape(get_structopc()),
         "python=" + _pc_escape(sys.executable),
-        "# The folder of structop_runtime.py: on this interpreter's path already.",
+        "# The folder of the package structop_runtime: on this interpreter's path already.",
         "pythonpath=",
         "torch_version=" + cfg.version,
         "",

@@ -18,8 +18,8 @@
 3. Installed: install structop (the build this test belongs to, staged with
    `meson install --destdir`, as a distribution packages it; its structop.pc
    is relocatable) and build the consumer against the installed pkg-config
-   file (no subproject); its Python test imports the installed
-   structop_runtime.py.
+   file (no subproject); its Python test imports the installed package
+   structop_runtime.
 
 Usage: consumer_test.py SOURCE_ROOT WORK_DIR PYTHON_WITH_TORCH STRUCTOP_BUILD
 """
@@ -124,10 +124,10 @@ def check_rebuilds(project, build):
 
 
 def check_python_runtime_from(build, folder):
-    """The consumer's Python test imported structop_runtime.py from `folder`."""
+    """The consumer's Python test imported the package structop_runtime from `folder`."""
     with open(os.path.join(build, "meson-logs", "testlog.txt"), encoding="utf-8") as f:
         log = f.read()
-    want = os.path.join(folder, "structop_runtime.py")
+    want = os.path.join(folder, "structop_runtime", "__init__.py")
     used = [
         line.split(": ", 1)[1].strip()
         for line in log.splitlines()
@@ -242,9 +242,14 @@ def main():
     for header in ("autograd_node.h", "no_backward.h"):
         if glob.glob(os.path.join(prefix, "**", "include", "structop", header), recursive=True):
             fail(f"structop/{header} is internal to the runtime library but was installed")
-    runtimes = glob.glob(os.path.join(prefix, "**", "structop_runtime.py"), recursive=True)
+    runtimes = glob.glob(
+        os.path.join(prefix, "**", "structop_runtime", "__init__.py"), recursive=True
+    )
     if len(runtimes) != 1:
-        fail(f"expected one installed structop_runtime.py under {prefix}, found {runtimes}")
+        fail(f"expected one installed package structop_runtime under {prefix}, found {runtimes}")
+    for module in ("_autograd.py", "_checks.py", "_kernels.py", "_loading.py", "_pytree.py"):
+        if not os.path.exists(os.path.join(os.path.dirname(runtimes[0]), module)):
+            fail(f"the installed package structop_runtime has no {module}")
 
     installed = os.path.join(work, "consumer-installed")
     copy_consumer(source_root, installed)

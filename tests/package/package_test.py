@@ -16,7 +16,7 @@ Stages, in order; one wheel serves them all:
           pins do not change, with structop uninstalled first).
   wheel   `pip wheel` of SOURCE_ROOT (meson-python, in pip's isolated build
           environment, which needs no torch): the tag is this platform's; the
-          wheel holds structopc, structop_runtime.py and the structop package
+          wheel holds structopc, the packages structop_runtime and structop
           and nothing else (no tests, benchmarks, examples).
   install `pip install` of the wheel: structopc on the environment's PATH,
           `structopc --version` is the package version, `python -m structop`
@@ -260,7 +260,7 @@ def stage_wheel(ctx):
         allowed = (
             f"structop-{ctx.version}.dist-info/",
             data + "scripts/structopc",
-            data + "purelib/structop_runtime.py",
+            data + "purelib/structop_runtime/",
             data + "purelib/structop/",
         )
         stray = [n for n in names if not n.startswith(allowed)]
@@ -270,7 +270,12 @@ def stage_wheel(ctx):
             )
         for required in (
             "scripts/structopc",
-            "purelib/structop_runtime.py",
+            "purelib/structop_runtime/__init__.py",
+            "purelib/structop_runtime/_autograd.py",
+            "purelib/structop_runtime/_checks.py",
+            "purelib/structop_runtime/_kernels.py",
+            "purelib/structop_runtime/_loading.py",
+            "purelib/structop_runtime/_pytree.py",
             "purelib/structop/__init__.py",
             "purelib/structop/include/structop/runtime.h",
             "purelib/structop/include/structop/registration.h",
@@ -381,7 +386,7 @@ def stage_meson(ctx):
         used = [
             line.split(": ", 1)[1].strip() for line in f if line.startswith("structop_runtime: ")
         ]
-    if used != [os.path.join(site, "structop_runtime.py")]:
+    if used != [os.path.join(site, "structop_runtime", "__init__.py")]:
         fail(f"the consumer's Python test imported structop_runtime from {used}, not from {site}")
     # The Python test's PYTHONPATH is the consumer's own build folder only.
     import json
@@ -669,7 +674,10 @@ def stage_cmake(ctx):
     if "100% tests passed, 0 tests failed out of 2" not in tests.stdout:
         fail(f"ctest:\n{tests.stdout}")
     site = ctx.site_packages()
-    if f"structop_runtime: {os.path.join(site, 'structop_runtime.py')}" not in tests.stdout:
+    if (
+        f"structop_runtime: {os.path.join(site, 'structop_runtime', '__init__.py')}"
+        not in tests.stdout
+    ):
         fail("the CMake consumer's Python test did not import the installed structop_runtime")
 
 

@@ -121,7 +121,14 @@ def run_ruff(ruff, config, files, generated, own):
         ("ruff check", ["check", "--config", config, "--no-cache"]),
         ("ruff format --check", ["format", "--config", config, "--no-cache", "--check"]),
     ):
-        run = subprocess.run([ruff] + command + targets, capture_output=True, text=True)
+        # From the folder of ruff.toml, whose paths (exclusions) are relative
+        # to the folder ruff runs in when --config names the file.
+        run = subprocess.run(
+            [ruff] + command + targets,
+            capture_output=True,
+            text=True,
+            cwd=os.path.dirname(os.path.abspath(config)),
+        )
         if run.returncode != 0:
             print(run.stdout + run.stderr)
             print(f"FAIL {what} (exit {run.returncode})")

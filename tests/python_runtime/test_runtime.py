@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""structop's Python runtime (structop_runtime.py) on its own, and the version
+"""structop's Python runtime (the package structop_runtime) on its own, and the version
 check of the modules that import it.
 
 - The module imported is the configured one of this build (PYTHONPATH), and
