@@ -23,7 +23,8 @@ diagnostic); the rest are random. For each IDL structopc either
     field defaults) and in C++ (a program built from all the headers prints
     each record's default-constructed `std::string` fields);
   * every doc reaches Python's `__doc__` unchanged (but for the documented
-    normalisation: trailing line breaks are dropped);
+    normalisation: trailing line breaks are dropped; before Python 3.13 a
+    docstring's later lines keep the indentation of their block);
   * each op's `_<op>_records` (Python kernels) turns one flat value per slot
     back into record form without a name error: no parameter hides a class.
 
@@ -728,7 +729,7 @@ PY_CHECK = textwrap.dedent(r"""
                     failures.append(f"{case['idl']}: op {i} _{fn.__name__}_records failed: "
                                     f"{type(e).__name__}: {e}")
             doc = case["docs"].get(f"op {i}", "").rstrip("\n")  # the one normalisation
-            if doc and not (fn.__doc__ or "").startswith(doc + "\n\n"):
+            if doc and not any((fn.__doc__ or "").startswith(f) for f in doc_forms(doc + "\n\n")):
                 failures.append(f"{case['idl']}: op {i} __doc__ {fn.__doc__!r} does not hold {doc!r}")
             params = list(inspect.signature(fn).parameters.values())
             for key, value in case["str_defaults"].items():
@@ -751,7 +752,7 @@ PY_CHECK = textwrap.dedent(r"""
                 failures.append(f"{case['idl']}: no dataclass for record {rec['name']!r}")
                 continue
             doc = case["docs"].get("record " + rec["name"], "").rstrip("\n")
-            if doc and doc != cls.__doc__:
+            if doc and cls.__doc__ not in doc_forms(doc):
                 failures.append(f"{case['idl']}: record {rec['name']} __doc__ {cls.__doc__!r} != {doc!r}")
             fields = dataclasses.fields(cls)
             for k, f in enumerate(rec["fields"]):
@@ -776,6 +777,24 @@ PY_CHECK = textwrap.dedent(r"""
         print(f)
     sys.exit(1 if failures else 0)
 """)
+
+
+# A doc given as a real multi-line docstring: its later lines are indented as
+# the block is, before Python 3.13 (which removes that indentation).
+PY_CHECK = PY_CHECK.replace(
+    "import torch\n",
+    "import torch\n"
+    + textwrap.dedent('''
+    def indented(text, indent="    "):
+        first, *later = text.split("\\n")
+        return "\\n".join([first] + [indent + line if line else line for line in later])
+
+    def doc_forms(text):
+        """The __doc__s that hold text: as it is (assigned, or a docstring that
+        Python 3.13 cleaned) or, before 3.13, as a docstring."""
+        return {text} if sys.version_info >= (3, 13) else {text, indented(text)}
+    '''),
+)
 
 # The original parameter names of an op, in order, from its signature text.
 PY_CHECK = PY_CHECK.replace(
