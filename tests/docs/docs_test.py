@@ -46,6 +46,7 @@ of docs/cli.md and docs/development.md list exactly the options of
 `structopc --help` and meson_options.txt (with their defaults). Every failure is
 reported as `PAGE:LINE: what`; the exit status is 1 if any.
 """
+
 import argparse
 import concurrent.futures
 import difflib
@@ -101,10 +102,11 @@ def parse_page(root, rel):
         if m:
             indent, fence, info = m.group(1), m.group(2), m.group(3).strip()
             body, j = [], i + 1
-            while j < len(lines) and not (lines[j].strip().startswith(fence)
-                                          and lines[j].strip().strip(fence[0]) == ""):
+            while j < len(lines) and not (
+                lines[j].strip().startswith(fence) and lines[j].strip().strip(fence[0]) == ""
+            ):
                 text = lines[j]
-                body.append(text[len(indent):] if text.startswith(indent) else text.lstrip())
+                body.append(text[len(indent) :] if text.startswith(indent) else text.lstrip())
                 j += 1
             kind, args = (marker.group(1), marker.group(2).split()) if marker else (None, [])
             blocks.append(Block(rel, i + 2, info, "\n".join(body) + "\n", kind, args))
@@ -116,7 +118,9 @@ def parse_page(root, rel):
             marker = mk
         elif lines[i].strip():
             if marker:
-                raise SystemExit(f"{rel}:{i + 1}: a check marker must come right before a code block")
+                raise SystemExit(
+                    f"{rel}:{i + 1}: a check marker must come right before a code block"
+                )
             for s in re.finditer(r"(`+)(.+?)\1", lines[i]):
                 spans.append((i + 1, s.group(2).strip()))
         i += 1
@@ -155,6 +159,7 @@ def match_output(expected, actual):
         if exp[i] == "...":
             return any(go(i + 1, k) for k in range(j, len(act) + 1))
         return j < len(act) and exp[i].rstrip() == act[j].rstrip() and go(i + 1, j + 1)
+
     return go(0, 0)
 
 
@@ -196,8 +201,12 @@ class Checker:
                     r = run([structopc, "--check", b.args[0]], d)
                     if b.kind == "idl":
                         if r.returncode != 0 or r.stderr or r.stdout:
-                            self.fail(b.where(), f"structopc --check {b.args[0]} (exit {r.returncode}):\n"
-                                      + r.stderr + r.stdout)
+                            self.fail(
+                                b.where(),
+                                f"structopc --check {b.args[0]} (exit {r.returncode}):\n"
+                                + r.stderr
+                                + r.stdout,
+                            )
                         elif emit_py:
                             r = run([structopc, "--emit", "py", b.args[0]], d)
                             if r.returncode:
@@ -205,11 +214,16 @@ class Checker:
                     else:
                         shown = blocks[k + 1].text if k + 1 < len(blocks) else None
                         if shown is None:
-                            self.fail(b.where(), "`check: idl-error` needs the diagnostic as the next block")
+                            self.fail(
+                                b.where(),
+                                "`check: idl-error` needs the diagnostic as the next block",
+                            )
                         elif r.returncode != 1 or r.stderr != shown:
-                            self.fail(blocks[k + 1].where(),
-                                      f"structopc --check {b.args[0]} exited {r.returncode} and said:\n"
-                                      f"{r.stderr}which is not the diagnostic shown")
+                            self.fail(
+                                blocks[k + 1].where(),
+                                f"structopc --check {b.args[0]} exited {r.returncode} and said:\n"
+                                f"{r.stderr}which is not the diagnostic shown",
+                            )
                 else:
                     self.shell_block(b, d)
         return count
@@ -220,7 +234,7 @@ class Checker:
             if a.startswith("exit="):
                 status = int(a[5:])
         lines = b.text.rstrip("\n").split("\n")
-        cmds = [i for i, l in enumerate(lines) if l.startswith("$ ")]
+        cmds = [i for i, line in enumerate(lines) if line.startswith("$ ")]
         if not cmds or cmds[0] != 0:
             self.fail(b.where(), "a `check: shell` block starts with a `$ structopc ...` line")
             return
@@ -230,24 +244,46 @@ class Checker:
             if argv[0] != "structopc":
                 self.fail(b.where(i), "a `check: shell` block runs structopc only")
                 continue
-            r = subprocess.run([self.args.structopc] + argv[1:], cwd=d, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, timeout=60)
-            expected = "\n".join(lines[i + 1:end]) + "\n"
+            r = subprocess.run(
+                [self.args.structopc] + argv[1:],
+                cwd=d,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=60,
+            )
+            expected = "\n".join(lines[i + 1 : end]) + "\n"
             if r.returncode != status or not match_output(expected, r.stdout):
-                diff = "".join(difflib.unified_diff(
-                    expected.splitlines(True), r.stdout.splitlines(True), "the page", "structopc"))
-                self.fail(b.where(i), f"`{lines[i][2:]}` exited {r.returncode} (the page expects "
-                          f"{status}); its output against the page's (`...` lines match any lines):\n"
-                          + diff)
+                diff = "".join(
+                    difflib.unified_diff(
+                        expected.splitlines(True),
+                        r.stdout.splitlines(True),
+                        "the page",
+                        "structopc",
+                    )
+                )
+                self.fail(
+                    b.where(i),
+                    f"`{lines[i][2:]}` exited {r.returncode} (the page expects "
+                    f"{status}); its output against the page's (`...` lines match any lines):\n"
+                    + diff,
+                )
 
     # --- names ---------------------------------------------------------------
 
     def known_idls(self):
         """{namespace: set of op, record and enum names} of every IDL we know."""
         import yaml  # only here: part examples runs where PyYAML may be missing
+
         known = {}
-        texts = [p.read_text(encoding="utf-8") for p in sorted(self.root.glob("idl_examples/**/*.ops.yaml"))]
-        texts += [p.read_text(encoding="utf-8") for p in sorted(self.root.glob("tests/golden/**/*.ops.yaml"))]
+        texts = [
+            p.read_text(encoding="utf-8")
+            for p in sorted(self.root.glob("idl_examples/**/*.ops.yaml"))
+        ]
+        texts += [
+            p.read_text(encoding="utf-8")
+            for p in sorted(self.root.glob("tests/golden/**/*.ops.yaml"))
+        ]
         for blocks, _ in self.parsed.values():
             texts += [b.text for b in blocks if b.kind == "idl"]
         for text in texts:
@@ -265,12 +301,17 @@ class Checker:
         return known
 
     def names(self):
-        cpp_sources = "\n".join(read_tree(self.root, ["runtime/include", "runtime/src", "compiler"],
-                                           {".h", ".cpp", ".cu"}).values())
+        cpp_sources = "\n".join(
+            read_tree(
+                self.root, ["runtime/include", "runtime/src", "compiler"], {".h", ".cpp", ".cu"}
+            ).values()
+        )
         cmake = "\n".join(read_tree(self.root, ["python"], {".cmake", ".in"}).values())
         py_runtime = read_tree(self.root, ["runtime/python"], {".py", ".in"})
         goldens = "\n".join(read_tree(self.root, ["tests/golden/approved"], None).values())
-        compiler = "\n".join(read_tree(self.root, ["compiler", "python"], {".h", ".cpp", ".py"}).values())
+        compiler = "\n".join(
+            read_tree(self.root, ["compiler", "python"], {".h", ".cpp", ".py"}).values()
+        )
         compiler_strings = set(re.findall(r'"((?:[^"\\\n]|\\.)*)"', compiler))
         known = self.known_idls()
         py_defined = set()
@@ -278,7 +319,9 @@ class Checker:
             py_defined |= set(re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", text, re.M))
             py_defined |= set(re.findall(r"^\s*(\w+)\s*(?::[^=\n]*)?=(?!=)", text, re.M))
             for imported in re.findall(r"^\s*from\s+\S+\s+import\s+(\([^)]*\)|[^\n]*)", text, re.M):
-                py_defined |= set(re.findall(r"\b(\w+)\b(?!\s+as\b)", imported.replace(" as ", " as_ ")))
+                py_defined |= set(
+                    re.findall(r"\b(\w+)\b(?!\s+as\b)", imported.replace(" as ", " as_ "))
+                )
         checked = 0
 
         def check_text(rel, line, text, inline):
@@ -287,51 +330,91 @@ class Checker:
             for m in re.finditer(r"\bstructop::([A-Za-z_]\w*)", text):
                 checked += 1
                 name = m.group(1)
-                declared = (r"(\b(struct|class|using|enum|enum class|define)\s+" + name + r"\b"
-                            r"|\b" + name + r"\s*(<[^;{}()]*>)?\s*\()")
-                if not (re.search(r"\bstructop::" + name + r"\b", goldens + cmake)
-                        or re.search(declared, cpp_sources)):
-                    self.fail(f"{rel}:{line}", f"`structop::{name}` is not declared in runtime/ or compiler/, "
-                              "nor used by the goldens (tests/golden/approved)")
+                declared = (
+                    r"(\b(struct|class|using|enum|enum class|define)\s+" + name + r"\b"
+                    r"|\b" + name + r"\s*(<[^;{}()]*>)?\s*\()"
+                )
+                if not (
+                    re.search(r"\bstructop::" + name + r"\b", goldens + cmake)
+                    or re.search(declared, cpp_sources)
+                ):
+                    self.fail(
+                        f"{rel}:{line}",
+                        f"`structop::{name}` is not declared in runtime/ or compiler/, "
+                        "nor used by the goldens (tests/golden/approved)",
+                    )
             for m in re.finditer(r"(?<![\w.])_rt\.([A-Za-z_]\w*)", text):
                 checked += 1
                 if m.group(1) not in py_defined:
-                    self.fail(f"{rel}:{line}", f"`_rt.{m.group(1)}` is not defined in the Python runtime "
-                              "(runtime/python/)")
+                    self.fail(
+                        f"{rel}:{line}",
+                        f"`_rt.{m.group(1)}` is not defined in the Python runtime "
+                        "(runtime/python/)",
+                    )
             for m in re.finditer(r"(?<![\w:.])([a-z_]\w*)::([A-Za-z_]\w*)", text):
                 ns, name = m.groups()
                 if ns in known:
                     checked += 1
                     base = re.sub(r"(Grad|_grads|_grad_slot)$", "", name)
                     if name not in known[ns] and base not in known[ns] and name != "kernels":
-                        self.fail(f"{rel}:{line}", f"`{ns}::{name}`: no op, record or enum `{name}` in an IDL "
-                                  f"of namespace {ns}")
+                        self.fail(
+                            f"{rel}:{line}",
+                            f"`{ns}::{name}`: no op, record or enum `{name}` in an IDL "
+                            f"of namespace {ns}",
+                        )
             for m in re.finditer(r"\btorch\.ops\.(\w+)\.(\w+)", text):
                 ns, name = m.groups()
                 if ns in known:
                     checked += 1
                     if name not in known[ns]:
-                        self.fail(f"{rel}:{line}", f"`torch.ops.{ns}.{name}`: no op `{name}` in namespace {ns}")
+                        self.fail(
+                            f"{rel}:{line}",
+                            f"`torch.ops.{ns}.{name}`: no op `{name}` in namespace {ns}",
+                        )
             if inline and re.fullmatch(r"_structop\w*|_IDL_\w+|_rt|STRUCTOPC?_[A-Z0-9_]+", text):
                 # A private name of generated code (`_structop_fields`, `_IDL_STEM`) or a macro.
                 checked += 1
                 word = re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)")
-                if not (word.search(goldens) or word.search(cpp_sources)
-                        or any(word.search(t) for t in py_runtime.values())):
-                    self.fail(f"{rel}:{line}", f"`{text}` is not in the goldens, runtime/ or compiler/")
-            if inline and re.fullmatch(r"[\w<>]*<[A-Za-z ]+>[\w<>]*", text) and re.search(r"[\w]", re.sub(r"<[^>]*>", "", text)):
+                if not (
+                    word.search(goldens)
+                    or word.search(cpp_sources)
+                    or any(word.search(t) for t in py_runtime.values())
+                ):
+                    self.fail(
+                        f"{rel}:{line}", f"`{text}` is not in the goldens, runtime/ or compiler/"
+                    )
+            if (
+                inline
+                and re.fullmatch(r"[\w<>]*<[A-Za-z ]+>[\w<>]*", text)
+                and re.search(r"[\w]", re.sub(r"<[^>]*>", "", text))
+            ):
                 checked += 1
                 parts = re.split(r"<[A-Za-z ]+>", text)
-                pattern = r"(?<!\w)" + r"[A-Za-z_]\w*?".join(re.escape(p) for p in parts) + r"(?!\w)"
+                pattern = (
+                    r"(?<!\w)" + r"[A-Za-z_]\w*?".join(re.escape(p) for p in parts) + r"(?!\w)"
+                )
                 if not re.search(pattern, goldens) and not all(
-                        any(p in s for s in compiler_strings) for p in parts if p):
-                    self.fail(f"{rel}:{line}", f"`{text}`: no such name in the goldens (tests/golden/approved), "
-                              "nor its parts among the strings of compiler/ or python/")
+                    any(p in s for s in compiler_strings) for p in parts if p
+                ):
+                    self.fail(
+                        f"{rel}:{line}",
+                        f"`{text}`: no such name in the goldens (tests/golden/approved), "
+                        "nor its parts among the strings of compiler/ or python/",
+                    )
 
             if self.args.verbose and checked > before:
                 print(f"{rel}:{line}: checked {text.strip()}")
 
-        tops = ("compiler/", "runtime/", "tests/", "idl_examples/", "python/", "tools/", "scripts/", "docs/")
+        tops = (
+            "compiler/",
+            "runtime/",
+            "tests/",
+            "idl_examples/",
+            "python/",
+            "tools/",
+            "scripts/",
+            "docs/",
+        )
 
         def check_path(rel, line, span):
             """A path of this repository in inline code names a file or folder that exists."""
@@ -341,8 +424,11 @@ class Checker:
                 return
             checked += 1
             brace = re.search(r"\{([^}]*)\}", span)
-            variants = [span[:brace.start()] + v + span[brace.end():] for v in brace.group(1).split(",")] \
-                if brace else [span]
+            variants = (
+                [span[: brace.start()] + v + span[brace.end() :] for v in brace.group(1).split(",")]
+                if brace
+                else [span]
+            )
             for v in variants:
                 if not list(self.root.glob(v.rstrip("/"))):
                     self.fail(f"{rel}:{line}", f"`{span}`: {v} does not exist")
@@ -368,8 +454,14 @@ class Checker:
                         self.fail(f"{rel}:{n}", f"link to {target}: no such file")
                     elif anchor and path.suffix == ".md":
                         page = str(path.resolve().relative_to(self.root))
-                        if anchor not in anchors(path) and f"{page}#{anchor}" not in PENDING_ANCHORS:
-                            self.fail(f"{rel}:{n}", f"link to {m.group(1)}: {page} has no heading `{anchor}`")
+                        if (
+                            anchor not in anchors(path)
+                            and f"{page}#{anchor}" not in PENDING_ANCHORS
+                        ):
+                            self.fail(
+                                f"{rel}:{n}",
+                                f"link to {m.group(1)}: {page} has no heading `{anchor}`",
+                            )
         return checked
 
     # --- tables that list what the code has ------------------------------------
@@ -380,7 +472,10 @@ class Checker:
         lists every option, and only options that exist."""
         checked = 0
         helptext = run([self.args.structopc, "--help"], self.root).stdout
-        in_help = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b", helptext)) - {"-h", "--help"}
+        in_help = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b", helptext)) - {
+            "-h",
+            "--help",
+        }
         cli = (self.root / "docs/cli.md").read_text(encoding="utf-8").split("\n")
         in_doc = {}
         for n, text in enumerate(cli, 1):
@@ -394,9 +489,16 @@ class Checker:
                 self.fail(f"docs/cli.md:{n}", f"option {opt} is not in `structopc --help`")
         for opt in sorted(in_help - set(in_doc)):
             checked += 1
-            self.fail("docs/cli.md", f"`structopc --help` has {opt}, which the option table does not list")
-        options = dict(re.findall(r"option\('(\w+)',[^)]*?value:\s*'?([\w.]+)'?",
-                                  (self.root / "meson_options.txt").read_text(encoding="utf-8"), re.S))
+            self.fail(
+                "docs/cli.md", f"`structopc --help` has {opt}, which the option table does not list"
+            )
+        options = dict(
+            re.findall(
+                r"option\('(\w+)',[^)]*?value:\s*'?([\w.]+)'?",
+                (self.root / "meson_options.txt").read_text(encoding="utf-8"),
+                re.S,
+            )
+        )
         dev = (self.root / "docs/development.md").read_text(encoding="utf-8").split("\n")
         listed = {}
         for n, text in enumerate(dev, 1):
@@ -406,13 +508,21 @@ class Checker:
         for name, (n, default) in sorted(listed.items()):
             checked += 1
             if name not in options:
-                self.fail(f"docs/development.md:{n}", f"option `{name}` is not in meson_options.txt")
+                self.fail(
+                    f"docs/development.md:{n}", f"option `{name}` is not in meson_options.txt"
+                )
             elif options[name] != default:
-                self.fail(f"docs/development.md:{n}", f"option `{name}`: meson_options.txt's default is "
-                          f"`{options[name]}`, the page says `{default}`")
+                self.fail(
+                    f"docs/development.md:{n}",
+                    f"option `{name}`: meson_options.txt's default is "
+                    f"`{options[name]}`, the page says `{default}`",
+                )
         for name in sorted(set(options) - set(listed)):
             checked += 1
-            self.fail("docs/development.md", f"option `{name}` of meson_options.txt is not in the option table")
+            self.fail(
+                "docs/development.md",
+                f"option `{name}` of meson_options.txt is not in the option table",
+            )
         return checked
 
     # --- C++ and Python blocks --------------------------------------------------
@@ -425,10 +535,16 @@ class Checker:
             tu.append(b.text)
         path = self.work / "docs_blocks.cpp"
         path.write_text("\n".join(tu), encoding="utf-8")
-        r = run(self.args.cxx + self.args.flags + ["-I" + self.args.examples_dir, "-fsyntax-only", str(path)],
-                self.root)
+        r = run(
+            self.args.cxx
+            + self.args.flags
+            + ["-I" + self.args.examples_dir, "-fsyntax-only", str(path)],
+            self.root,
+        )
         if r.returncode or r.stderr:
-            self.fail("C++ blocks", "do not compile against the examples' generated headers:\n" + r.stderr)
+            self.fail(
+                "C++ blocks", "do not compile against the examples' generated headers:\n" + r.stderr
+            )
         return len(blocks)
 
     def python_blocks(self):
@@ -437,8 +553,10 @@ class Checker:
             if not any(b.kind == "python" for b in blocks):
                 continue
             d = self.page_dir(rel)
-            for link, target in (("build/idl_examples", self.args.examples_dir),
-                                 ("build/runtime/python", self.args.runtime_python)):
+            for link, target in (
+                ("build/idl_examples", self.args.examples_dir),
+                ("build/runtime/python", self.args.runtime_python),
+            ):
                 (d / link).parent.mkdir(parents=True, exist_ok=True)
                 if not (d / link).exists():
                     os.symlink(os.path.abspath(target), d / link)
@@ -450,17 +568,22 @@ class Checker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [os.path.abspath(self.args.examples_dir), os.path.abspath(self.args.runtime_python)]
-            + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+            + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+        )
 
         def one(job):
             b, script, d = job
             return b, script, run([self.args.python, script.name], d, env)
+
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             for b, script, r in pool.map(one, jobs):
                 if r.returncode:
                     # Point at the page: the block's line k is page line b.line + k - 1.
-                    text = re.sub(r'File "[^"]*' + re.escape(script.name) + r'", line (\d+)',
-                                  lambda m: f'File "{b.page}", line {b.line + int(m.group(1)) - 1}', r.stderr)
+                    text = re.sub(
+                        r'File "[^"]*' + re.escape(script.name) + r'", line (\d+)',
+                        lambda m: f'File "{b.page}", line {b.line + int(m.group(1)) - 1}',
+                        r.stderr,
+                    )
                     self.fail(b.where(), f"the Python block failed (exit {r.returncode}):\n" + text)
         return len(jobs)
 
