@@ -247,8 +247,9 @@ def main():
     )
     if len(runtimes) != 1:
         fail(f"expected one installed package structop_runtime under {prefix}, found {runtimes}")
+    package = os.path.dirname(runtimes[0])
     for module in ("_autograd.py", "_checks.py", "_kernels.py", "_loading.py", "_pytree.py"):
-        if not os.path.exists(os.path.join(os.path.dirname(runtimes[0]), module)):
+        if not os.path.exists(os.path.join(package, module)):
             fail(f"the installed package structop_runtime has no {module}")
 
     installed = os.path.join(work, "consumer-installed")
@@ -270,7 +271,7 @@ def main():
     if used != {os.path.realpath(installed_structopc[0])}:
         fail(f"the consumer did not use the installed structopc {installed_structopc[0]}: {used}")
     run(["meson", "test", "-C", ibuild, "--print-errorlogs"], env=env_pc)
-    check_python_runtime_from(ibuild, os.path.dirname(runtimes[0]))
+    check_python_runtime_from(ibuild, os.path.dirname(package))
     print("installed: ok")
 
 
