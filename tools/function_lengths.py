@@ -19,6 +19,7 @@ Usage: function_lengths.py [--over N] [--allow FILE] [--top N] PATH...
 Example (issue 29's bar: no function over 80 lines in the compiler):
   tools/function_lengths.py --over 80 compiler
 """
+
 import argparse
 import os
 import shutil
@@ -40,9 +41,21 @@ def sources(paths):
 def functions(files, ctags):
     """(lines, name, file, first line) of every function definition."""
     run = subprocess.run(
-        [ctags, "-x", "--_xformat=%{line} %{end} %N %F", "--kinds-C++=f", "--fields=+e",
-         "--language-force=C++", "-o", "-"] + list(files),
-        capture_output=True, text=True, check=True)
+        [
+            ctags,
+            "-x",
+            "--_xformat=%{line} %{end} %N %F",
+            "--kinds-C++=f",
+            "--fields=+e",
+            "--language-force=C++",
+            "-o",
+            "-",
+        ]
+        + list(files),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     out = []
     for line in run.stdout.splitlines():
         first, end, name, path = line.split(" ", 3)
@@ -60,13 +73,15 @@ def main():
     a = p.parse_args()
     ctags = shutil.which("ctags") or shutil.which("universal-ctags")
     if not ctags:
-        print("function_lengths.py needs Universal Ctags (Debian: apt install universal-ctags)",
-              file=sys.stderr)
+        print(
+            "function_lengths.py needs Universal Ctags (Debian: apt install universal-ctags)",
+            file=sys.stderr,
+        )
         return 2
     rows = [f for f in functions(sources(a.paths), ctags) if f[0] > a.over]
     if a.allow:
         return check_allowed(rows, a.allow, a.over)
-    for lines, name, path, first in rows[:a.top or None]:
+    for lines, name, path, first in rows[: a.top or None]:
         print(f"{lines:5}  {name}  {path}:{first}")
     return 1 if a.over and rows else 0
 
@@ -88,14 +103,21 @@ def check_allowed(rows, allow_path, over):
         limit = allowed.get(key)
         if limit is None or lines > limit:
             failed = True
-            print(f"{path}:{first}: {name} has {lines} lines (limit {over}"
-                  + (f", allowed {limit}" if limit else "") + "): split it")
+            print(
+                f"{path}:{first}: {name} has {lines} lines (limit {over}"
+                + (f", allowed {limit}" if limit else "")
+                + "): split it"
+            )
         elif lines < limit:
-            print(f"{allow_path}: {name} ({key[1]}) has {lines} lines now, not {limit}: "
-                  f"lower its allowance (or remove it at {over} or fewer)")
+            print(
+                f"{allow_path}: {name} ({key[1]}) has {lines} lines now, not {limit}: "
+                f"lower its allowance (or remove it at {over} or fewer)"
+            )
     for key in sorted(set(allowed) - seen):
-        print(f"{allow_path}: {key[0]} ({key[1]}) is no longer over {over} lines (or gone): "
-              f"remove its line")
+        print(
+            f"{allow_path}: {key[0]} ({key[1]}) is no longer over {over} lines (or gone): "
+            f"remove its line"
+        )
     if not failed:
         print(f"no function over {over} lines beyond the {len(allowed)} allowed in {allow_path}")
     return 1 if failed else 0
