@@ -29,6 +29,6 @@ echo "== C++: build/idl_examples/main_job"
 build/idl_examples/main_job
 echo
 echo "== Python: idl_examples/main_job.py"
-# weights_ops.py imports structop's Python runtime, build/runtime/python/structop_runtime.py.
+# weights_ops.py imports structop's Python runtime, build/runtime/python/structop_runtime/.
 PYTHONPATH=build/runtime/python "$python" idl_examples/main_job.py \
   build/idl_examples/libstructop_examples.so build/idl_examples
