@@ -30,5 +30,9 @@ configure() {
 }
 
 # ccache (Meson uses it when installed) with paths relative to this checkout,
-# so that a fresh clone elsewhere (CI) reuses what an earlier one compiled.
+# so that a fresh clone elsewhere (CI) reuses what an earlier one compiled;
+# without the compiling folder in the hash (builds are -g), so that the
+# consumer and package tests' projects, set up in new folders on each run,
+# hit too (their debug info then names the first run's folder).
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
