@@ -24,7 +24,7 @@ std::string flat_name(const lower::Slot& s) {
 /// The original path of the list of records that slot `s` is a leaf of
 /// (`cfg.layers` for `cfg.layers.w`).
 std::string list_path(const lower::Slot& s) {
-  const std::vector<std::string> parts = model::split_path(s.path);
+  const std::vector<std::string>& parts = s.segments;
   return fmt::format(
       "{}",
       fmt::join(

@@ -42,7 +42,7 @@ bool enum_value_leaf(const lower::Slot& s) {
 /// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
 /// below optional records (Slot::optional_at), None when one is absent.
 Code optional_leaf(const lower::Slot& s, bool as_str) {
-  const std::vector<std::string> parts = model::split_path(s.api_path);
+  const std::vector<std::string>& parts = s.api_segments;
   std::vector<std::string> absent;
   for (size_t k : s.optional_at) {
     absent.push_back(fmt::format(
@@ -58,7 +58,7 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
 /// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
 /// list (Slot::list_depth), its api_path split where the list ends.
 Code list_leaf(const lower::Slot& s, bool as_str) {
-  const std::vector<std::string> parts = model::split_path(s.api_path);
+  const std::vector<std::string>& parts = s.api_segments;
   const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
   const std::string item = fmt::format("r.{}", fmt::join(end, parts.end(), "."));
   return comprehension(
