@@ -37,6 +37,7 @@ inputs builds and caches the new version, then raises RuntimeError asking
 for a new process.
 """
 
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -47,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import typing
 
 from . import BuildError, IDLError, _build, _cache, _runtime, get_include, get_structopc
 from ._version import __version__
@@ -216,99 +218,102 @@ def load(
     for path in [idl] + sources:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"structop.load: no file {path}")
-    extra_cflags = list(extra_cflags or ())
-    extra_cuda_cflags = list(extra_cuda_cflags or ())
-    extra_ldflags = list(extra_ldflags or ())
-    extra_include_paths = [os.path.abspath(p) for p in extra_include_paths or ()]
-    idl_include_paths = [os.path.abspath(p) for p in idl_include_paths or ()]
     has_cuda = any(s.endswith(_build.CUDA_SUFFIXES) for s in sources)
 
     with _LOCK:
-        name_dir = (
-            os.path.abspath(build_directory)
-            if build_directory
-            else os.path.join(_runtime.toolchain_dir(), "jit", name)
-        )
         cuda_home = _build.find_cuda_home() if has_cuda else None
         if has_cuda and cuda_home is None:
             raise BuildError(
                 "structop.load: a source is CUDA (.cu) but no CUDA toolkit was "
                 "found: set CUDA_HOME, or put nvcc on PATH"
             )
-        nvcc = os.path.join(cuda_home, "bin", "nvcc") if cuda_home else None
-        parts = [
+        request = _Request(
+            name=name,
+            idl=idl,
+            stem=stem,
+            sources=sources,
+            name_dir=(
+                os.path.abspath(build_directory)
+                if build_directory
+                else os.path.join(_runtime.toolchain_dir(), "jit", name)
+            ),
+            nvcc=os.path.join(cuda_home, "bin", "nvcc") if cuda_home else None,
+            extra_cflags=list(extra_cflags or ()),
+            extra_cuda_cflags=list(extra_cuda_cflags or ()),
+            extra_ldflags=list(extra_ldflags or ()),
+            extra_include_paths=[os.path.abspath(p) for p in extra_include_paths or ()],
+            idl_include_paths=[os.path.abspath(p) for p in idl_include_paths or ()],
+            verbose=verbose,
+        )
+        return _import(name, _cached_or_built(request), verbose)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """One structop.load call, its arguments checked and made absolute."""
+
+    name: str
+    idl: str
+    stem: str
+    sources: typing.List[str]
+    name_dir: str  # <cache>/<torch>/jit/<name>, or build_directory
+    nvcc: typing.Optional[str]  # when a source is CUDA
+    extra_cflags: typing.List[str]
+    extra_cuda_cflags: typing.List[str]
+    extra_ldflags: typing.List[str]
+    extra_include_paths: typing.List[str]
+    idl_include_paths: typing.List[str]
+    verbose: bool
+
+    def key_parts(self):
+        """What goes into the key besides the files: versions, compiler, flags."""
+        return [
             __version__,
-            name,
-            stem,
+            self.name,
+            self.stem,
             _runtime.runtime_key(),
             " ".join(_cache.cxx_command()),
-            repr(extra_cflags),
-            repr(extra_cuda_cflags),
-            repr(extra_ldflags),
-            repr(extra_include_paths),
-            repr(idl_include_paths),
-            nvcc or "",
+            repr(self.extra_cflags),
+            repr(self.extra_cuda_cflags),
+            repr(self.extra_ldflags),
+            repr(self.extra_include_paths),
+            repr(self.idl_include_paths),
+            self.nvcc or "",
         ]
-        with tempfile.TemporaryDirectory(prefix="structop-gen-") as gen:
-            idl_files = _generate(idl, gen, idl_include_paths, "h,cpp,py")
-            key = _key(parts, gen, idl_files, sources, _read_headers(name_dir))
-            if key in _LOADED:
-                _log(verbose, f"{name} is loaded already ({os.path.join(name_dir, key)})")
-                return _LOADED[key]
+
+
+def _cached_or_built(request):
+    """The published folder for these inputs: found in the cache (or in this
+    process), else built and published under the lock of request.name_dir."""
+    name, name_dir, verbose = request.name, request.name_dir, request.verbose
+    parts = request.key_parts()
+    with tempfile.TemporaryDirectory(prefix="structop-gen-") as gen:
+        idl_files = _generate(request.idl, gen, request.idl_include_paths, "h,cpp,py")
+        key = _key(parts, gen, idl_files, request.sources, _read_headers(name_dir))
+        final = os.path.join(name_dir, key)
+        if key in _LOADED:
+            _log(verbose, f"{name} is loaded already ({final})")
+            return final
+        os.makedirs(name_dir, exist_ok=True)
+        if _cache.is_published(final):
+            _log(verbose, f"loading {name} from the cache ({final})")
+            return final
+        with _cache.locked(name_dir):
+            # Another process may have built meanwhile, and recorded other
+            # headers for this name: the key again, as it is now.
+            key = _key(parts, gen, idl_files, request.sources, _read_headers(name_dir))
             final = os.path.join(name_dir, key)
-            os.makedirs(name_dir, exist_ok=True)
             if _cache.is_published(final):
-                _log(verbose, f"loading {name} from the cache ({final})")
-            else:
-                with _cache.locked(name_dir):
-                    # Another process may have built meanwhile, and recorded
-                    # other headers for this name: the key again, as it is now.
-                    key = _key(parts, gen, idl_files, sources, _read_headers(name_dir))
-                    final = os.path.join(name_dir, key)
-                    if _cache.is_published(final):
-                        _log(
-                            verbose,
-                            f"loading {name} from the cache ({final}), built by another process",
-                        )
-                    else:
-                        final = _build_and_publish(
-                            name,
-                            stem,
-                            idl,
-                            idl_files,
-                            gen,
-                            sources,
-                            name_dir,
-                            parts,
-                            nvcc,
-                            extra_cflags,
-                            extra_cuda_cflags,
-                            extra_ldflags,
-                            extra_include_paths,
-                            idl_include_paths,
-                            verbose,
-                        )
-        return _import(name, final, verbose)
+                _log(verbose, f"loading {name} from the cache ({final}), built by another process")
+                return final
+            return _build_and_publish(request, gen, idl_files, parts)
 
 
-def _build_and_publish(
-    name,
-    stem,
-    idl,
-    idl_files,
-    gen,
-    sources,
-    name_dir,
-    parts,
-    nvcc,
-    extra_cflags,
-    extra_cuda_cflags,
-    extra_ldflags,
-    extra_include_paths,
-    idl_include_paths,
-    verbose,
-):
-    """Builds under the lock of name_dir; returns the published folder."""
+def _build_and_publish(request, gen, idl_files, parts):
+    """Builds request (generated into gen, reading idl_files) under the lock of
+    its name_dir; returns the published folder."""
+    name, stem, idl, sources = request.name, request.stem, request.idl, request.sources
+    name_dir, nvcc, verbose = request.name_dir, request.nvcc, request.verbose
     _log(verbose, f"building {name} from {idl} in {name_dir}")
     runtime_library = _runtime.runtime_library(verbose)
     build_dir = os.path.join(name_dir, "build")
@@ -321,11 +326,14 @@ def _build_and_publish(
         # The included IDLs' headers and modules (their records and enums), beside.
         for path in idl_files:
             if path != idl:
-                _generate(path, gen_dir, idl_include_paths, "h,py")
+                _generate(path, gen_dir, request.idl_include_paths, "h,py")
 
-        includes = ["-I" + gen_dir] + ["-I" + d for d in extra_include_paths]
+        includes = ["-I" + gen_dir] + ["-I" + d for d in request.extra_include_paths]
         cxxflags = (
-            list(_runtime.RUNTIME_CXXFLAGS) + includes + _runtime.compile_args() + extra_cflags
+            list(_runtime.RUNTIME_CXXFLAGS)
+            + includes
+            + _runtime.compile_args()
+            + request.extra_cflags
         )
         ldflags = cfg.link_args()
         cuda_flags = []
@@ -334,14 +342,14 @@ def _build_and_publish(
                 ["-std=c++17", "-O2", "-Xcompiler", "-fPIC"]
                 + includes
                 + _runtime.compile_args(joined=False)
-                + extra_cuda_cflags
+                + request.extra_cuda_cflags
             )
             cuda_lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64")
             ldflags += ["-L" + cuda_lib, "-Wl,-rpath," + cuda_lib, "-lcudart"]
             for lib in ("c10_cuda", "torch_cuda"):
                 if os.path.exists(os.path.join(cfg.libdir, f"lib{lib}.so")):
                     ldflags.append("-l" + lib)
-        ldflags += extra_ldflags
+        ldflags += request.extra_ldflags
         library = f"lib{name}.so"
         _build.write_ninja(
             build_dir,

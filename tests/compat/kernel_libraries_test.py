@@ -93,6 +93,28 @@ class PagedCase:
         self.scale = 1.0 / math.sqrt(self.head_size)
         self.alibi = torch.randn(self.num_heads, generator=g) if alibi else None
 
+    def leading_args(self, kv_cache_dtype="auto"):
+        """paged_attention_v1's flat arguments after (out, query), up to and with
+        kv_cache_dtype, in vLLM's order."""
+        return (
+            self.key_cache,
+            self.value_cache,
+            self.num_kv_heads,
+            self.scale,
+            self.block_tables,
+            self.seq_lens,
+            self.block_size,
+            self.max_seq_len,
+            self.alibi,
+            kv_cache_dtype,
+        )
+
+    def flat_args(self, kv_cache_dtype="auto"):
+        """All of them: then k_scale, v_scale (unquantized: 1), tp_rank and the
+        block-sparse settings (none) as vLLM passes them."""
+        one = torch.ones(())
+        return self.leading_args(kv_cache_dtype) + (one, one, 0, 0, 0, 64, 0)
+
     def reference(self):
         out = torch.empty_like(self.query)
         group = self.num_heads // self.num_kv_heads
@@ -268,75 +290,20 @@ class PagedAttentionV1(unittest.TestCase):
     def test_cpp_record_api(self):
         c = PagedCase(4, alibi=True)
         out = torch.zeros_like(c.query)
-        cpp_api.paged_attention_v1(
-            out,
-            c.query,
-            c.key_cache,
-            c.value_cache,
-            c.num_kv_heads,
-            c.scale,
-            c.block_tables,
-            c.seq_lens,
-            c.block_size,
-            c.max_seq_len,
-            c.alibi,
-            "auto",
-        )
+        cpp_api.paged_attention_v1(out, c.query, *c.leading_args())
         torch.testing.assert_close(out, c.reference())
 
     def test_flat_call_as_vllm_makes_it(self):
         c = PagedCase(5)
         out = torch.zeros_like(c.query)
-        one = torch.ones(())
-        flat.paged_attention_v1(
-            out,
-            c.query,
-            c.key_cache,
-            c.value_cache,
-            c.num_kv_heads,
-            c.scale,
-            c.block_tables,
-            c.seq_lens,
-            c.block_size,
-            c.max_seq_len,
-            None,
-            "auto",
-            one,
-            one,
-            0,
-            0,
-            0,
-            64,
-            0,
-        )
+        flat.paged_attention_v1(out, c.query, *c.flat_args())
         torch.testing.assert_close(out, c.reference())
 
     def test_enum_leaf_checks_the_flat_string(self):
         c = PagedCase(6)
         out = torch.zeros_like(c.query)
-        one = torch.ones(())
         with self.assertRaisesRegex(Exception, "fp9"):
-            flat.paged_attention_v1(
-                out,
-                c.query,
-                c.key_cache,
-                c.value_cache,
-                c.num_kv_heads,
-                c.scale,
-                c.block_tables,
-                c.seq_lens,
-                c.block_size,
-                c.max_seq_len,
-                None,
-                "fp9",
-                one,
-                one,
-                0,
-                0,
-                0,
-                64,
-                0,
-            )
+            flat.paged_attention_v1(out, c.query, *c.flat_args("fp9"))
         with self.assertRaisesRegex(Exception, "unquantized cache"):
             v.paged_attention_v1(out, c.query, **self.records(c, v.KvCacheDtype.fp8))
 

@@ -410,6 +410,17 @@ def jit_run(ctx, folder, *args, check=True):
     )
 
 
+def jit_start(ctx, folder, *args, **popen):
+    """run_jit.py started, not waited for (as jit_run runs it); stdout is a pipe."""
+    return subprocess.Popen(
+        [ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", *args],
+        env=ctx.env,
+        cwd=ctx.work,
+        stdout=subprocess.PIPE,
+        **popen,
+    )
+
+
 def load_time(result):
     match = re.search(r"structop\.load: ([0-9.]+) s", result.stdout)
     if not match:
@@ -525,21 +536,7 @@ def stage_jit(ctx):
     before = published(name_dir)
     start = time.monotonic()
     procs = [
-        subprocess.Popen(
-            [
-                ctx.python,
-                os.path.join(folder, "run_jit.py"),
-                "--verbose",
-                "--scale",
-                "3.0",
-                "--skip-checks",
-            ],
-            env=ctx.env,
-            cwd=ctx.work,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        jit_start(ctx, folder, "--scale", "3.0", "--skip-checks", stderr=subprocess.PIPE, text=True)
         for _ in range(4)
     ]
     outputs = [p.communicate() for p in procs]
@@ -565,18 +562,12 @@ def stage_jit(ctx):
     edit(header, "#pragma once\n", "#pragma once\nconstexpr int jit_extra_edited = 1;\n")
     before = published(name_dir)
     marker = os.path.join(name_dir, "build", ".in-progress")
-    proc = subprocess.Popen(
-        [
-            ctx.python,
-            os.path.join(folder, "run_jit.py"),
-            "--verbose",
-            "--scale",
-            "3.0",
-            "--skip-checks",
-        ],
-        env=ctx.env,
-        cwd=ctx.work,
-        stdout=subprocess.PIPE,
+    proc = jit_start(
+        ctx,
+        folder,
+        "--scale",
+        "3.0",
+        "--skip-checks",
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
