@@ -62,10 +62,32 @@ def file_digest(path):
     return h.hexdigest()
 
 
+COMPILER_WRAPPERS = ("ccache", "sccache")
+
+
 def cxx_command():
     """The C++ compiler as an argument list: $CXX (which may hold a wrapper,
-    e.g. `ccache g++`), else c++."""
+    e.g. `ccache g++`), else c++. What the cache keys name."""
     return shlex.split(os.environ.get("CXX") or "c++")
+
+
+def cxx_build_command():
+    """The command that compiles: cxx_command() behind ccache or sccache when
+    one is on PATH and $CXX names none, as torch.utils.cpp_extension does;
+    STRUCTOP_NO_COMPILER_WRAPPER (or torch's TORCH_NO_COMPILER_WRAPPER) set
+    turns that off. A wrapper changes no output, so no key names it."""
+    cxx = cxx_command()
+    if (
+        os.environ.get("STRUCTOP_NO_COMPILER_WRAPPER")
+        or os.environ.get("TORCH_NO_COMPILER_WRAPPER")
+        or os.path.basename(cxx[0]) in COMPILER_WRAPPERS
+    ):
+        return cxx
+    for wrapper in COMPILER_WRAPPERS:
+        path = shutil.which(wrapper)
+        if path:
+            return [path] + cxx
+    return cxx
 
 
 def _program_identity(argv):

@@ -63,7 +63,7 @@ def runtime_key():
 def runtime_library(verbose=False):
     """The path of libstructop_runtime.a compiled for this torch (built once, cached)."""
     sources, _ = _runtime_inputs()
-    cxx = _cache.cxx_command()
+    cxx = _cache.cxx_build_command()
     flags = list(RUNTIME_CXXFLAGS) + compile_args()
     key = runtime_key()
     parent = os.path.join(toolchain_dir(), "runtime")

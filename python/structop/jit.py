@@ -353,7 +353,7 @@ def _build_and_publish(request, gen, idl_files, parts):
         library = f"lib{name}.so"
         _build.write_ninja(
             build_dir,
-            cxx=_cache.cxx_command(),
+            cxx=_cache.cxx_build_command(),
             cxxflags=cxxflags,
             sources=[os.path.join(gen_dir, f"{stem}.ops.cpp")] + sources,
             output=library,

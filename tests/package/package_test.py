@@ -28,8 +28,8 @@ Stages, in order; one wheel serves them all:
           PKG_CONFIG_PATH=$(python -m structop --pkgconfig-dir), no subproject;
           its C++ and Python tests run, the Python one importing
           structop_runtime from the environment (no PYTHONPATH for it).
-  b       structop.load on idl_examples/jit (copied out): build, call,
-          gradients, gradcheck, opcheck; cached reloads (their times are
+  b       structop.load on idl_examples/jit (copied out): build (behind
+          ccache when it is on PATH), call, gradients, gradcheck, opcheck; cached reloads (their times are
           printed, not judged); a changed IDL rebuilds; a broken IDL raises
           structop.IDLError with structopc's diagnostic; four processes at
           once after a source edit build once and all load; an edit of a
@@ -411,10 +411,12 @@ def jit_run(ctx, folder, *args, check=True):
 
 
 def jit_start(ctx, folder, *args, **popen):
-    """run_jit.py started, not waited for (as jit_run runs it); stdout is a pipe."""
+    """run_jit.py started, not waited for (as jit_run runs it); stdout is a pipe.
+    The compiler runs without ccache: these builds must take their time (a
+    warm ccache would finish them before the other processes or the kill)."""
     return subprocess.Popen(
         [ctx.python, os.path.join(folder, "run_jit.py"), "--verbose", *args],
-        env=ctx.env,
+        env=dict(ctx.env, STRUCTOP_NO_COMPILER_WRAPPER="1"),
         cwd=ctx.work,
         stdout=subprocess.PIPE,
         **popen,
@@ -443,6 +445,27 @@ def edit(path, old, new):
         f.write(text.replace(old, new, 1))
 
 
+def check_compiler_wrapper(ctx, name_dir):
+    """structop.load compiles behind ccache (or sccache) when one is on PATH,
+    as torch.utils.cpp_extension does, and directly with
+    STRUCTOP_NO_COMPILER_WRAPPER set."""
+    with open(os.path.join(name_dir, "build", "build.ninja"), encoding="utf-8") as f:
+        command = next(line for line in f if line.startswith("  command = ")).split()
+    wrapped = os.path.basename(command[2]) in ("ccache", "sccache")
+    expected = not any(
+        ctx.env.get(v) for v in ("STRUCTOP_NO_COMPILER_WRAPPER", "TORCH_NO_COMPILER_WRAPPER")
+    ) and any(shutil.which(w, path=ctx.env["PATH"]) for w in ("ccache", "sccache"))
+    if wrapped != expected:
+        fail(f"compiler command {command[2:4]}: want a wrapper: {expected}")
+    probe = "import structop._cache as c; print(c.cxx_build_command() == c.cxx_command())"
+    off = run(
+        [ctx.python, "-c", probe], dict(ctx.env, STRUCTOP_NO_COMPILER_WRAPPER="1"), cwd=ctx.work
+    )
+    if off.stdout.strip() != "True":
+        fail(f"STRUCTOP_NO_COMPILER_WRAPPER=1 left a wrapper: {off.stdout}")
+    print(f"compiler: {' '.join(command[2:4])} (a wrapper when ccache is on PATH)")
+
+
 def stage_jit(ctx):
     folder = copy_example(
         os.path.join(ctx.source_root, "idl_examples", "jit"), os.path.join(ctx.work, "b", "jit")
@@ -462,6 +485,7 @@ def stage_jit(ctx):
         fail(f"expected one per-torch cache folder in {ctx.cache}, found {toolchain}")
     name_dir = os.path.join(toolchain[0], "jit", "jit_demo")
     print(f"first structop.load (builds): {load_time(first):.1f} s")
+    check_compiler_wrapper(ctx, name_dir)
 
     # b2: unchanged inputs load the cached build (three times, in new processes).
     # (--skip-checks: one call each; the first run and the rebuild check the rest.)
@@ -652,9 +676,12 @@ def stage_cmake(ctx):
     # that imports it (here: the environment's bin/python3 beside it).
     env = dict(ctx.env, PATH=ctx.path_without_venv)
     build = os.path.join(project, "build")
-    configure = run(
-        ["cmake", "-S", project, "-B", build, "-G", "Ninja", "-Dstructop_DIR=" + cmakedir], env
-    )
+    args = ["cmake", "-S", project, "-B", build, "-G", "Ninja", "-Dstructop_DIR=" + cmakedir]
+    # ccache as a CMake user turns it on (CMake, unlike Meson, does not by itself).
+    ccache = shutil.which("ccache", path=ctx.path_without_venv)
+    if ccache:
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=" + ccache)
+    configure = run(args, env)
     want = f"structop {ctx.version} for torch "
     if want not in configure.stdout or ctx.venv not in configure.stdout:
         fail(
