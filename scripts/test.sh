@@ -13,7 +13,9 @@
 #   build/        the compiler's tests, goldens, diagnostics, the examples, the
 #                 C++ and Python end-to-end tests, PT2, Python kernels, the
 #                 Meson consumer, hostile IDLs (all suites)
-#   build-asan/   the compiler's tests again under ASan + UBSan (-Dtorch=disabled;
+#   build-asan/   the compiler's tests again under ASan + UBSan, but for the
+#                 checks that run no structop binary (lang-lists, clang-format)
+#                 (-Dtorch=disabled;
 #                 -O0: at -O2 the sanitized unity files alone took 13 CPU
 #                 minutes to compile, at -O0 the whole build takes 2)
 #   build-fuzz/   60 s of libFuzzer on the compiler (clang, -O1 as libFuzzer's
