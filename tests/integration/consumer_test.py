@@ -156,7 +156,11 @@ def check_subproject_defines_only_the_compiler(build):
         for t in from_structop
         if not (
             t["defined_in"].endswith(compiler)
-            or (t["defined_in"].endswith(runtime) and t["name"] == "structop_runtime")
+            or (
+                t["defined_in"].endswith(runtime)
+                # (structop_runtime_unity: the library's unity files, tools/unity.py)
+                and t["name"] in ("structop_runtime", "structop_runtime_unity")
+            )
         )
     )
     if others:
