@@ -89,45 +89,77 @@ class DefaultChecker {
     std::vector<std::pair<size_t, model::Default>> values;
     bool ok = true;
     for (size_t i = 0; i < lit.keys.size(); ++i) {
-      const syntax::Name& key = lit.keys[i];
-      auto it = std::find(names.begin(), names.end(), key.text);
-      if (it == names.end()) {
-        std::string guess = closest_match(key.text, names);
-        diags_.error(
-            key.span,
-            fmt::format(
-                "record `{}` has no field `{}` (in the default of {})",
-                r.name,
-                key.text,
-                what_),
-            guess.empty() ? fmt::format("its fields are {}", quoted_list(names))
-                          : fmt::format("did you mean `{}`?", guess));
+      std::optional<size_t> field = record_key(r, names, lit, i, set_by);
+      if (!field) {
         ok = false;
         continue;
       }
-      const size_t field = static_cast<size_t>(it - names.begin());
-      if (set_by[field] >= 0) {
-        diags_.error(
-            key.span,
-            fmt::format("the default of {} sets field `{}` twice", what_, key.text),
-            "remove one of them");
-        diags_.note(
-            lit.keys[static_cast<size_t>(set_by[field])].span,
-            fmt::format("`{}` is first set here", key.text));
-        ok = false;
-        continue;
-      }
-      set_by[field] = static_cast<int>(i);
-      const model::Field& f = r.fields[field];
+      set_by[*field] = static_cast<int>(i);
+      const model::Field& f = r.fields[*field];
       const Subject sub = Subject::field(r.name, f.name);
       model::Default value;
       value.literal = lit.items[i];
       if (DefaultChecker(module_, diags_, sub).check(f.type, lit.items[i], &value)) {
-        values.emplace_back(field, std::move(value));
+        values.emplace_back(*field, std::move(value));
       } else {
         ok = false;
       }
     }
+    ok &= check_unset_fields(r, lit, set_by);
+    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first;
+    });
+    for (auto& [field, value] : values) {
+      out->record_fields.push_back(field);
+      out->record_values.push_back(std::move(value));
+    }
+    return ok;
+  }
+
+  /// The field that key `i` of record default `lit` sets; nullopt after a
+  /// diagnostic when `r` has no such field or an earlier key set it.
+  std::optional<size_t> record_key(
+      const model::Record& r,
+      const std::vector<std::string>& names,
+      const Literal& lit,
+      size_t i,
+      const std::vector<int>& set_by) {
+    const syntax::Name& key = lit.keys[i];
+    auto it = std::find(names.begin(), names.end(), key.text);
+    if (it == names.end()) {
+      std::string guess = closest_match(key.text, names);
+      diags_.error(
+          key.span,
+          fmt::format(
+              "record `{}` has no field `{}` (in the default of {})",
+              r.name,
+              key.text,
+              what_),
+          guess.empty() ? fmt::format("its fields are {}", quoted_list(names))
+                        : fmt::format("did you mean `{}`?", guess));
+      return std::nullopt;
+    }
+    const size_t field = static_cast<size_t>(it - names.begin());
+    if (set_by[field] >= 0) {
+      diags_.error(
+          key.span,
+          fmt::format("the default of {} sets field `{}` twice", what_, key.text),
+          "remove one of them");
+      diags_.note(
+          lit.keys[static_cast<size_t>(set_by[field])].span,
+          fmt::format("`{}` is first set here", key.text));
+      return std::nullopt;
+    }
+    return field;
+  }
+
+  /// Every field of `r` that record default `lit` leaves unset has a default
+  /// of its own (or is an all-defaulted record); reports each that has not.
+  bool check_unset_fields(
+      const model::Record& r,
+      const Literal& lit,
+      const std::vector<int>& set_by) {
+    bool ok = true;
     for (size_t field = 0; field < r.fields.size(); ++field) {
       const model::Field& f = r.fields[field];
       if (set_by[field] >= 0 || f.default_value || f.bad_default) continue;
@@ -143,13 +175,6 @@ class DefaultChecker {
               f.name),
           fmt::format("set it: `{}: VALUE`", f.name));
       ok = false;
-    }
-    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
-      return a.first < b.first;
-    });
-    for (auto& [field, value] : values) {
-      out->record_fields.push_back(field);
-      out->record_values.push_back(std::move(value));
     }
     return ok;
   }

@@ -4,6 +4,29 @@ namespace structop::resolving {
 
 void Resolver::resolve_op(const syntax::OpDecl& decl) {
   const syntax::FuncSig& sig = decl.sig;
+  model::Op op = op_header(decl);
+  // "op `name.overload`", for messages about its parameters and returns.
+  const std::string op_label = "op `" + op.qualified_name() + "`";
+  bool ok = check_signature_names(sig, op_label);
+  ok &= resolve_params(sig, op_label, op);
+  // Checks that need every parameter resolved; the returns and dispatch
+  // keys are checked either way, so one run reports all of an op's errors.
+  if (ok) {
+    ok = check_lowered_count(sig, op_label, op);
+    if (ok) check_positional_defaults(op);
+  }
+  ok &= resolve_returns(sig, op_label, op);
+  check_dispatch(decl, op);
+  check_tags(decl, op);
+  check_pt2_compliant(decl, op);
+  if (!ok) return;
+  check_backward(decl, op);
+  ops_spans_.push_back(sig.name.span);
+  module_->ops.push_back(std::move(op));
+}
+
+model::Op Resolver::op_header(const syntax::OpDecl& decl) {
+  const syntax::FuncSig& sig = decl.sig;
   model::Op op;
   op.name = sig.name.text;
   op.overload = sig.overload.text;
@@ -17,8 +40,10 @@ void Resolver::resolve_op(const syntax::OpDecl& decl) {
   op.meta = decl.meta.kind == syntax::MetaDecl::Kind::Identity ? model::MetaKind::Identity
             : decl.meta.kind == syntax::MetaDecl::Kind::Custom ? model::MetaKind::Custom
                                                                : model::MetaKind::Names;
-  // "op `name.overload`", for messages about its parameters and returns.
-  const std::string op_label = "op `" + op.qualified_name() + "`";
+  return op;
+}
+
+bool Resolver::check_signature_names(const syntax::FuncSig& sig, const std::string& op_label) {
   bool ok = check_name(sig.name, NameUse::Op, op_label);
   if (!sig.overload.text.empty()) ok &= check_name(sig.overload, NameUse::Overload, op_label);
   for (const auto& p : sig.params)
@@ -40,6 +65,14 @@ void Resolver::resolve_op(const syntax::OpDecl& decl) {
     diags_.note(sig.params[first].name.span, "first declared here");
     ok = false;
   }
+  return ok;
+}
+
+bool Resolver::resolve_params(
+    const syntax::FuncSig& sig,
+    const std::string& op_label,
+    model::Op& op) {
+  bool ok = true;
   op.params.reserve(sig.params.size());
   for (const auto& p : sig.params) {
     const Subject what = Subject::param(p.name.text, op_label);
@@ -62,41 +95,50 @@ void Resolver::resolve_op(const syntax::OpDecl& decl) {
     }
     op.params.push_back(std::move(param));
   }
-  // Checks that need every parameter resolved; the returns and dispatch
-  // keys are checked either way, so one run reports all of an op's errors.
-  if (ok) {
-    size_t lowered_count = 0;
-    for (const auto& p : op.params) {
-      lowered_count += p.type.is_record() ? record_leaves_[static_cast<size_t>(p.type.decl)] : 1;
-    }
-    total_lowered_ += lowered_count;
-    if (lowered_count > kMaxLoweredParams) {
+  return ok;
+}
+
+bool Resolver::check_lowered_count(
+    const syntax::FuncSig& sig,
+    const std::string& op_label,
+    const model::Op& op) {
+  size_t lowered_count = 0;
+  for (const auto& p : op.params) {
+    lowered_count += p.type.is_record() ? record_leaves_[static_cast<size_t>(p.type.decl)] : 1;
+  }
+  total_lowered_ += lowered_count;
+  if (lowered_count > kMaxLoweredParams) {
+    diags_.error(
+        sig.name.span,
+        fmt::format(
+            "{} lowers to {} parameters; at most {} are supported",
+            op_label,
+            lowered_count,
+            kMaxLoweredParams),
+        "pass big groups of values as a Tensor or a list");
+    return false;
+  }
+  if (total_lowered_ > kMaxTotalLoweredParams) {
+    if (!total_reported_) {
       diags_.error(
           sig.name.span,
           fmt::format(
-              "{} lowers to {} parameters; at most {} are supported",
-              op_label,
-              lowered_count,
-              kMaxLoweredParams),
-          "pass big groups of values as a Tensor or a list");
-      ok = false;
-    } else if (total_lowered_ > kMaxTotalLoweredParams) {
-      if (!total_reported_) {
-        diags_.error(
-            sig.name.span,
-            fmt::format(
-                "the ops of this file lower to more than {} parameters in total (reached at {})",
-                kMaxTotalLoweredParams,
-                op_label),
-            "split the ops into several IDL files");
-        total_reported_ = true;
-      }
-      ok = false;
-    } else {
-      check_positional_defaults(op);
+              "the ops of this file lower to more than {} parameters in total (reached at {})",
+              kMaxTotalLoweredParams,
+              op_label),
+          "split the ops into several IDL files");
+      total_reported_ = true;
     }
+    return false;
   }
+  return true;
+}
 
+bool Resolver::resolve_returns(
+    const syntax::FuncSig& sig,
+    const std::string& op_label,
+    model::Op& op) {
+  bool ok = true;
   for (const auto& r : sig.returns) {
     const Subject what = Subject::ret(r.name.text, op_label);
     auto type = resolve_type(r.type, Use::Return, what);
@@ -106,13 +148,7 @@ void Resolver::resolve_op(const syntax::OpDecl& decl) {
     }
     op.returns.push_back({r.name.text, std::move(*type), r.type.span});
   }
-  check_dispatch(decl, op);
-  check_tags(decl, op);
-  check_pt2_compliant(decl, op);
-  if (!ok) return;
-  check_backward(decl, op);
-  ops_spans_.push_back(sig.name.span);
-  module_->ops.push_back(std::move(op));
+  return ok;
 }
 
 void Resolver::check_positional_defaults(model::Op& op) {

@@ -107,112 +107,128 @@ void Resolver::resolve_records() {
   record_broken_.assign(record_order_.size(), false);
   record_depth_.assign(record_order_.size(), 1);
   record_leaves_.assign(record_order_.size(), 0);
-  for (size_t i = 0; i < record_order_.size(); ++i) {
-    const syntax::RecordDecl* r = record_order_[i];
-    const Symbol& sym = symbols_.at(r->name.text);
-    model::Record& out = module_->records[i];
-    out.name = r->name.text;
-    out.cpp_namespace = cpp_namespace_of(*sym.file);
-    out.doc = r->doc;
-    out.span = r->name.span;
-    out.from_include = sym.file != &idl_.files.back();
-    out.include = include_index(sym.file);
-    out.all_defaulted = true;
-    // A broken record (problems already reported) is kept out of ops and
-    // other records quietly: the first report is the useful one.
-    bool broken = r->incomplete;
-    if (r->fields.empty() && !r->incomplete) {
-      diags_.error(
-          r->name.span,
-          fmt::format("record `{}` has no fields", r->name.text),
-          "add at least one field");
+  for (size_t i = 0; i < record_order_.size(); ++i) resolve_record(i);
+}
+
+void Resolver::resolve_record(size_t i) {
+  const syntax::RecordDecl* r = record_order_[i];
+  const Symbol& sym = symbols_.at(r->name.text);
+  model::Record& out = module_->records[i];
+  out.name = r->name.text;
+  out.cpp_namespace = cpp_namespace_of(*sym.file);
+  out.doc = r->doc;
+  out.span = r->name.span;
+  out.from_include = sym.file != &idl_.files.back();
+  out.include = include_index(sym.file);
+  out.all_defaulted = true;
+  // A broken record (problems already reported) is kept out of ops and
+  // other records quietly: the first report is the useful one.
+  bool broken = r->incomplete;
+  if (r->fields.empty() && !r->incomplete) {
+    diags_.error(
+        r->name.span,
+        fmt::format("record `{}` has no fields", r->name.text),
+        "add at least one field");
+    broken = true;
+  }
+  for (const auto& f : r->fields) {
+    std::optional<model::Field> field = resolve_field(*r, f);
+    if (!field) {
+      out.all_defaulted = false;
       broken = true;
+      continue;
     }
-    for (const auto& f : r->fields) {
-      model::Field field;
-      field.name = f.name.text;
-      field.doc = f.doc;
-      field.span = f.name.span;
-      const Subject what = Subject::field(r->name.text, f.name.text);
-      if (cyclic_.count(&f)) {
-        out.all_defaulted = false;
-        broken = true;
-        continue;
-      }
-      auto type = resolve_type(f.type, Use::Field, what);
-      if (!type) {
-        out.all_defaulted = false;
-        broken = true;
-        continue;
-      }
-      field.type = std::move(*type);
-      if (f.schema_name) {
-        if (field.type.is_record()) {
-          // A record field has no slot of its own: its leaves do.
-          diags_.error(
-              f.schema_name->span,
-              fmt::format(
-                  "{} is a record (`{}`): it has no lowered parameter whose name `schema_name` "
-                  "could pin",
-                  what.str(),
-                  describe_type(field.type, *module_)),
-              fmt::format(
-                  "pin the names of the leaf fields of `{}` instead",
-                  module_->records[static_cast<size_t>(field.type.decl)].name));
-        } else {
-          field.schema_name = f.schema_name;
-        }
-      }
-      if (f.default_value) {
-        field.default_value = check_default(
-            field.type,
-            *f.default_value,
-            what,
-            f.default_is_yaml_string,
-            *module_,
-            diags_);
-        field.bad_default = !field.default_value;
-      }
-      // Leaf facts. Records are ordered, so nested records are complete.
-      if (field.type.is_record()) {
-        size_t inner_index = static_cast<size_t>(field.type.decl);
-        const model::Record& inner = module_->records[inner_index];
-        out.has_tensor_leaf |= inner.has_tensor_leaf;
-        out.takes_grad |= inner.takes_grad;
-        // A list of records needs a default of its own (`[]`).
-        // An optional one is required without one (`= None`).
-        out.all_defaulted &= (inner.all_defaulted && field.type.is_plain_record()) ||
-                             field.default_value.has_value();
-        record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
-        record_leaves_[i] = std::min(
-            record_leaves_[i] + record_leaves_[inner_index],
-            kLeafCountCap);
-        if (record_depth_[i] > kMaxRecordDepth && !broken) {
-          diags_.error(
-              f.type.span,
-              fmt::format("{}: records nest more than {} levels deep here", what, kMaxRecordDepth),
-              "flatten some of the nesting");
-          broken = true;
-        }
-      } else {
-        out.has_tensor_leaf |= field.type.holds_tensor();
-        out.takes_grad |= field.type.takes_grad();
-        out.all_defaulted &= field.default_value.has_value();
-        record_leaves_[i] = std::min(record_leaves_[i] + 1, kLeafCountCap);
-      }
-      out.fields.push_back(std::move(field));
-    }
-    if (record_leaves_[i] > kMaxLoweredParams && !broken) {
+    add_leaf_facts(i, f, *field, broken);
+    out.fields.push_back(std::move(*field));
+  }
+  if (record_leaves_[i] > kMaxLoweredParams && !broken) {
+    diags_.error(
+        r->name.span,
+        fmt::format(
+            "record `{}` has more than {} leaf fields (counting every nested record)",
+            r->name.text,
+            kMaxLoweredParams),
+        "nested records are copied into each field that uses them; pass big data as a Tensor");
+    broken = true;
+  }
+  record_broken_[i] = broken;
+}
+
+std::optional<model::Field> Resolver::resolve_field(
+    const syntax::RecordDecl& r,
+    const syntax::FieldDecl& f) {
+  if (cyclic_.count(&f)) return std::nullopt;
+  const Subject what = Subject::field(r.name.text, f.name.text);
+  auto type = resolve_type(f.type, Use::Field, what);
+  if (!type) return std::nullopt;
+  model::Field field;
+  field.name = f.name.text;
+  field.doc = f.doc;
+  field.span = f.name.span;
+  field.type = std::move(*type);
+  if (f.schema_name) {
+    if (field.type.is_record()) {
+      // A record field has no slot of its own: its leaves do.
       diags_.error(
-          r->name.span,
+          f.schema_name->span,
           fmt::format(
-              "record `{}` has more than {} leaf fields (counting every nested record)",
-              r->name.text,
-              kMaxLoweredParams),
-          "nested records are copied into each field that uses them; pass big data as a Tensor");
-      broken = true;
+              "{} is a record (`{}`): it has no lowered parameter whose name `schema_name` "
+              "could pin",
+              what.str(),
+              describe_type(field.type, *module_)),
+          fmt::format(
+              "pin the names of the leaf fields of `{}` instead",
+              module_->records[static_cast<size_t>(field.type.decl)].name));
+    } else {
+      field.schema_name = f.schema_name;
     }
-    record_broken_[i] = broken;
+  }
+  if (f.default_value) {
+    field.default_value = check_default(
+        field.type,
+        *f.default_value,
+        what,
+        f.default_is_yaml_string,
+        *module_,
+        diags_);
+    field.bad_default = !field.default_value;
+  }
+  return field;
+}
+
+void Resolver::add_leaf_facts(
+    size_t i,
+    const syntax::FieldDecl& f,
+    const model::Field& field,
+    bool& broken) {
+  model::Record& out = module_->records[i];
+  if (!field.type.is_record()) {
+    out.has_tensor_leaf |= field.type.holds_tensor();
+    out.takes_grad |= field.type.takes_grad();
+    out.all_defaulted &= field.default_value.has_value();
+    record_leaves_[i] = std::min(record_leaves_[i] + 1, kLeafCountCap);
+    return;
+  }
+  // Records are ordered, so nested records are complete.
+  size_t inner_index = static_cast<size_t>(field.type.decl);
+  const model::Record& inner = module_->records[inner_index];
+  out.has_tensor_leaf |= inner.has_tensor_leaf;
+  out.takes_grad |= inner.takes_grad;
+  // A list of records needs a default of its own (`[]`).
+  // An optional one is required without one (`= None`).
+  out.all_defaulted &= (inner.all_defaulted && field.type.is_plain_record()) ||
+                       field.default_value.has_value();
+  record_depth_[i] = std::max(record_depth_[i], record_depth_[inner_index] + 1);
+  record_leaves_[i] = std::min(record_leaves_[i] + record_leaves_[inner_index], kLeafCountCap);
+  if (record_depth_[i] > kMaxRecordDepth && !broken) {
+    diags_.error(
+        f.type.span,
+        fmt::format(
+            "{}: records nest more than {} levels deep here",
+            Subject::field(out.name, f.name.text),
+            kMaxRecordDepth),
+        "flatten some of the nesting");
+    broken = true;
   }
 }
 

@@ -167,6 +167,23 @@ class Resolver {
 
   void resolve_records();
 
+  /// Record `record_order_[i]` into `module_->records[i]`, with its leaf facts.
+  void resolve_record(size_t i);
+
+  /// Field `f` of `r` with its type and default checked; nullopt when its type
+  /// is bad or closes a cycle (already reported).
+  std::optional<model::Field> resolve_field(
+      const syntax::RecordDecl& r,
+      const syntax::FieldDecl& f);
+
+  /// What field `field` adds to record `i`'s leaf facts (tensors, grads,
+  /// defaults, depth, leaf count); reports nesting too deep.
+  void add_leaf_facts(
+      size_t i,
+      const syntax::FieldDecl& f,
+      const model::Field& field,
+      bool& broken);
+
   // ---- types ---------------------------------------------------------------
 
   std::vector<std::string> all_type_names() const;
@@ -248,6 +265,25 @@ class Resolver {
   // ---- ops -----------------------------------------------------------------
 
   void resolve_op(const syntax::OpDecl& decl);
+
+  /// The op's facts that need no checking (names, spans, doc, annotations).
+  model::Op op_header(const syntax::OpDecl& decl);
+
+  /// The op's, overload's, parameters' and returns' names; no parameter twice.
+  bool check_signature_names(const syntax::FuncSig& sig, const std::string& op_label);
+
+  /// Resolves each parameter's type and default into `op.params` (the bad
+  /// ones are left out); false if one was bad.
+  bool resolve_params(const syntax::FuncSig& sig, const std::string& op_label, model::Op& op);
+
+  /// The op's lowered parameters, and the file's so far, within the limits.
+  bool check_lowered_count(
+      const syntax::FuncSig& sig,
+      const std::string& op_label,
+      const model::Op& op);
+
+  /// Resolves each return's type into `op.returns`; false if one was bad.
+  bool resolve_returns(const syntax::FuncSig& sig, const std::string& op_label, model::Op& op);
 
   // Positional parameters with defaults must come last (Python's rule, and
   // torch's schema parser crashes otherwise). A record whose fields all have

@@ -3,103 +3,123 @@
 namespace structop::compat::comparing {
 
 void Comparison::compare_slots(const lower::LoweredOp& o, const lower::LoweredOp& n) {
-  std::map<std::string, size_t> old_index, new_index;
-  for (size_t i = 0; i < o.slots.size(); ++i) old_index[o.slots[i].name] = i;
-  for (size_t i = 0; i < n.slots.size(); ++i) new_index[n.slots[i].name] = i;
-  std::vector<bool> new_seen(n.slots.size(), false);
-  adopted_params(o, n, old_index, new_seen);
-  for (size_t i = 0; i < o.slots.size(); ++i) {
-    const lower::Slot& os = o.slots[i];
-    slot_key_ = i;
-    auto it = new_index.find(os.name);
-    if (it == new_index.end()) {
-      // Renamed: the new argument at its index is not an old one.
-      if (i < n.slots.size() && !old_index.count(n.slots[i].name)) {
-        const lower::Slot& ns = n.slots[i];
-        new_seen[i] = true;
-        std::string hint = "keep the old name, or give the new signature its own overload";
-        if (ns.from_record()) {
-          const model::Param& p = new_.op(n).params[ns.param];
-          hint = fmt::format(
-              "pin the old name: `schema_name: {}` on field `{}.{}`",
-              os.name,
-              record_of_leaf(new_, p, ns),
-              new_.field(p.type.decl, ns.fields).name);
-        }
-        add(kFlat,
-            new_.slot_span(n, ns),
-            op_,
-            fmt::format(
-                "lowered argument {} was renamed to {}: calls that pass it by name fail",
-                slot_label(os),
-                slot_label(ns)),
-            hint);
-        compare_slot(o, os, n, ns);
-        continue;
-      }
-      add(kFlat,
-          old_.slot_span(o, os),
-          op_,
-          fmt::format("lowered argument {} at flat slot {} was removed", slot_label(os), i),
-          "keep it (with a default, if callers should stop passing it), or give the new "
-          "signature its own overload");
-      continue;
-    }
-    const size_t j = it->second;
-    const lower::Slot& ns = n.slots[j];
-    slot_key_ = j;
-    new_seen[j] = true;
-    if (i != j) {
-      add(kFlat,
-          new_.slot_span(n, ns),
-          op_,
-          fmt::format(
-              "{} moved from flat slot {} to {}: positional calls and saved programs pass "
-              "another argument there",
-              quoted(ns.path == os.path ? ns.path : os.path),
-              i,
-              j),
-          "keep the flat order: add new fields and parameters last, with a default");
-    }
-    compare_slot(o, os, n, ns);
-  }
+  SlotIndex index;
+  for (size_t i = 0; i < o.slots.size(); ++i) index.old_names[o.slots[i].name] = i;
+  for (size_t i = 0; i < n.slots.size(); ++i) index.new_names[n.slots[i].name] = i;
+  index.new_seen.assign(n.slots.size(), false);
+  adopted_params(o, n, index.old_names, index.new_seen);
+  for (size_t i = 0; i < o.slots.size(); ++i) old_slot(o, n, i, index);
   for (size_t j = 0; j < n.slots.size(); ++j) {
-    if (new_seen[j] || old_index.count(n.slots[j].name)) continue;
-    const lower::Slot& ns = n.slots[j];
-    slot_key_ = j;
-    bool trailing = true;
-    for (size_t k = j + 1; k < n.slots.size(); ++k) trailing &= !old_index.count(n.slots[k].name);
-    if (!trailing) {
-      add(kFlat,
-          new_.slot_span(n, ns),
-          op_,
-          fmt::format(
-              "new lowered argument {} at flat slot {}, before existing arguments",
-              slot_label(ns),
-              j),
-          "add the field last with a default (new fields of a record go after its last field, "
-          "new parameters after the last parameter)");
-    } else if (!ns.schema_default) {
-      add(kFlat,
-          new_.slot_span(n, ns),
-          op_,
-          fmt::format(
-              "new lowered argument {} has no default{}: calls and saved programs that do not "
-              "pass it fail",
-              slot_label(ns),
-              ns.default_value ? " in the schema (a positional argument after it has none)" : ""),
-          ns.default_value ? "make it keyword-only (after `*`), or add it after the arguments "
-                             "without default"
-                           : "give it a default (`TYPE = DEFAULT`, or `default:`)");
-    } else {
-      add(kCompatible,
-          new_.slot_span(n, ns),
-          op_,
-          fmt::format(
-              "new lowered argument {} with default `{}`",
-              slot_label(ns),
-              *ns.schema_default));
+    if (index.new_seen[j] || index.old_names.count(n.slots[j].name)) continue;
+    new_slot(n, j, index.old_names);
+  }
+}
+
+void Comparison::old_slot(
+    const lower::LoweredOp& o,
+    const lower::LoweredOp& n,
+    size_t i,
+    SlotIndex& index) {
+  const lower::Slot& os = o.slots[i];
+  slot_key_ = i;
+  auto it = index.new_names.find(os.name);
+  if (it == index.new_names.end()) {
+    // Renamed: the new argument at its index is not an old one.
+    if (i < n.slots.size() && !index.old_names.count(n.slots[i].name)) {
+      index.new_seen[i] = true;
+      renamed_slot(o, os, n, n.slots[i]);
+      return;
     }
+    add(kFlat,
+        old_.slot_span(o, os),
+        op_,
+        fmt::format("lowered argument {} at flat slot {} was removed", slot_label(os), i),
+        "keep it (with a default, if callers should stop passing it), or give the new "
+        "signature its own overload");
+    return;
+  }
+  const size_t j = it->second;
+  const lower::Slot& ns = n.slots[j];
+  slot_key_ = j;
+  index.new_seen[j] = true;
+  if (i != j) {
+    add(kFlat,
+        new_.slot_span(n, ns),
+        op_,
+        fmt::format(
+            "{} moved from flat slot {} to {}: positional calls and saved programs pass "
+            "another argument there",
+            quoted(ns.path == os.path ? ns.path : os.path),
+            i,
+            j),
+        "keep the flat order: add new fields and parameters last, with a default");
+  }
+  compare_slot(o, os, n, ns);
+}
+
+void Comparison::renamed_slot(
+    const lower::LoweredOp& o,
+    const lower::Slot& os,
+    const lower::LoweredOp& n,
+    const lower::Slot& ns) {
+  std::string hint = "keep the old name, or give the new signature its own overload";
+  if (ns.from_record()) {
+    const model::Param& p = new_.op(n).params[ns.param];
+    hint = fmt::format(
+        "pin the old name: `schema_name: {}` on field `{}.{}`",
+        os.name,
+        record_of_leaf(new_, p, ns),
+        new_.field(p.type.decl, ns.fields).name);
+  }
+  add(kFlat,
+      new_.slot_span(n, ns),
+      op_,
+      fmt::format(
+          "lowered argument {} was renamed to {}: calls that pass it by name fail",
+          slot_label(os),
+          slot_label(ns)),
+      hint);
+  compare_slot(o, os, n, ns);
+}
+
+void Comparison::new_slot(
+    const lower::LoweredOp& n,
+    size_t j,
+    const std::map<std::string, size_t>& old_index) {
+  const lower::Slot& ns = n.slots[j];
+  slot_key_ = j;
+  bool trailing = true;
+  for (size_t k = j + 1; k < n.slots.size(); ++k) trailing &= !old_index.count(n.slots[k].name);
+  if (!trailing) {
+    add(kFlat,
+        new_.slot_span(n, ns),
+        op_,
+        fmt::format(
+            "new lowered argument {} at flat slot {}, before existing arguments",
+            slot_label(ns),
+            j),
+        "add the field last with a default (new fields of a record go after its last field, "
+        "new parameters after the last parameter)");
+  } else if (!ns.schema_default) {
+    add(kFlat,
+        new_.slot_span(n, ns),
+        op_,
+        fmt::format(
+            "new lowered argument {} has no default{}: calls and saved programs that do not "
+            "pass it fail",
+            slot_label(ns),
+            ns.default_value ? " in the schema (a positional argument after it has none)" : ""),
+        ns.default_value ? "make it keyword-only (after `*`), or add it after the arguments "
+                           "without default"
+                         : "give it a default (`TYPE = DEFAULT`, or `default:`)");
+  } else {
+    add(kCompatible,
+        new_.slot_span(n, ns),
+        op_,
+        fmt::format(
+            "new lowered argument {} with default `{}`",
+            slot_label(ns),
+            *ns.schema_default));
   }
 }
 
@@ -157,6 +177,30 @@ void Comparison::compare_slot(
   const Span at = new_.slot_span(n, ns);
   const std::string label = slot_label(ns);
   const std::string old_type = base_schema_type(os.type), new_type = base_schema_type(ns.type);
+  slot_type(os, ns, at, label);
+  if (!os.kwarg_only && ns.kwarg_only) {
+    add(kFlat,
+        at,
+        op_,
+        fmt::format("lowered argument {} became keyword-only: positional calls fail", label),
+        "keep it positional (before `*`)");
+  } else if (os.kwarg_only && !ns.kwarg_only) {
+    add(kCompatible, at, op_, fmt::format("lowered argument {} is no longer keyword-only", label));
+  }
+  // A default of another type is part of the retyping already reported.
+  if (old_type == new_type || new_type == old_type + "?") slot_default(os, ns, at, label);
+  // The record API: where the leaf is, and the types along its path.
+  if (os.name == ns.name && os.path != ns.path && !adopted_slots_.count(ns.name))
+    renamed_path(os, n, ns);
+  if (os.path == ns.path) record_api_types(o, os, n, ns, at, old_type == new_type);
+}
+
+void Comparison::slot_type(
+    const lower::Slot& os,
+    const lower::Slot& ns,
+    Span at,
+    const std::string& label) {
+  const std::string old_type = base_schema_type(os.type), new_type = base_schema_type(ns.type);
   if (old_type != new_type) {
     if (new_type == old_type + "?") {
       add(kCompatible,
@@ -187,18 +231,14 @@ void Comparison::compare_slot(
         "keep `mutates:` and the annotations; give an op with other mutations its own name or "
         "overload (an in-place form is usually `op_`)");
   }
-  if (!os.kwarg_only && ns.kwarg_only) {
-    add(kFlat,
-        at,
-        op_,
-        fmt::format("lowered argument {} became keyword-only: positional calls fail", label),
-        "keep it positional (before `*`)");
-  } else if (os.kwarg_only && !ns.kwarg_only) {
-    add(kCompatible, at, op_, fmt::format("lowered argument {} is no longer keyword-only", label));
-  }
-  if (old_type != new_type && new_type != old_type + "?") {
-    // A default of another type is part of the retyping already reported.
-  } else if (os.schema_default && !ns.schema_default) {
+}
+
+void Comparison::slot_default(
+    const lower::Slot& os,
+    const lower::Slot& ns,
+    Span at,
+    const std::string& label) {
+  if (os.schema_default && !ns.schema_default) {
     add(kFlat,
         at,
         op_,
@@ -226,57 +266,63 @@ void Comparison::compare_slot(
         op_,
         fmt::format("lowered argument {} gained the default `{}`", label, *ns.schema_default));
   } else if (!os.schema_default && !ns.schema_default) {
-    // Defaults only the record APIs apply (SPEC 3.5).
-    const std::string od = os.default_value ? describe_default(*os.default_value) : "";
-    const std::string nd = ns.default_value ? describe_default(*ns.default_value) : "";
-    if (!od.empty() && od != nd) {
-      add(kApi,
-          at,
-          op_,
-          nd.empty() ? fmt::format(
-                           "the record API's default `{}` of `{}` was removed (the schema "
-                           "shows none)",
-                           od,
-                           ns.path)
-                     : fmt::format(
-                           "the record API's default of `{}` changed from `{}` to `{}` (the "
-                           "schema shows none)",
-                           ns.path,
-                           od,
-                           nd),
-          "keep the old default");
-    } else if (od.empty() && !nd.empty()) {
-      add(kCompatible,
-          at,
-          op_,
-          fmt::format("`{}` gained the default `{}` in the record API", ns.path, nd));
-    }
+    record_api_default(os, ns, at);
   }
-  // The record API: where the leaf is, and the types along its path.
-  if (os.name == ns.name && os.path != ns.path && !adopted_slots_.count(ns.name))
-    renamed_path(os, n, ns);
-  if (os.path == ns.path) {
-    const std::vector<std::string> oc = old_.record_chain(o, os), nc = new_.record_chain(n, ns);
-    for (size_t k = 0; k < oc.size() && k < nc.size(); ++k) {
-      if (oc[k] != nc[k]) renamed_type("record", oc[k], nc[k], at);
-    }
-    const std::string ot = old_.api_type(os), nt = new_.api_type(ns);
-    if (ot != nt && old_type == new_type) {
-      if (os.type.is_enum() && ns.type.is_enum()) {
-        renamed_type("enum", ot, nt, at);
-      } else {
-        add(kApi,
-            at,
-            op_,
-            fmt::format(
-                "`{}` is a `{}` in the record API, was `{}` (the schema type `{}` is unchanged)",
-                ns.path,
-                nt,
-                ot,
-                new_type),
-            "keep the declared type");
-      }
-    }
+}
+
+void Comparison::record_api_default(const lower::Slot& os, const lower::Slot& ns, Span at) {
+  const std::string od = os.default_value ? describe_default(*os.default_value) : "";
+  const std::string nd = ns.default_value ? describe_default(*ns.default_value) : "";
+  if (!od.empty() && od != nd) {
+    add(kApi,
+        at,
+        op_,
+        nd.empty() ? fmt::format(
+                         "the record API's default `{}` of `{}` was removed (the schema "
+                         "shows none)",
+                         od,
+                         ns.path)
+                   : fmt::format(
+                         "the record API's default of `{}` changed from `{}` to `{}` (the "
+                         "schema shows none)",
+                         ns.path,
+                         od,
+                         nd),
+        "keep the old default");
+  } else if (od.empty() && !nd.empty()) {
+    add(kCompatible,
+        at,
+        op_,
+        fmt::format("`{}` gained the default `{}` in the record API", ns.path, nd));
+  }
+}
+
+void Comparison::record_api_types(
+    const lower::LoweredOp& o,
+    const lower::Slot& os,
+    const lower::LoweredOp& n,
+    const lower::Slot& ns,
+    Span at,
+    bool same_schema_type) {
+  const std::vector<std::string> oc = old_.record_chain(o, os), nc = new_.record_chain(n, ns);
+  for (size_t k = 0; k < oc.size() && k < nc.size(); ++k) {
+    if (oc[k] != nc[k]) renamed_type("record", oc[k], nc[k], at);
+  }
+  const std::string ot = old_.api_type(os), nt = new_.api_type(ns);
+  if (ot == nt || !same_schema_type) return;
+  if (os.type.is_enum() && ns.type.is_enum()) {
+    renamed_type("enum", ot, nt, at);
+  } else {
+    add(kApi,
+        at,
+        op_,
+        fmt::format(
+            "`{}` is a `{}` in the record API, was `{}` (the schema type `{}` is unchanged)",
+            ns.path,
+            nt,
+            ot,
+            base_schema_type(ns.type)),
+        "keep the declared type");
   }
 }
 

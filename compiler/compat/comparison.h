@@ -136,6 +136,29 @@ class Comparison {
   // new arguments come last, with a default.
   void compare_slots(const lower::LoweredOp& o, const lower::LoweredOp& n);
 
+  /// Lowered names to flat slots on each side, and which new slots an old
+  /// one has matched (compare_slots' bookkeeping).
+  struct SlotIndex {
+    std::map<std::string, size_t> old_names, new_names;
+    std::vector<bool> new_seen;
+  };
+
+  /// Old slot `i`: kept (maybe moved), renamed in place, or removed.
+  void old_slot(const lower::LoweredOp& o, const lower::LoweredOp& n, size_t i, SlotIndex& index);
+
+  /// Old slot `os` whose new argument at the same index has another name.
+  void renamed_slot(
+      const lower::LoweredOp& o,
+      const lower::Slot& os,
+      const lower::LoweredOp& n,
+      const lower::Slot& ns);
+
+  /// New slot `j`, which no old slot matched: compatible only last, with a default.
+  void new_slot(
+      const lower::LoweredOp& n,
+      size_t j,
+      const std::map<std::string, size_t>& old_index);
+
   /// Plain parameters of OLD that NEW regroups into a record parameter with
   /// pinned lowered names (adopting records, docs/evolution.md): one
   /// compatible change per record parameter; the slots keep their flat facts,
@@ -154,6 +177,28 @@ class Comparison {
       const lower::Slot& os,
       const lower::LoweredOp& n,
       const lower::Slot& ns);
+
+  /// compare_slot: the schema type and its alias annotation.
+  void slot_type(const lower::Slot& os, const lower::Slot& ns, Span at, const std::string& label);
+
+  /// compare_slot: the schema default (for a slot whose type kept or widened).
+  void slot_default(
+      const lower::Slot& os,
+      const lower::Slot& ns,
+      Span at,
+      const std::string& label);
+
+  /// The default only the record APIs apply, of a slot the schema shows none for (SPEC 3.5).
+  void record_api_default(const lower::Slot& os, const lower::Slot& ns, Span at);
+
+  /// The records along a leaf's unchanged path, and its declared type.
+  void record_api_types(
+      const lower::LoweredOp& o,
+      const lower::Slot& os,
+      const lower::LoweredOp& n,
+      const lower::Slot& ns,
+      Span at,
+      bool same_schema_type);
 
   /// A record or enum that the same leaf reaches under another name.
   void renamed_type(const char* what, const std::string& from, const std::string& to, Span at);

@@ -310,83 +310,110 @@ void CodePrinter::line(const Code& text) {
   for (const Code& l : text.lines()) append_line(l);
 }
 
-void CodePrinter::emit(Vars vars, std::string_view text) {
-  std::map<std::string_view, std::pair<const Code*, bool>> table;  // value, used
-  for (const auto& [name, value] : vars) table[name] = {&value, false};
+namespace {
 
+/// A template's variables: the value of each, and whether it was used.
+using VarTable = std::map<std::string_view, std::pair<const Code*, bool>>;
+
+/// A template's lines without the newline after the opening R"( and the
+/// indentation before the closing )"; `common` is the indentation all its
+/// lines that are not blank share.
+std::vector<std::string_view> template_lines(std::string_view text, size_t& common) {
   std::vector<std::string_view> lines = split_lines(text);
-  // Drop the newline after the opening R"( and the indentation before the closing )".
   if (!lines.empty() && blank(lines.front())) lines.erase(lines.begin());
   if (!lines.empty() && blank(lines.back())) lines.pop_back();
-  size_t common = std::string_view::npos;
+  common = std::string_view::npos;
   for (auto l : lines) {
     if (!blank(l)) common = std::min(common, l.find_first_not_of(' '));
   }
   if (common == std::string_view::npos) common = 0;
+  return lines;
+}
 
-  for (auto l : lines) {
-    std::string_view body = blank(l) ? std::string_view() : l.substr(common);
-    Code expanded;
-    std::string run;         // text not yet appended to `expanded`
-    size_t line_indent = 0;  // of the expanded line, for multi-line values
-    for (size_t i = 0; i < body.size(); ++i) {
-      if (body[i] != '$') {
-        run += body[i];
-        continue;
-      }
-      size_t close = body.find('$', i + 1);
-      if (close == std::string_view::npos)
-        throw std::logic_error("unterminated $ in template: " + std::string(l));
-      std::string_view name = body.substr(i + 1, close - i - 1);
-      i = close;
-      if (name.empty()) {
-        run += '$';
-        continue;
-      }
-      auto it = table.find(name);
-      if (it == table.end())
-        throw std::logic_error("template variable $" + std::string(name) + "$ not given");
-      it->second.second = true;
-      expanded += run;
-      run.clear();
-      const std::string so_far = expanded.flat();
-      line_indent = so_far.find_first_not_of(' ') == std::string::npos
-                        ? so_far.size()
-                        : so_far.find_first_not_of(' ');
-      for (const Code::Piece& piece : it->second.first->pieces()) {
-        if (piece.list) {
-          expanded += piece;
-          continue;
-        }
-        std::string text;
-        for (char c : piece.text) {
-          text += c;
-          if (c == '\n') text.append(line_indent, ' ');
-        }
-        expanded += text;
-      }
+/// `value` substituted where the line so far (`expanded`) stands: each of its
+/// later text lines indented as the line is.
+void append_value(const Code& value, Code& expanded) {
+  const std::string so_far = expanded.flat();
+  const size_t line_indent = so_far.find_first_not_of(' ') == std::string::npos
+                                 ? so_far.size()
+                                 : so_far.find_first_not_of(' ');
+  for (const Code::Piece& piece : value.pieces()) {
+    if (piece.list) {
+      expanded += piece;
+      continue;
     }
+    std::string text;
+    for (char c : piece.text) {
+      text += c;
+      if (c == '\n') text.append(line_indent, ' ');
+    }
+    expanded += text;
+  }
+}
+
+/// Template line `body` (`line` as written, for errors) with its `$name$`s
+/// substituted from `table` (marked used) and `$$` as `$`.
+Code expand_line(std::string_view line, std::string_view body, VarTable& table) {
+  Code expanded;
+  std::string run;  // text not yet appended to `expanded`
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '$') {
+      run += body[i];
+      continue;
+    }
+    size_t close = body.find('$', i + 1);
+    if (close == std::string_view::npos)
+      throw std::logic_error("unterminated $ in template: " + std::string(line));
+    std::string_view name = body.substr(i + 1, close - i - 1);
+    i = close;
+    if (name.empty()) {
+      run += '$';
+      continue;
+    }
+    auto it = table.find(name);
+    if (it == table.end())
+      throw std::logic_error("template variable $" + std::string(name) + "$ not given");
+    it->second.second = true;
     expanded += run;
+    run.clear();
+    append_value(*it->second.first, expanded);
+  }
+  expanded += run;
+  return expanded;
+}
+
+/// `line` without the blanks that end its last text piece.
+Code without_trailing_blanks(const Code& line) {
+  Code trimmed;
+  const auto& pieces = line.pieces();
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (pieces[k].list) {
+      trimmed += pieces[k];
+      continue;
+    }
+    std::string_view t = pieces[k].text;
+    if (k + 1 == pieces.size()) {
+      while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    }
+    trimmed += Code(t);
+  }
+  return trimmed;
+}
+
+}  // namespace
+
+void CodePrinter::emit(Vars vars, std::string_view text) {
+  VarTable table;
+  for (const auto& [name, value] : vars) table[name] = {&value, false};
+  size_t common = 0;
+  for (auto l : template_lines(text, common)) {
+    std::string_view body = blank(l) ? std::string_view() : l.substr(common);
+    const Code expanded = expand_line(l, body, table);
     // A line that was only `$var$` with an empty value disappears.
     if (blank(expanded.flat()) && !blank(body)) continue;
     // A value ending in a newline (or one substituted alone) must not leave
     // trailing blanks: split again and emit line by line.
-    for (const Code& piece : expanded.lines()) {
-      Code trimmed;
-      const auto& pieces = piece.pieces();
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        if (pieces[k].list) {
-          trimmed += pieces[k];
-          continue;
-        }
-        std::string_view t = pieces[k].text;
-        if (k + 1 == pieces.size()) {
-          while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-        }
-        trimmed += Code(t);
-      }
-      append_line(trimmed);
-    }
+    for (const Code& piece : expanded.lines()) append_line(without_trailing_blanks(piece));
   }
   for (const auto& [name, entry] : table) {
     if (!entry.second)

@@ -154,40 +154,46 @@ std::string emit_json(const EmitInput& in) {
       .dump();
 }
 
-std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
-  const model::Op& op = in.module.ops[lo.op];
-  struct Row {
-    std::string cells[6];
-  };
-  std::vector<Row> rows;
-  rows.push_back({{"original path", "lowered name", "type", "default", "kwarg-only", "mutated"}});
-  for (const auto& s : lo.slots) {
-    std::string type = describe_type(s.type, in.module);
-    if (type != s.schema_type) type += " -> " + s.schema_type;
-    std::string def = "-";
-    if (s.default_value) {
-      def = describe_default(*s.default_value);
-      if (!s.schema_default)
-        def += " (API only)";
-      else if (*s.schema_default != def)
-        def += " (schema: " + *s.schema_default + ")";
-    }
-    rows.push_back(
-        {{s.path,
-          s.pinned           ? s.name + " (pinned)"
-          : s.python_keyword ? s.name + " (Python keyword)"
-                             : s.name,
-          type,
-          def,
-          s.kwarg_only ? "yes" : "no",
-          s.mutated ? "yes" : "no"}});
+namespace {
+
+/// One row per slot: path, lowered name, type, default, kwarg-only, mutated.
+struct SlotRow {
+  std::string cells[6];
+};
+
+SlotRow slot_row(const EmitInput& in, const lower::Slot& s) {
+  std::string type = describe_type(s.type, in.module);
+  if (type != s.schema_type) type += " -> " + s.schema_type;
+  std::string def = "-";
+  if (s.default_value) {
+    def = describe_default(*s.default_value);
+    if (!s.schema_default)
+      def += " (API only)";
+    else if (*s.schema_default != def)
+      def += " (schema: " + *s.schema_default + ")";
   }
+  return {
+      {s.path,
+       s.pinned           ? s.name + " (pinned)"
+       : s.python_keyword ? s.name + " (Python keyword)"
+                          : s.name,
+       type,
+       def,
+       s.kwarg_only ? "yes" : "no",
+       s.mutated ? "yes" : "no"}};
+}
+
+/// The slot map as a table with a header row and a rule under it, columns
+/// as wide as their widest cell.
+std::string slot_table(const EmitInput& in, const lower::LoweredOp& lo) {
+  std::vector<SlotRow> rows;
+  rows.push_back({{"original path", "lowered name", "type", "default", "kwarg-only", "mutated"}});
+  for (const auto& s : lo.slots) rows.push_back(slot_row(in, s));
   size_t width[6] = {};
   for (const auto& r : rows) {
     for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], r.cells[c].size());
   }
-  std::string out =
-      fmt::format("op:      {}\nlowered: {}\n\n", original_signature(op, in.module), lo.schema);
+  std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string line;
     for (size_t c = 0; c < 6; ++c) {
@@ -201,59 +207,78 @@ std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
       out += rule + "\n";
     }
   }
-  // Returned records: which output each leaf is.
-  if (lo.has_record_return) {
-    out += "\nreturned records (one output per leaf):\n";
-    for (const auto& o : lo.outputs) {
-      if (!o.fields.empty())
-        out += fmt::format("  {} -> {}{}\n", o.api_path, o.name, o.pinned ? " (pinned)" : "");
-    }
+  return out;
+}
+
+/// Returned records: which output each leaf is.
+std::string returned_records(const lower::LoweredOp& lo) {
+  if (!lo.has_record_return) return {};
+  std::string out = "\nreturned records (one output per leaf):\n";
+  for (const auto& o : lo.outputs) {
+    if (!o.fields.empty())
+      out += fmt::format("  {} -> {}{}\n", o.api_path, o.name, o.pinned ? " (pinned)" : "");
   }
-  // Optional records: what makes each absent (Slot::optional_at; the
-  // witness is its first leaf that is not optional in its record and not
-  // below an optional record inside it).
+  return out;
+}
+
+/// `cfg.inner`: the first `count` segments of a slot's path.
+std::string path_prefix(const std::vector<std::string>& parts, size_t count) {
+  return fmt::format(
+      "{}",
+      fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(count), "."));
+}
+
+/// Optional records: what makes each absent (Slot::optional_at; the
+/// witness is its first leaf that is not optional in its record and not
+/// below an optional record inside it).
+std::string optional_records(const lower::LoweredOp& lo) {
   std::vector<std::pair<std::string, std::string>> witnesses;  // record path, witness
   for (const auto& s : lo.slots) {
     if (s.optional_at.empty()) continue;
-    const std::vector<std::string>& parts = s.segments;
     for (size_t k : s.optional_at) {
-      std::string path = fmt::format(
-          "{}",
-          fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), "."));
+      std::string path = path_prefix(s.segments, k + 1);
       if (std::none_of(witnesses.begin(), witnesses.end(), [&](const auto& w) {
             return w.first == path;
           })) {
         witnesses.emplace_back(path, "");
       }
     }
+    const std::string innermost_path = path_prefix(s.segments, s.optional_at.back() + 1);
     auto& innermost = *std::find_if(witnesses.begin(), witnesses.end(), [&](const auto& w) {
-      return w.first ==
-             fmt::format(
-                 "{}",
-                 fmt::join(
-                     parts.begin(),
-                     parts.begin() + static_cast<std::ptrdiff_t>(s.optional_at.back() + 1),
-                     "."));
+      return w.first == innermost_path;
     });
     if (innermost.second.empty() && !s.declared_type.is_optional()) innermost.second = s.path;
   }
-  if (!witnesses.empty()) {
-    out += "\noptional records (absent: every leaf None, exactly when this leaf is None):\n";
-    for (const auto& [path, witness] : witnesses) out += fmt::format("  {}: {}\n", path, witness);
+  if (witnesses.empty()) return {};
+  std::string out =
+      "\noptional records (absent: every leaf None, exactly when this leaf is None):\n";
+  for (const auto& [path, witness] : witnesses) out += fmt::format("  {}: {}\n", path, witness);
+  return out;
+}
+
+/// Where the outputs' metadata comes from.
+std::string meta_sources(const model::Op& op, const lower::LoweredOp& lo) {
+  if (lo.meta_sources.empty()) {
+    if (op.meta != model::MetaKind::Custom) return {};
+    return fmt::format("\nmeta: custom (kernels::{}_meta)\n", lo.cpp_name);
   }
-  if (!lo.meta_sources.empty()) {
-    std::string sources;
-    for (size_t i : lo.meta_sources) sources += (sources.empty() ? "" : ", ") + lo.slots[i].path;
-    out += fmt::format("\nmeta: outputs take the metadata of {}\n", sources);
-    if (op.meta == model::MetaKind::Identity) {
-      out +=
-          "      (default identity meta: output k copies the k-th tensor input, plain `Tensor`\n"
-          "      parameters first, then tensor fields of records; `meta: [names]` picks others)\n";
-    }
-  } else if (op.meta == model::MetaKind::Custom) {
-    out += fmt::format("\nmeta: custom (kernels::{}_meta)\n", lo.cpp_name);
+  std::string sources;
+  for (size_t i : lo.meta_sources) sources += (sources.empty() ? "" : ", ") + lo.slots[i].path;
+  std::string out = fmt::format("\nmeta: outputs take the metadata of {}\n", sources);
+  if (op.meta == model::MetaKind::Identity) {
+    out +=
+        "      (default identity meta: output k copies the k-th tensor input, plain `Tensor`\n"
+        "      parameters first, then tensor fields of records; `meta: [names]` picks others)\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string explain_op(const EmitInput& in, const lower::LoweredOp& lo) {
+  const model::Op& op = in.module.ops[lo.op];
+  return fmt::format("op:      {}\nlowered: {}\n\n", original_signature(op, in.module), lo.schema) +
+         slot_table(in, lo) + returned_records(lo) + optional_records(lo) + meta_sources(op, lo);
 }
 
 }  // namespace structop

@@ -314,16 +314,6 @@ void SourceEmitter::call_api() {
 }
 
 void SourceEmitter::registration() {
-  const std::string& ns = m_.namespace_;
-  const std::string& cpp = m_.cpp_namespace;
-  Codes defs;
-  for (const auto& op : ops_) {
-    Codes tags;
-    for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
-    Codes def_args = {"m", raw_string_literal(op.lowered().schema)};
-    if (!tags.empty()) def_args.push_back(braces(tags));
-    defs.push_back("structop::define" + args(def_args) + ";");
-  }
   if (ops_.empty()) {
     // Nothing to register (an empty TORCH_LIBRARY_FRAGMENT body would not
     // use its `m`, a warning under -Wextra).
@@ -334,9 +324,17 @@ void SourceEmitter::registration() {
         )cc");
     return;
   }
+  Codes defs;
+  for (const auto& op : ops_) {
+    Codes tags;
+    for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
+    Codes def_args = {"m", raw_string_literal(op.lowered().schema)};
+    if (!tags.empty()) def_args.push_back(braces(tags));
+    defs.push_back("structop::define" + args(def_args) + ";");
+  }
   p_.line();
   p_.emit(
-      {{"ns", ns}, {"defs", "\n  " + join(defs, "\n  ") + "\n"}},
+      {{"ns", m_.namespace_}, {"defs", "\n  " + join(defs, "\n  ") + "\n"}},
       R"cc(
         // ===========================================================================
         // Registration
@@ -344,27 +342,35 @@ void SourceEmitter::registration() {
 
         TORCH_LIBRARY_FRAGMENT($ns$, m) {$defs$}
       )cc");
-  // The adapters' boxed kernels, grouped by dispatch key in first-use
-  // order. Autograd: the runtime's bridge with the adapter's BackwardDef
-  // for `backward: true`; otherwise the runtime's not-implemented kernel,
-  // so that a backward through what the op returned or wrote raises an
-  // error naming it (eagerly and under torch.compile alike), and, for ops
-  // that write to inputs, the kernel that bumps their version counters for
-  // ADInplaceOrView (runtime/src/no_backward.cpp).
-  Strings keys;
-  std::map<std::string, Codes> by_key;
+  const KernelsByKey kernels = kernels_by_key();
+  for (const auto& key : kernels.keys) {
+    const Codes& impls = kernels.by_key.at(key);
+    if (impls.empty()) continue;  // an IDL without ops
+    p_.line();
+    p_.emit(
+        {{"ns", m_.namespace_}, {"key", key}, {"impls", join(impls, "\n")}},
+        R"cc(
+          TORCH_LIBRARY_IMPL($ns$, $key$, m) {
+            $impls$
+          }
+        )cc");
+  }
+}
+
+SourceEmitter::KernelsByKey SourceEmitter::kernels_by_key() const {
+  KernelsByKey out;
   Codes meta, autograd, inplace_or_view;
   for (const auto& op : ops_) {
     const std::string name = cpp_string_literal(op.lowered().qualified_name);
-    const std::string adapter = cpp + "::" + op.names().adapter;
+    const std::string adapter = m_.cpp_namespace + "::" + op.names().adapter;
     auto impl = [&](const std::string& kernel) {
       return "structop::impl" + args({"m", name, "&" + adapter + "::" + kernel}) + ";";
     };
     const Strings names = forward_names(op);
     for (size_t k = 0; k < op.kernels().size(); ++k) {
       const std::string key = op.kernels()[k].dispatch_key.value_or("CompositeExplicitAutograd");
-      if (!by_key.count(key)) keys.push_back(key);
-      by_key[key].push_back(impl(names[k]));
+      if (!out.by_key.count(key)) out.keys.push_back(key);
+      out.by_key[key].push_back(impl(names[k]));
     }
     if (op.op().meta == model::MetaKind::Custom) {
       meta.push_back(impl("meta"));
@@ -381,25 +387,15 @@ void SourceEmitter::registration() {
       inplace_or_view.push_back(fmt::format("structop::impl_bump_written_versions(m, {});", name));
     }
   }
-  keys.push_back("Meta");
-  by_key["Meta"] = meta;
-  keys.push_back("Autograd");
-  by_key["Autograd"] = autograd;
+  out.keys.push_back("Meta");
+  out.by_key["Meta"] = meta;
+  out.keys.push_back("Autograd");
+  out.by_key["Autograd"] = autograd;
   if (!inplace_or_view.empty()) {
-    keys.push_back("ADInplaceOrView");
-    by_key["ADInplaceOrView"] = inplace_or_view;
+    out.keys.push_back("ADInplaceOrView");
+    out.by_key["ADInplaceOrView"] = inplace_or_view;
   }
-  for (const auto& key : keys) {
-    if (by_key[key].empty()) continue;  // an IDL without ops
-    p_.line();
-    p_.emit(
-        {{"ns", ns}, {"key", key}, {"impls", join(by_key[key], "\n")}},
-        R"cc(
-          TORCH_LIBRARY_IMPL($ns$, $key$, m) {
-            $impls$
-          }
-        )cc");
-  }
+  return out;
 }
 
 void SourceEmitter::prologue() {

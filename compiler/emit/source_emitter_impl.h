@@ -159,6 +159,20 @@ class SourceEmitter {
   /// the BackwardDef that names them with the grad slots and their paths.
   Code backward_members(const CppOp& op) const;
 
+  /// Per grad slot: its path, flat index, whether it is a list, and how the
+  /// backward's result moves its gradient out (`moves`, with the
+  /// grad_edges arguments first when a slot is a list).
+  struct GradSlotCodes {
+    Codes paths, slots, lists, moves;
+  };
+  GradSlotCodes grad_slot_codes(const CppOp& op) const;
+
+  /// The arguments of the kernels' backward: ctx and the outputs' gradients.
+  Codes backward_call_args(const CppOp& op) const;
+
+  /// The arguments of the kernels' setup_context: ctx, the inputs, the outputs.
+  Codes setup_context_args(const CppOp& op) const;
+
   // ---- call API and registration -------------------------------------------
 
   /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
@@ -167,6 +181,19 @@ class SourceEmitter {
   void call_api();
 
   void registration();
+
+  /// The adapters' boxed kernels, grouped by dispatch key in first-use
+  /// order. Autograd: the runtime's bridge with the adapter's BackwardDef
+  /// for `backward: true`; otherwise the runtime's not-implemented kernel,
+  /// so that a backward through what the op returned or wrote raises an
+  /// error naming it (eagerly and under torch.compile alike), and, for ops
+  /// that write to inputs, the kernel that bumps their version counters for
+  /// ADInplaceOrView (runtime/src/no_backward.cpp).
+  struct KernelsByKey {
+    Strings keys;
+    std::map<std::string, Codes> by_key;
+  };
+  KernelsByKey kernels_by_key() const;
 
   void prologue();
 

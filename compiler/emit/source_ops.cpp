@@ -269,22 +269,26 @@ void SourceEmitter::slot_table(const CppOp& op) {
       )cc");
 }
 
-Code SourceEmitter::backward_members(const CppOp& op) const {
+SourceEmitter::GradSlotCodes SourceEmitter::grad_slot_codes(const CppOp& op) const {
   const lower::LoweredOp& lo = op.lowered();
-  Codes paths, slots, lists, moves, grads;
+  GradSlotCodes out;
   for (size_t slot : op.grad_slots()) {
-    paths.push_back(cpp_string_literal(lo.slots[slot].path));
-    slots.push_back(std::to_string(slot));
-    lists.push_back(lo.slots[slot].grad_list ? "true" : "false");
     const lower::Slot& s = lo.slots[slot];
-    moves.push_back(
+    out.paths.push_back(cpp_string_literal(s.path));
+    out.slots.push_back(std::to_string(slot));
+    out.lists.push_back(s.grad_list ? "true" : "false");
+    out.moves.push_back(
         s.list_depth ? list_leaf(op.op(), s, true)
                      : fmt::format("std::move(grads.{})", s.api_path));
   }
   // With a list slot the gradients are laid out per edge (one per tensor of
   // a list), which only the call knows: structop::grad_edges.
-  if (lo.has_grad_list) moves.insert(moves.begin(), {"ctx", "backward_def"});
-  grads.push_back("ctx");
+  if (lo.has_grad_list) out.moves.insert(out.moves.begin(), {"ctx", "backward_def"});
+  return out;
+}
+
+Codes SourceEmitter::backward_call_args(const CppOp& op) const {
+  Codes grads = {"ctx"};
   if (op.list_output()) {
     grads.push_back("grad_outputs");
   } else {
@@ -294,6 +298,11 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
              true))
       grads.push_back(std::move(g));
   }
+  return grads;
+}
+
+Codes SourceEmitter::setup_context_args(const CppOp& op) const {
+  const lower::LoweredOp& lo = op.lowered();
   Codes setup_args = {"ctx", "inputs..."};
   for (auto& o : returns_from_outputs(
            op,
@@ -308,15 +317,21 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
            },
            false))
     setup_args.push_back(std::move(o));
+  return setup_args;
+}
+
+Code SourceEmitter::backward_members(const CppOp& op) const {
+  const lower::LoweredOp& lo = op.lowered();
+  const GradSlotCodes g = grad_slot_codes(op);
   CodePrinter p(2, false);
   p.emit(
-      {{"setup", "kernels::" + op.names().setup_context + args(setup_args)},
-       {"paths", braces(paths)},
-       {"slots", braces(slots)},
+      {{"setup", "kernels::" + op.names().setup_context + args(setup_context_args(op))},
+       {"paths", braces(g.paths)},
+       {"slots", braces(g.slots)},
        {"lists",
         lo.has_grad_list ? "\n// Whether each grad slot is a list (one edge per tensor).\n"
                            "static constexpr bool grad_lists[] = " +
-                               braces(lists) + ";"
+                               braces(g.lists) + ";"
                          : ""},
        {"collect", lo.has_grad_list ? "grad_edges" : "grad_list"},
        {"def",
@@ -325,12 +340,12 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
              "grad_paths",
              "grad_slots",
              lo.has_grad_list ? "grad_lists" : "nullptr",
-             std::to_string(paths.size()),
+             std::to_string(g.paths.size()),
              "&setup_context",
              "&backward"})},
        {"grads_type", op.names().grads},
-       {"call", braces({"kernels::" + op.names().backward + args(grads)})},
-       {"moves", args(moves)}},
+       {"call", braces({"kernels::" + op.names().backward + args(backward_call_args(op))})},
+       {"moves", args(g.moves)}},
       R"cc(
 
         static void setup_context(

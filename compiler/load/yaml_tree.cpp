@@ -165,16 +165,32 @@ std::string syntax_hint(const std::string& message) {
   return {};
 }
 
-}  // namespace
+/// Sees only where a second document starts, and stops there.
+struct FirstEvent : YAML::EventHandler {
+  YAML::Mark mark = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& m) override {
+    mark = m;
+    throw StopParsing{};
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&)
+      override {}
+  void OnSequenceStart(
+      const YAML::Mark&,
+      const std::string&,
+      YAML::anchor_t,
+      YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value)
+      override {}
+  void OnMapEnd() override {}
+};
 
-bool load_yaml(
-    const SourceManager& sources,
-    int file_id,
-    Diagnostics& diags,
-    YamlDocument* out,
-    const YamlLimits& limits) {
-  const SourceFile& file = sources.file(file_id);
-  *out = YamlDocument{};
+/// The file's text is within the size limit and UTF-8 without NUL bytes;
+/// false after a diagnostic.
+bool check_text(const SourceFile& file, int file_id, Diagnostics& diags, const YamlLimits& limits) {
   if (file.text().size() > limits.max_bytes) {
     diags.error(
         Span{file_id, 0, 0, 1},
@@ -199,78 +215,81 @@ bool load_yaml(
         "save the file as UTF-8");
     return false;
   }
+  return true;
+}
+
+/// Where yaml-cpp's exception points (the file's start when it has no mark).
+Span span_of_error(const SourceFile& file, int file_id, const YAML::Mark& mark) {
+  return mark.is_null() || mark.pos < 0
+             ? Span{file_id, 0, 0, 1}
+             : file.span_at(file_id, std::min(static_cast<size_t>(mark.pos), file.text().size()));
+}
+
+/// Builds the first document's tree into `out`; reports a second document.
+/// Throws what yaml-cpp and the builder throw.
+bool parse_documents(
+    const SourceFile& file,
+    int file_id,
+    Diagnostics& diags,
+    YamlDocument* out,
+    const YamlLimits& limits) {
+  std::istringstream in(file.text());
+  TreeBuilder builder(file, file_id, diags, *out, limits);
+  YAML::Parser parser(in);
+  if (!parser.HandleNextDocument(builder)) {
+    diags.error(
+        Span{file_id, 0, 0, 1},
+        "file is empty",
+        "an IDL file needs at least `namespace: NAME`");
+    return false;
+  }
+  // A second document is an error; look only at where it starts.
+  FirstEvent second;
+  try {
+    parser.HandleNextDocument(second);
+  } catch (const StopParsing&) {
+    diags.error(
+        second.mark.pos >= 0 ? file.span_at(file_id, static_cast<size_t>(second.mark.pos))
+                             : Span{file_id, 0, 0, 1},
+        "file contains more than one YAML document",
+        "remove the `---` separator; put each IDL in its own file");
+  }
+  return true;
+}
+
+}  // namespace
+
+bool load_yaml(
+    const SourceManager& sources,
+    int file_id,
+    Diagnostics& diags,
+    YamlDocument* out,
+    const YamlLimits& limits) {
+  const SourceFile& file = sources.file(file_id);
+  *out = YamlDocument{};
+  if (!check_text(file, file_id, diags, limits)) return false;
   // About one node per 24 bytes of IDL (the corpus of ATen's ops has one per
   // 29): reserving avoids regrowing, and copying, the node array; pages that
   // are never used are never touched.
   const size_t expected_nodes = std::min(limits.max_nodes, file.text().size() / 24 + 8);
   out->nodes.reserve(expected_nodes);
   out->child_index.reserve(expected_nodes);
-  std::istringstream in(file.text());
-  TreeBuilder builder(file, file_id, diags, *out, limits);
   try {
-    YAML::Parser parser(in);
-    if (!parser.HandleNextDocument(builder)) {
-      diags.error(
-          Span{file_id, 0, 0, 1},
-          "file is empty",
-          "an IDL file needs at least `namespace: NAME`");
-      return false;
-    }
-    // A second document is an error; look only at where it starts.
-    struct FirstEvent : YAML::EventHandler {
-      YAML::Mark mark = YAML::Mark::null_mark();
-      void OnDocumentStart(const YAML::Mark& m) override {
-        mark = m;
-        throw StopParsing{};
-      }
-      void OnDocumentEnd() override {}
-      void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-      void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&)
-          override {}
-      void OnSequenceStart(
-          const YAML::Mark&,
-          const std::string&,
-          YAML::anchor_t,
-          YAML::EmitterStyle::value) override {}
-      void OnSequenceEnd() override {}
-      void OnMapStart(
-          const YAML::Mark&,
-          const std::string&,
-          YAML::anchor_t,
-          YAML::EmitterStyle::value) override {}
-      void OnMapEnd() override {}
-    } second;
-    try {
-      parser.HandleNextDocument(second);
-    } catch (const StopParsing&) {
-      diags.error(
-          second.mark.pos >= 0 ? file.span_at(file_id, static_cast<size_t>(second.mark.pos))
-                               : Span{file_id, 0, 0, 1},
-          "file contains more than one YAML document",
-          "remove the `---` separator; put each IDL in its own file");
-    }
+    if (!parse_documents(file, file_id, diags, out, limits)) return false;
   } catch (const StopParsing&) {
     return false;
   } catch (const YAML::DeepRecursion& e) {
-    Span span = e.mark.is_null() || e.mark.pos < 0
-                    ? Span{file_id, 0, 0, 1}
-                    : file.span_at(
-                          file_id,
-                          std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
     diags.error(
-        span,
+        span_of_error(file, file_id, e.mark),
         fmt::format("YAML nesting is too deep (more than {} levels)", e.depth() - 1),
         "an IDL file needs only a few levels of nesting");
     return false;
   } catch (const YAML::Exception& e) {
-    Span span = e.mark.is_null() || e.mark.pos < 0
-                    ? Span{file_id, 0, 0, 1}
-                    : file.span_at(
-                          file_id,
-                          std::min(static_cast<size_t>(e.mark.pos), file.text().size()));
     std::string msg = e.msg;
-    diags.error(span, fmt::format("invalid YAML: {}", msg), syntax_hint(msg));
+    diags.error(
+        span_of_error(file, file_id, e.mark),
+        fmt::format("invalid YAML: {}", msg),
+        syntax_hint(msg));
     return false;
   }
   return out->root >= 0;

@@ -317,64 +317,65 @@ std::string join_identifier(const std::vector<std::string>& parts) {
   return lang::join_identifier(parts);
 }
 
-Value typed_default(const model::Module& module, const model::Type& type, const model::Default& d) {
-  using K = syntax::Literal::Kind;
+namespace {
+
+/// A record's default: `{}` or the fields given, each field's own default
+/// where none is given.
+Value record_default(
+    const model::Module& module,
+    const model::Type& type,
+    const model::Default& d) {
   Value v;
+  v.kind = Value::Kind::Record;
+  v.decl = type.decl;
+  if (d.record_fields.empty()) return v;  // `{}`
+  const model::Record& r = module.records[static_cast<size_t>(type.decl)];
+  for (size_t i = 0; i < r.fields.size(); ++i) {
+    const model::Field& f = r.fields[i];
+    const model::Default* given = d.record_value(i);
+    const model::Default* value = given ? given : f.default_value ? &*f.default_value : nullptr;
+    if (value) {
+      v.items.push_back(typed_default(module, f.type, *value));
+    } else {  // checked: an all-defaulted record
+      Value inner;
+      inner.kind = Value::Kind::Record;
+      inner.decl = f.type.decl;
+      v.items.push_back(std::move(inner));
+    }
+    v.given.push_back(given != nullptr);
+  }
+  return v;
+}
+
+/// A list's default: its items, or one literal repeated to a fixed size.
+Value list_default(const model::Module& module, const model::Type& list, const model::Default& d) {
+  using K = syntax::Literal::Kind;
   const syntax::Literal& lit = d.literal;
-  if (type.is_record_list()) {  // `[]`, checked
-    v.kind = Value::Kind::List;
-    return v;
-  }
-  if (type.is_optional_record()) return v;  // `None`, checked
-  if (type.is_record()) {
-    v.kind = Value::Kind::Record;
-    v.decl = type.decl;
-    if (d.record_fields.empty()) return v;  // `{}`
-    const model::Record& r = module.records[static_cast<size_t>(type.decl)];
-    for (size_t i = 0; i < r.fields.size(); ++i) {
-      const model::Field& f = r.fields[i];
-      const model::Default* given = d.record_value(i);
-      const model::Default* value = given ? given : f.default_value ? &*f.default_value : nullptr;
-      if (value) {
-        v.items.push_back(typed_default(module, f.type, *value));
-      } else {  // checked: an all-defaulted record
-        Value inner;
-        inner.kind = Value::Kind::Record;
-        inner.decl = f.type.decl;
-        v.items.push_back(std::move(inner));
-      }
-      v.given.push_back(given != nullptr);
-    }
-    return v;
-  }
-  if (lit.kind == K::None) return v;
-  const model::Type scalar = type.is_optional() ? type.inner() : type;
-  if (scalar.is_list()) {
-    model::Type element = scalar.inner();
-    if (element.is_optional()) element = element.inner();
-    v.kind = Value::Kind::List;
-    if (lit.kind == K::List) {
-      for (size_t i = 0; i < lit.items.size(); ++i) {
-        model::Default item;
-        item.literal = lit.items[i];
-        if (i < d.item_constants.size()) item.constant = d.item_constants[i];
-        v.items.push_back(typed_default(module, element, item));
-      }
-    } else {  // `int[2] x=1` means [1, 1]
+  model::Type element = list.inner();
+  if (element.is_optional()) element = element.inner();
+  Value v;
+  v.kind = Value::Kind::List;
+  if (lit.kind == K::List) {
+    for (size_t i = 0; i < lit.items.size(); ++i) {
       model::Default item;
-      item.literal = lit;
-      item.constant = d.constant;
-      for (int64_t i = 0; i < scalar.suffixes.back().size; ++i)
-        v.items.push_back(typed_default(module, element, item));
+      item.literal = lit.items[i];
+      if (i < d.item_constants.size()) item.constant = d.item_constants[i];
+      v.items.push_back(typed_default(module, element, item));
     }
-    return v;
+  } else {  // `int[2] x=1` means [1, 1]
+    model::Default item;
+    item.literal = lit;
+    item.constant = d.constant;
+    for (int64_t i = 0; i < list.suffixes.back().size; ++i)
+      v.items.push_back(typed_default(module, element, item));
   }
-  if (scalar.is_enum()) {
-    v.kind = Value::Kind::Enum;
-    v.decl = scalar.decl;
-    v.text = d.constant;
-    return v;
-  }
+  return v;
+}
+
+/// A named constant of a builtin type (`ScalarType`, `Layout`,
+/// `MemoryFormat`, `Device`), or nullopt for other types.
+std::optional<Value> constant_default(const model::Type& scalar, const model::Default& d) {
+  Value v;
   switch (scalar.builtin) {
     case model::Builtin::ScalarType:
     case model::Builtin::Layout:
@@ -388,8 +389,14 @@ Value typed_default(const model::Module& module, const model::Type& type, const 
       v.text = d.constant;
       return v;
     default:
-      break;
+      return std::nullopt;
   }
+}
+
+/// A bool, int, float or string literal as a value.
+Value literal_value(const syntax::Literal& lit) {
+  using K = syntax::Literal::Kind;
+  Value v;
   switch (lit.kind) {
     case K::Bool:
       v.kind = Value::Kind::Bool;
@@ -421,6 +428,30 @@ Value typed_default(const model::Module& module, const model::Type& type, const 
       break;
   }
   return v;
+}
+
+}  // namespace
+
+Value typed_default(const model::Module& module, const model::Type& type, const model::Default& d) {
+  if (type.is_record_list()) {  // `[]`, checked
+    Value v;
+    v.kind = Value::Kind::List;
+    return v;
+  }
+  if (type.is_optional_record()) return Value{};  // `None`, checked
+  if (type.is_record()) return record_default(module, type, d);
+  if (d.literal.kind == syntax::Literal::Kind::None) return Value{};
+  const model::Type scalar = type.is_optional() ? type.inner() : type;
+  if (scalar.is_list()) return list_default(module, scalar, d);
+  if (scalar.is_enum()) {
+    Value v;
+    v.kind = Value::Kind::Enum;
+    v.decl = scalar.decl;
+    v.text = d.constant;
+    return v;
+  }
+  if (auto constant = constant_default(scalar, d)) return std::move(*constant);
+  return literal_value(d.literal);
 }
 
 }  // namespace lower

@@ -128,6 +128,12 @@ class OpLowering {
 
   void resolve_meta();
 
+  /// `meta:` left out: output k copies the k-th tensor input.
+  void identity_meta(size_t tensor_outputs);
+
+  /// One name of `meta: [names]`: the plain tensor it names, or a diagnostic.
+  void meta_source(const syntax::Name& n);
+
   std::string return_list() const;
 
   // ---- schema defaults and printing ----------------------------------------

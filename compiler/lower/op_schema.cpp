@@ -105,25 +105,7 @@ void OpLowering::resolve_meta() {
     return;
   }
   if (op_.meta == model::MetaKind::Identity) {
-    // Output k copies the k-th tensor input: plain `Tensor` parameters
-    // first, then tensor fields of records, each in declaration order.
-    for (bool record_leaves : {false, true}) {
-      for (size_t i = 0; i < out_.slots.size() && out_.meta_sources.size() < tensor_outputs; ++i) {
-        const lower::Slot& s = out_.slots[i];
-        if (s.type.is_plain_tensor() && s.from_record() == record_leaves)
-          out_.meta_sources.push_back(i);
-      }
-    }
-    if (out_.meta_sources.size() < tensor_outputs) {
-      diags_.error(
-          op_.name_span,
-          fmt::format(
-              "op `{}` has {} but only {} for the default (identity) meta kernel",
-              op_.qualified_name(),
-              count(tensor_outputs, "tensor output"),
-              count(out_.meta_sources.size(), "plain tensor input")),
-          "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
-    }
+    identity_meta(tensor_outputs);
     return;
   }
   if (op_.meta_names.size() != tensor_outputs) {
@@ -137,35 +119,59 @@ void OpLowering::resolve_meta() {
         "list exactly one tensor input per output, in output order");
     return;
   }
-  for (const auto& n : op_.meta_names) {
-    auto it = targets_.find(n.text);
-    if (it != targets_.end() && it->second.slots.size() == 1 &&
-        out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
-      out_.meta_sources.push_back(it->second.slots[0]);
-      continue;
+  for (const auto& n : op_.meta_names) meta_source(n);
+}
+
+void OpLowering::identity_meta(size_t tensor_outputs) {
+  // Output k copies the k-th tensor input: plain `Tensor` parameters
+  // first, then tensor fields of records, each in declaration order.
+  for (bool record_leaves : {false, true}) {
+    for (size_t i = 0; i < out_.slots.size() && out_.meta_sources.size() < tensor_outputs; ++i) {
+      const lower::Slot& s = out_.slots[i];
+      if (s.type.is_plain_tensor() && s.from_record() == record_leaves)
+        out_.meta_sources.push_back(i);
     }
-    if (it != targets_.end() && it->second.slots.size() > 1) {
-      diags_.error(
-          n.span,
-          fmt::format(
-              "op `{}`: `{}` in `meta:` stands for {} tensors; name the one each output copies",
-              op_.qualified_name(),
-              n.text,
-              it->second.slots.size()),
-          valid_names_hint(n.text, true, false));
-    } else if (const lower::Slot* s = find_slot(n.text)) {
-      diags_.error(
-          n.span,
-          fmt::format(
-              "op `{}`: `{}` in `meta:` has type `{}`; outputs copy the metadata of a plain "
-              "`Tensor`",
-              op_.qualified_name(),
-              n.text,
-              describe_type(s->type, module_)),
-          valid_names_hint(n.text, true, false));
-    } else {
-      report_unknown(n, "meta", true);
-    }
+  }
+  if (out_.meta_sources.size() < tensor_outputs) {
+    diags_.error(
+        op_.name_span,
+        fmt::format(
+            "op `{}` has {} but only {} for the default (identity) meta kernel",
+            op_.qualified_name(),
+            count(tensor_outputs, "tensor output"),
+            count(out_.meta_sources.size(), "plain tensor input")),
+        "list one input per output under `meta:` (e.g. `meta: [x, x]`), or set `meta: custom`");
+  }
+}
+
+void OpLowering::meta_source(const syntax::Name& n) {
+  auto it = targets_.find(n.text);
+  if (it != targets_.end() && it->second.slots.size() == 1 &&
+      out_.slots[it->second.slots[0]].type.is_plain_tensor()) {
+    out_.meta_sources.push_back(it->second.slots[0]);
+    return;
+  }
+  if (it != targets_.end() && it->second.slots.size() > 1) {
+    diags_.error(
+        n.span,
+        fmt::format(
+            "op `{}`: `{}` in `meta:` stands for {} tensors; name the one each output copies",
+            op_.qualified_name(),
+            n.text,
+            it->second.slots.size()),
+        valid_names_hint(n.text, true, false));
+  } else if (const lower::Slot* s = find_slot(n.text)) {
+    diags_.error(
+        n.span,
+        fmt::format(
+            "op `{}`: `{}` in `meta:` has type `{}`; outputs copy the metadata of a plain "
+            "`Tensor`",
+            op_.qualified_name(),
+            n.text,
+            describe_type(s->type, module_)),
+        valid_names_hint(n.text, true, false));
+  } else {
+    report_unknown(n, "meta", true);
   }
 }
 
