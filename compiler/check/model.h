@@ -161,6 +161,9 @@ struct Record {
 
 struct Param {
   std::string name;
+  /// The name in the C++ and Python APIs (lang::api_spelling): `name`, or
+  /// `name_` for a word C++ or Python reserves. Spelled once, when resolved.
+  std::string api_name;
   Type type;
   /// Null without a default. (A pointer: most parameters have none, and a
   /// Default is large; ATen's 2,500 ops have about 20,000 parameters.)

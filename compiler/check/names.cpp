@@ -276,7 +276,7 @@ class ClashChecker {
     }
     for (const auto& op : m_.ops) {
       for (const auto& p : op.params) {
-        auto it = types.find(lang::api_spelling(p.name));
+        auto it = types.find(p.api_name);
         if (it == types.end()) {
           if (p.type.is_record()) leaf_names(op, p, p.type.decl, p.name, types);
           continue;

@@ -83,6 +83,7 @@ bool Resolver::resolve_params(
     }
     model::Param param;
     param.name = p.name.text;
+    param.api_name = lang::api_spelling(param.name);
     param.type = std::move(*type);
     param.kwarg_only = p.kwarg_only;
     param.span = p.name.span;
@@ -139,6 +140,7 @@ bool Resolver::resolve_returns(
     const std::string& op_label,
     model::Op& op) {
   bool ok = true;
+  op.returns.reserve(sig.returns.size());
   for (const auto& r : sig.returns) {
     const Subject what = Subject::ret(r.name.text, op_label);
     auto type = resolve_type(r.type, Use::Return, what);

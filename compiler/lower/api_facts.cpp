@@ -24,7 +24,7 @@ void OpLowering::api_facts() {
   for (size_t i = 0; i < op_.params.size(); ++i) {
     const model::Param& p = op_.params[i];
     lower::ApiParam a;
-    a.name = lang::api_spelling(p.name);
+    a.name = p.api_name;
     a.type = p.type;
     if (p.default_value) {
       a.default_value = lower::typed_default(module_, p.type, *p.default_value);
@@ -180,15 +180,14 @@ void OpLowering::check_collisions() {
   }
   // Keyword names get a trailing `_` in C++ and Python; that must stay unique
   // too. (Without a keyword the names are the parameters', already unique.)
-  if (std::none_of(op_.params.begin(), op_.params.end(), [](const model::Param& p) {
-        return lang::is_reserved_word(p.name);
+  if (std::all_of(op_.params.begin(), op_.params.end(), [](const model::Param& p) {
+        return p.api_name == p.name;
       })) {
     return;
   }
-  std::vector<std::string> spelled;
-  spelled.reserve(op_.params.size());
-  for (const auto& p : op_.params) spelled.push_back(lang::api_spelling(p.name));
-  std::vector<std::string_view> api(spelled.begin(), spelled.end());
+  std::vector<std::string_view> api;
+  api.reserve(op_.params.size());
+  for (const auto& p : op_.params) api.emplace_back(p.api_name);
   for (auto [first, later] : find_duplicates(api)) {
     const model::Param& a = op_.params[first];
     const model::Param& b = op_.params[later];
@@ -202,7 +201,7 @@ void OpLowering::check_collisions() {
             op_.qualified_name(),
             a.name,
             b.name,
-            spelled[later],
+            b.api_name,
             in_schema ? "the schema, C++ and Python" : "C++ and Python"),
         "rename one of them");
   }

@@ -50,7 +50,7 @@ void OpLowering::flatten_param(size_t index) {
     s.default_value = p.default_value ? &*p.default_value : nullptr;
     s.kwarg_only = p.kwarg_only;
     s.cpp_name = p.name;
-    s.api_path = lang::api_spelling(p.name);
+    s.api_path = p.api_name;
     s.segments = {s.path};
     s.api_segments = {s.api_path};
     complete_slot(s);
@@ -154,6 +154,7 @@ void OpLowering::flatten_record(
 
 void OpLowering::lower_returns() {
   out_.outputs.reserve(op_.returns.size());
+  out_.api_returns.reserve(op_.returns.size());
   for (size_t i = 0; i < op_.returns.size(); ++i) {
     const model::Return& r = op_.returns[i];
     lower::ApiReturn a;

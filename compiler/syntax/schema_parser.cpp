@@ -176,6 +176,12 @@ class SchemaParser {
   Span span_of(const Token& t) const {
     return origin_.at(t.begin, std::max<size_t>(1, t.end - t.begin));
   }
+  /// The commas from the current token to the end of the text.
+  size_t commas_left() const {
+    const auto from = text_.begin() +
+                      static_cast<std::ptrdiff_t>(std::min(cur_.begin, text_.size()));
+    return static_cast<size_t>(std::count(from, text_.end(), ','));
+  }
   bool is_punct(char c) const { return cur_.kind == Tok::Punct && cur_.punct == c; }
   bool is_ident(std::string_view s) const { return cur_.kind == Tok::Ident && spelling(cur_) == s; }
 
@@ -233,6 +239,9 @@ class SchemaParser {
       advance();
       return true;
     }
+    // At most one parameter more than the commas left (a list default or
+    // the returns may have some too): one allocation instead of regrowing.
+    sig->params.reserve(commas_left() + 1);
     bool kwarg_only = false;
     while (true) {
       if (is_punct('*')) {
@@ -284,6 +293,7 @@ class SchemaParser {
       advance();
       return true;
     }
+    sig->returns.reserve(commas_left() + 1);
     while (true) {
       if (!one_return(sig)) return false;
       if (is_punct(',')) {
