@@ -160,7 +160,7 @@ class FlattenedCheck {
         }
         merge(&out, part);
       }
-      if (add_total(out.bytes, r.span, fmt::format("record `{}`", r.name))) return;
+      if (add_total(out.bytes, r.span, [&] { return fmt::format("record `{}`", r.name); })) return;
       records_.push_back(std::move(out));
     }
     for (const auto& op : module_.ops) {
@@ -175,7 +175,10 @@ class FlattenedCheck {
         }
         merge(&out, part);
       }
-      if (add_total(out.bytes, op.name_span, fmt::format("op `{}`", op.qualified_name()))) return;
+      if (add_total(out.bytes, op.name_span, [&] {
+            return fmt::format("op `{}`", op.qualified_name());
+          }))
+        return;
     }
   }
 
@@ -224,7 +227,9 @@ class FlattenedCheck {
   }
 
   /// Adds `bytes` to the total; reports and returns true once it is over.
-  bool add_total(uint64_t bytes, Span span, const std::string& where) {
+  /// `where()` names what reached it (spelled only for the report).
+  template <typename Where>
+  bool add_total(uint64_t bytes, Span span, const Where& where) {
     total_ = add(total_, bytes);
     // Names too long make the total too big as well: one error is enough.
     if (total_ <= kMaxFlattenedBytes || long_reported_) return false;
@@ -234,7 +239,7 @@ class FlattenedCheck {
             "the records and ops of this file flatten to more than {} MiB (reached at {}); the "
             "generated code would be too large",
             kMaxFlattenedBytes >> 20,
-            where),
+            where()),
         fmt::format(
             "every leaf of a record or op counts its lowered name plus {} bytes; use fewer or "
             "shallower records, or split the ops into several IDL files",

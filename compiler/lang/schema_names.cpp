@@ -7,13 +7,33 @@ namespace structop::lang {
 
 bool is_schema_keyword(std::string_view name) {
   // Every word torch 2.6's schema parser refuses as an op, overload,
-  // parameter or return name.
-  static constexpr std::string_view kWords[] = {
-      "Ellipsis", "False", "None",   "NoneType", "True",   "and",   "as",
-      "assert",   "break", "class",  "continue", "def",    "del",   "elif",
-      "else",     "for",   "global", "if",       "import", "in",    "is",
-      "not",      "or",    "pass",   "raise",    "return", "while", "with"};
-  return std::find(std::begin(kWords), std::end(kWords), name) != std::end(kWords);
+  // parameter or return name, by length: a name is compared with the few
+  // words as long as it (the checker asks for every name it sees).
+  static constexpr std::string_view kWords2[] = {"as", "if", "in", "is", "or"};
+  static constexpr std::string_view kWords3[] = {"and", "def", "del", "for", "not"};
+  static constexpr std::string_view kWords4[] = {"None", "True", "elif", "else", "pass", "with"};
+  static constexpr std::string_view kWords5[] = {"False", "break", "class", "raise", "while"};
+  static constexpr std::string_view kWords6[] = {"assert", "global", "import", "return"};
+  static constexpr std::string_view kWords8[] = {"Ellipsis", "NoneType", "continue"};
+  auto in = [&](const auto& words) {
+    return std::find(std::begin(words), std::end(words), name) != std::end(words);
+  };
+  switch (name.size()) {
+    case 2:
+      return in(kWords2);
+    case 3:
+      return in(kWords3);
+    case 4:
+      return in(kWords4);
+    case 5:
+      return in(kWords5);
+    case 6:
+      return in(kWords6);
+    case 8:
+      return in(kWords8);
+    default:
+      return false;
+  }
 }
 
 }  // namespace structop::lang

@@ -6,14 +6,18 @@ namespace structop {
 
 namespace lowering {
 
-OpLowering::OpLowering(const model::Module& module, size_t op_index, Diagnostics& diags)
-    : module_(module), op_(module.ops[op_index]), diags_(diags) {
+OpLowering::OpLowering(
+    const model::Module& module,
+    size_t op_index,
+    Diagnostics& diags,
+    lower::LoweredOp& out)
+    : module_(module), op_(module.ops[op_index]), diags_(diags), out_(out) {
   out_.op = op_index;
   out_.qualified_name = op_.qualified_name();
   out_.cpp_name = lang::op_cpp_name(op_);
 }
 
-lower::LoweredOp OpLowering::run(bool with_api_facts) {
+void OpLowering::run(bool with_api_facts) {
   const size_t errors_before = diags_.error_count();
   out_.slots.reserve(op_.params.size());
   for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
@@ -32,7 +36,6 @@ lower::LoweredOp OpLowering::run(bool with_api_facts) {
   apply_schema_defaults();
   print_schema();
   if (with_api_facts) api_facts();
-  return std::move(out_);
 }
 
 void OpLowering::flatten_param(size_t index) {
@@ -516,7 +519,7 @@ lower::LoweredModule lower_module(
   if (options.record_layouts) out.records = record_layouts(module);
   out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i)
-    out.ops.push_back(OpLowering(module, i, diags).run(options.api_facts));
+    OpLowering(module, i, diags, out.ops.emplace_back()).run(options.api_facts);
   return out;
 }
 

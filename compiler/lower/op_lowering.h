@@ -41,9 +41,15 @@ struct NameTarget {
 
 class OpLowering {
  public:
-  OpLowering(const model::Module& module, size_t op_index, Diagnostics& diags);
+  /// Lowers op `op_index` of `module` into `out` (in place: a LoweredOp is
+  /// large, and moving it costs as much as some of the lowering).
+  OpLowering(
+      const model::Module& module,
+      size_t op_index,
+      Diagnostics& diags,
+      lower::LoweredOp& out);
 
-  lower::LoweredOp run(bool with_api_facts);
+  void run(bool with_api_facts);
 
  private:
   // ---- flattening (rules 1-3) ------------------------------------------------
@@ -154,7 +160,7 @@ class OpLowering {
   const model::Module& module_;
   const model::Op& op_;
   Diagnostics& diags_;
-  lower::LoweredOp out_;
+  lower::LoweredOp& out_;
   std::map<std::string, NameTarget> targets_;
   std::vector<std::string> cpp_parts_;  // the path being flattened, for Slot::cpp_name
   /// While flattening the items of a list of records: Slot::list_depth, and
