@@ -186,6 +186,9 @@ enum class MetaKind { Identity, Names, Custom };
 struct Op {
   std::string name;
   std::string overload;  // may be empty
+  /// The op's name in C++ and Python (lang::op_cpp_name: `name_overload`,
+  /// `_` after a reserved word). Spelled once, when resolved.
+  std::string api_name;
   std::vector<Param> params;
   std::vector<Return> returns;
   MetaKind meta = MetaKind::Identity;

@@ -95,7 +95,7 @@ class ClashChecker {
     enum_spelled_.reserve(m_.enums.size());
     for (const auto& e : m_.enums) enum_spelled_.push_back(lang::api_spelling(e.name));
     op_spelled_.reserve(m_.ops.size());
-    for (const auto& op : m_.ops) op_spelled_.push_back(lang::op_cpp_name(op));
+    for (const auto& op : m_.ops) op_spelled_.push_back(op.api_name);
     spelled_.reserve(record_spelled_.size() + enum_spelled_.size() + op_spelled_.size());
     for (const auto* names : {&record_spelled_, &enum_spelled_, &op_spelled_})
       spelled_.insert(names->begin(), names->end());

@@ -1,4 +1,5 @@
 #include "check/resolver_impl.h"
+#include "lang/generated_names.h"
 
 namespace structop::resolving {
 
@@ -30,6 +31,7 @@ model::Op Resolver::op_header(const syntax::OpDecl& decl) {
   model::Op op;
   op.name = sig.name.text;
   op.overload = sig.overload.text;
+  op.api_name = lang::op_cpp_name(op);
   op.span = decl.func_span;
   op.name_span = sig.name.span;
   op.backward = decl.backward;

@@ -14,7 +14,7 @@ OpLowering::OpLowering(
     : module_(module), op_(module.ops[op_index]), diags_(diags), out_(out) {
   out_.op = op_index;
   out_.qualified_name = op_.qualified_name();
-  out_.cpp_name = lang::op_cpp_name(op_);
+  out_.cpp_name = op_.api_name;
 }
 
 void OpLowering::run(bool with_api_facts) {
