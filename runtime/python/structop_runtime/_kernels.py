@@ -61,7 +61,9 @@ class _OpApi:
         self.tags = op.tags
         self.flat_outputs, self.record_outputs = op.results or (None, None)
         self._grad_tree = None
-        self.record_form = op.record_form
+        # record_form(args, kwargs): the record form of a kernel's flat
+        # arguments (made with the op's definition).
+        self.record_form = None
 
     # -- registration ---------------------------------------------------------
 
@@ -144,6 +146,8 @@ class _OpApi:
                 f"another schema, {definition.api.schema!r} (another version of "
                 f"{self.stem}.ops.yaml?), not {self.schema!r}"
             )
+        if self.record_form is None:
+            self.record_form = self.op.record_form_function()
         return definition
 
     def _define(self, what):

@@ -5,7 +5,7 @@ import weakref
 import torch
 
 from ._checks import explain_failure
-from ._records import RecordForm
+from ._records import record_form
 
 
 # ---------------------------------------------------------------------------
@@ -155,15 +155,19 @@ class Op:
     def record_form(self, args, kwargs):
         """The flat arguments torch passes to a kernel of the op, in record
         form: (args, kwargs) of the op function."""
+        return self.record_form_function()(args, kwargs)
+
+    def record_form_function(self):
+        """record_form as one function, made on first use (_records.py)."""
         if self._record_form is None:
-            self._record_form = RecordForm(
+            self._record_form = record_form(
                 self.qualname,
                 torch._C.parse_schema(self.schema),
                 self.params,
                 self.api_names,
                 tuple(self.slot_map),
             )
-        return self._record_form(args, kwargs)
+        return self._record_form
 
     def bind(self):
         """Binds the op once something registered it; returns whether it bound
