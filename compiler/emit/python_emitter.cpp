@@ -3,7 +3,7 @@
 // torch.ops.<namespace>.<op> through structop_runtime.Op. The op comes from
 // the compiled extension (its C++ registration: kernels, meta, autograd) or
 // is implemented in Python: each function has register_kernel /
-// register_fake / register_autograd (structop_runtime.python_kernels).
+// register_fake / register_autograd (structop_runtime.Op.function).
 //
 // Only what the IDL declares is generated: the support code every module
 // shares (the checks that explain a failed call, pytree registration, the op
@@ -278,10 +278,7 @@ class ModuleEmitter {
     for (const auto& r : m_.records) {
       if (!r.from_include) record_class(p_, mod_, r);
     }
-    for (const auto& lo : mod_.in.lowered.ops) {
-      op_function(p_, mod_, lo);
-      python_kernels(p_, mod_, lo);
-    }
+    for (const auto& lo : mod_.in.lowered.ops) op_function(p_, mod_, lo);
     epilogue();
     return p_.str();
   }

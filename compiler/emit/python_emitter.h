@@ -1,8 +1,8 @@
 // X_ops.py, shared by its parts: python_emitter.cpp (the module: prologue,
 // imports, __all__, epilogue), python_records.cpp (enums, record dataclasses,
-// grad records), python_ops.cpp (one function per op over
-// structop_runtime.Op) and python_kernels.cpp (what Python kernels need: the
-// flat arguments and outputs in record form, python_kernels()).
+// grad records), python_ops.cpp (per op a structop_runtime.Op and the typed
+// function it decorates) and python_kernels.cpp (what Python kernels need:
+// the Op's kernel options, the flat outputs in record form).
 //
 // Every expression that can break is built as Code with its lists (calls,
 // displays, parameters), which the printer lays out as ruff format does
@@ -88,13 +88,21 @@ std::string doc_text(std::string_view doc);
 void enum_class(CodePrinter& p, const Module& mod, const model::Enum& e);
 void record_class(CodePrinter& p, const Module& mod, const model::Record& r);
 
-/// The op's function (over its structop_runtime.Op) and its attributes.
+/// The op's structop_runtime.Op (what the IDL says of it, as data) and the
+/// typed function it decorates; before them, with records among the
+/// returns, record_results.
 void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo);
 
-/// For Python kernels: the op's `_<op>_records` (and with records among
-/// its returns `_<op>_results` and `_<op>_outputs`) and the call of
-/// structop_runtime.python_kernels.
-void python_kernels(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo);
+/// For Python kernels, what structop_runtime needs to know of the op beyond
+/// its schema, parameters and slot map, as keyword arguments of its Op:
+/// grads, meta, backward, results, tags.
+std::vector<Code> kernel_options(const Module& mod, const lower::LoweredOp& lo);
+
+/// With records among the returns: `_<op>_results`, the flat outputs in
+/// record form (the op function returns it; with `backward`, the output
+/// gradients too), and `_<op>_outputs`, a Python kernel's result as the
+/// flat outputs.
+void record_results(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo);
 
 }  // namespace python
 }  // namespace structop

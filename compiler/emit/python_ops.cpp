@@ -1,14 +1,21 @@
-// X_ops.py's op functions: per op a structop_runtime.Op and a typed function
-// that flattens its records in slot order and calls the op:
+// X_ops.py's op functions: per op one structop_runtime.Op holding what the
+// IDL says of the op, as data, and the typed function it decorates, which
+// flattens its records in slot order and calls the op:
 //
-//   _op_op = _rt.Op("ns::op", "op", "default", ((param, check), ...))
+//   _op_op = _rt.Op(_IDL_STEM, "ns::op(...) -> Tensor", ((param, check), ...),
+//                   {path: slot, ...}, grads=..., meta=..., backward=True)
 //
+//
+//   @_op_op.function
 //   def op(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
 //       try:
 //           return (_op_op.overload if _rt.is_dynamo_compiling() else _op_op.eager)(...)
 //       except (AttributeError, TypeError, RuntimeError) as error:
 //           return _op_op.failed(error, op, (x, cfg), {})
 //
+// Op.function gives the function slot_map, schema, annotations and the
+// Python-kernel API; the runtime builds a Python kernel's record form from
+// the same data (the checks, the records' fields, the slot map's order).
 // An eager call skips OpOverload.__call__'s frame (Op.eager); torch.compile
 // and torch.export trace the OpOverload. Only when the call fails does
 // Op.failed bind the op (then calls the function again) or walk the
@@ -87,21 +94,54 @@ std::vector<Code> flat_arguments(const lower::LoweredOp& lo) {
   return args;
 }
 
+/// `_rt.Op(_IDL_STEM, schema, checks, slot_map, ...)`: what the IDL says of
+/// the op, as data (`doc`: the function's doc, passed where a docstring
+/// would not keep it).
+Code op_declaration(const Module& mod, const lower::LoweredOp& lo, const std::string& doc) {
+  const model::Op& op = mod.m.ops[lo.op];
+  std::vector<Code> checks, api_names, slot_map;
+  bool renamed = false;
+  for (size_t pi = 0; pi < op.params.size(); ++pi) {
+    const model::Param& param = op.params[pi];
+    checks.push_back(tuple({quoted(param.name), mod.check_spec(param.type)}));
+    api_names.push_back(quoted(lo.api_params[pi].name));
+    renamed |= lo.api_params[pi].name != param.name;
+  }
+  for (const auto& s : lo.slots) slot_map.push_back(quoted(s.path) + ": " + quoted(s.name));
+
+  std::vector<Code> args = {
+      "_IDL_STEM",
+      quoted(mod.m.namespace_ + "::" + lo.schema),
+      tuple(checks),
+      dict(slot_map)};
+  if (renamed) args.push_back("api_names=" + tuple(api_names));
+  for (Code& option : kernel_options(mod, lo)) args.push_back(std::move(option));
+  if (!op.annotations.empty()) {
+    std::vector<Code> annotations;
+    for (const auto& a : op.annotations) annotations.push_back(quoted(a));
+    args.push_back("annotations=" + tuple(annotations));
+  }
+  // Where Python would clean a docstring's text (keeps_docstring), Op.function
+  // sets `__doc__` from the text itself.
+  if (!keeps_docstring(doc)) args.push_back("doc=" + quoted(doc));
+  return call("_rt.Op", args);
+}
+
 }  // namespace
 
 void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) {
   const model::Op& op = mod.m.ops[lo.op];
   const std::string name = api_name(lo.cpp_name);
+  if (lo.has_record_return) record_results(p, mod, lo);
 
   // def op(x: torch.Tensor, cfg: WeightCfg, *, k: int = 1) -> torch.Tensor
-  std::vector<Code> params, checks, positional, keyword;
+  std::vector<Code> params, positional, keyword;
   for (const auto& param : op.params) {
     if (param.kwarg_only && keyword.empty()) params.push_back("*");
     const lower::ApiParam& api = lo.api_params[static_cast<size_t>(&param - op.params.data())];
     Code spelled = api.name + ": " + mod.hint(param.type, true);
     if (api.default_value) spelled += " = " + mod.literal(*api.default_value, false);
     params.push_back(spelled);
-    checks.push_back(tuple({quoted(param.name), mod.check_spec(param.type)}));
     // How Op.failed calls the function again: as it was called.
     if (param.kwarg_only) {
       keyword.push_back(quoted(api.name) + ": " + api.name);
@@ -109,9 +149,6 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
       positional.push_back(api.name);
     }
   }
-  std::vector<Code> slot_map;
-  for (const auto& s : lo.slots) slot_map.push_back(quoted(s.path) + ": " + quoted(s.name));
-
   std::string doc = doc_text(op.doc);
   if (!doc.empty()) doc += "\n\n";
   doc += fmt::format(
@@ -119,22 +156,19 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
       mod.m.namespace_,
       lo.qualified_name,
       lo.schema);
+
   const std::string handle = "_" + name + "_op";
-  const std::string overload = op.overload.empty() ? "default" : op.overload;
   const Code flat_call =
       conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager") + "(" +
       Code::list(flat_arguments(lo)) + ")";
   p.line();
   p.line();
   p.emit(
-      {{"op",
-        handle + " = " +
-            call("_rt.Op", {mod.qualified(lo), quoted(op.name), quoted(overload), tuple(checks)})},
+      {{"op", handle + " = " + op_declaration(mod, lo, doc)},
+       {"decorator", "@" + handle + ".function"},
        {"def",
         "def " + name + "(" + Code::list(params, ListKind::Params) + ") -> " + mod.return_hint(lo) +
             ":"},
-       // Where Python would clean a docstring's text (keeps_docstring),
-       // `__doc__` is assigned after the definition.
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
        {"call",
         "return " +
@@ -142,27 +176,18 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
        {"error", lo.locals.error},
        {"failed",
         "return " +
-            call(handle + ".failed", {lo.locals.error, name, tuple(positional), dict(keyword)})},
-       {"slot_map", name + ".slot_map = " + dict(slot_map)},
-       {"schema",
-        name + ".schema = " +
-            Code::list({quoted(mod.m.namespace_ + "::" + lo.schema)}, ListKind::Parenthesized)},
-       {"doc_assignment", keeps_docstring(doc) ? Code() : doc_assignment(name, doc)}},
+            call(handle + ".failed", {lo.locals.error, name, tuple(positional), dict(keyword)})}},
       R"py(
     $op$
 
 
+    $decorator$
     $def$
         $doc$
         try:
             $call$
         except (AttributeError, TypeError, RuntimeError) as $error$:
             $failed$
-
-
-    $slot_map$
-    $schema$
-    $doc_assignment$
   )py");
 }
 

@@ -143,11 +143,26 @@ def doc_forms(text):
     return {text} if sys.version_info >= (3, 13) else {text, indented(text)}
 
 
+class _StandInOp:
+    """structop_runtime.Op as far as the texts go: Op.function returns the
+    function it decorates, with `__doc__` set from `doc=` when given."""
+
+    def __init__(self, *args, doc=None, **kwargs):
+        self.doc = doc
+
+    def function(self, fn):
+        if self.doc is not None:
+            fn.__doc__ = self.doc
+        return fn
+
+
 def import_generated(path):
     """Imports X_ops.py with stand-ins for torch and structop_runtime."""
     saved = {name: sys.modules.get(name) for name in ("torch", "structop_runtime")}
     sys.modules["torch"] = unittest.mock.MagicMock(name="torch")
-    sys.modules["structop_runtime"] = unittest.mock.MagicMock(name="structop_runtime")
+    runtime = unittest.mock.MagicMock(name="structop_runtime")
+    runtime.Op = _StandInOp
+    sys.modules["structop_runtime"] = runtime
     try:
         spec = importlib.util.spec_from_file_location(STEM + "_ops", path)
         module = importlib.util.module_from_spec(spec)

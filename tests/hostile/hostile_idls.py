@@ -25,8 +25,8 @@ diagnostic); the rest are random. For each IDL structopc either
   * every doc reaches Python's `__doc__` unchanged (but for the documented
     normalisation: trailing line breaks are dropped; before Python 3.13 a
     docstring's later lines keep the indentation of their block);
-  * each op's `_<op>_records` (Python kernels) turns one flat value per slot
-    back into record form without a name error: no parameter hides a class.
+  * each op's Op.record_form (Python kernels) turns one flat value per slot
+    back into record form.
 
 Usage: hostile_idls.py --structopc PATH --work DIR --python PY
          [--count N] [--seed S] [--batch B]
@@ -710,23 +710,23 @@ PY_CHECK = textwrap.dedent(r"""
             if fn is None:
                 failures.append(f"{case['idl']}: no Python function with schema {op['schema']!r}")
                 continue
-            records = getattr(mod, "_" + fn.__name__ + "_records", None)
-            if records is None:
-                failures.append(f"{case['idl']}: op {i} has no _{fn.__name__}_records")
+            op_decl = getattr(mod, "_" + fn.__name__ + "_op", None)
+            if op_decl is None:
+                failures.append(f"{case['idl']}: op {i} has no _{fn.__name__}_op")
             else:
                 enums = {e["name"]: e["values"] for e in model["enums"]}
                 flat, named = [], {}
                 for s in op["slots"]:
                     value = flat_value(s["type"], enums)
                     if s["kwarg_only"]:
-                        named[s["name"] + "_" if keyword.iskeyword(s["name"]) else s["name"]] = value
+                        named[s["name"]] = value
                     else:
                         flat.append(value)
                 try:
-                    args, kwargs = records(*flat, **named)
+                    args, kwargs = op_decl.record_form(tuple(flat), named)
                     assert len(args) + len(kwargs) == len(fn_params(op)), (args, kwargs)
                 except Exception as e:  # noqa: BLE001 (any failure is the finding)
-                    failures.append(f"{case['idl']}: op {i} _{fn.__name__}_records failed: "
+                    failures.append(f"{case['idl']}: op {i} record form failed: "
                                     f"{type(e).__name__}: {e}")
             doc = case["docs"].get(f"op {i}", "").rstrip("\n")  # the one normalisation
             if doc and not any((fn.__doc__ or "").startswith(f) for f in doc_forms(doc + "\n\n")):

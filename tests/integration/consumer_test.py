@@ -252,7 +252,14 @@ def main():
     if len(runtimes) != 1:
         fail(f"expected one installed package structop_runtime under {prefix}, found {runtimes}")
     package = os.path.dirname(runtimes[0])
-    for module in ("_autograd.py", "_checks.py", "_kernels.py", "_loading.py", "_pytree.py"):
+    for module in (
+        "_autograd.py",
+        "_checks.py",
+        "_kernels.py",
+        "_loading.py",
+        "_pytree.py",
+        "_records.py",
+    ):
         if not os.path.exists(os.path.join(package, module)):
             fail(f"the installed package structop_runtime has no {module}")
 

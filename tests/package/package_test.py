@@ -276,6 +276,7 @@ def stage_wheel(ctx):
             "purelib/structop_runtime/_kernels.py",
             "purelib/structop_runtime/_loading.py",
             "purelib/structop_runtime/_pytree.py",
+            "purelib/structop_runtime/_records.py",
             "purelib/structop/__init__.py",
             "purelib/structop/include/structop/runtime.h",
             "purelib/structop/include/structop/registration.h",

@@ -198,26 +198,19 @@ def _first_slot(node):
     raise AssertionError("a grad record without gradient slots")
 
 
-def _renamed(kwargs, renames):
-    return {renames.get(k, k): v for k, v in kwargs.items()}
-
-
 class _Entry:
     """A user function registered through one module's op function (whose
-    `_<op>_records` gives it the record form)."""
+    Op gives it the record form)."""
 
-    __slots__ = ("api", "fn", "records", "renames")
+    __slots__ = ("api", "fn", "record_form")
 
     def __init__(self, api, fn):
         self.api = api
         self.fn = fn
-        self.records = api.records
-        self.renames = api.renames
+        self.record_form = api.record_form
 
     def __call__(self, args, kwargs):
-        if self.renames:
-            kwargs = _renamed(kwargs, self.renames)
-        record_args, record_kwargs = self.records(*args, **kwargs)
+        record_args, record_kwargs = self.record_form(args, kwargs)
         result = self.fn(*record_args, **record_kwargs)
         return result if self.api.flat_outputs is None else self.api.flat_outputs(result)
 

@@ -18,10 +18,17 @@ MEMORY_FORMAT = (lambda v: isinstance(v, torch.memory_format), "torch.memory_for
 ANY = (lambda v: True, "any")
 
 
+# A check is (predicate, description), with what it wraps after them where
+# the record form (_records.py) needs it: ("optional", check), ("list",
+# check) or ("enum", cls). A record's is ("record", cls), and an optional
+# record's and a list of records' ("optional_record", cls) and
+# ("record_list", cls).
+
+
 def optional(check):
     if check[0] == "record":  # an optional record: None, or checked field by field
         return ("optional_record", check[1])
-    return (lambda v: v is None or check[0](v), "None or " + check[1])
+    return (lambda v: v is None or check[0](v), "None or " + check[1], "optional", check)
 
 
 def list_of(check):
@@ -30,11 +37,13 @@ def list_of(check):
     return (
         lambda v: isinstance(v, (list, tuple)) and all(check[0](x) for x in v),
         "list of " + check[1],
+        "list",
+        check,
     )
 
 
 def enum_of(cls):
-    return (lambda v: isinstance(v, str), cls.__name__ + " or str")
+    return (lambda v: isinstance(v, str), cls.__name__ + " or str", "enum", cls)
 
 
 def record(cls):

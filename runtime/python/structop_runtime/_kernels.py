@@ -1,8 +1,6 @@
 """Python kernels: python_kernels() and the register_kernel, register_fake and
 register_autograd it gives each op function."""
 
-import keyword
-
 import torch
 
 from ._autograd import (
@@ -11,7 +9,6 @@ from ._autograd import (
     _Entry,
     _RecordGrad,
     _RecordListGrad,
-    _renamed,
     _slot_grad,
 )
 from ._checks import ListOf
@@ -23,70 +20,50 @@ from ._loading import _DEFINED, _bind_namespace, find_op
 # ---------------------------------------------------------------------------
 
 
-def enum_value(cls, value, op, path):
-    """The member of str enum `cls` whose value is `value` (an enum leaf as the
-    dispatcher passes it, a str); ValueError naming op and path otherwise, as
-    the C++ adapters do."""
-    try:
-        return cls._value2member_map_[value]
-    except (KeyError, TypeError):
-        values = ", ".join(m.value for m in cls)
-        raise ValueError(
-            f'{op}: {path}: invalid value "{value}" for {cls.__name__}; expected one of: {values}'
-        ) from None
-
-
-def enum_values(cls, values, op, path):
-    """An enum list leaf (a list of str) as a list of members of `cls`;
-    ValueError naming op and the item's path (`cfg.modes[1]`) otherwise."""
-    return [enum_value(cls, v, op, f"{path}[{i}]") for i, v in enumerate(values)]
-
-
-def python_kernels(
-    function, records, stem, params, grads=(), meta=None, backward=False, tags=(), results=None
-):
-    """Gives the generated op function `function` the methods register_kernel,
-    register_fake and register_autograd (torch.library's names), with which
-    its op is implemented in Python against records.
-
-    records: the op's generated `_<op>_records(*flat_args, **flat_kwargs)`,
-    which returns the record-form (args, kwargs) of the flat arguments torch
-    passes to a kernel. params: per original parameter (api name, record
-    class or None). grads: per slot that takes a gradient, (api path, lowered
-    name), in slot order. meta: per output, the lowered name of the input
-    whose metadata it copies (the IDL's identity or listed meta), or None for
-    `meta: custom`. backward: the IDL's `backward: true`. tags: torch tag
-    names. results: for an op that returns a record, its generated
-    (`_<op>_outputs`, `_<op>_results`): a kernel's record-form result as the
-    flat outputs, and the flat outputs (or their gradients, with _grad=True)
-    in record form."""
-    api = _OpApi(function, records, stem, params, grads, meta, backward, tags, results)
+def python_kernels(function, op):
+    """Gives the generated op function `function` of Op `op` the methods
+    register_kernel, register_fake and register_autograd (torch.library's
+    names), with which its op is implemented in Python against records
+    (Op.function calls it)."""
+    api = _OpApi(function, op)
     function.register_kernel = api.register_kernel
     function.register_fake = api.register_fake
     function.register_autograd = api.register_autograd
+
+
+def _kernel_param(name, check):
+    """(api name, record class, ListOf(record class) or None), as grad_tree
+    reads a parameter."""
+    if check[0] in ("record", "optional_record"):
+        return (name, check[1])
+    if check[0] == "record_list":
+        return (name, ListOf(check[1]))
+    return (name, None)
 
 
 class _OpApi:
     """One generated op function's view of its op: what the generated module
     says about it (a module imported twice has two, for one definition)."""
 
-    def __init__(self, function, records, stem, params, grads, meta, backward, tags, results):
+    def __init__(self, function, op):
         self.function = function
-        self.qualname = function.schema.split("(", 1)[0]  # "ns::op.overload"
-        self.namespace = self.qualname.split("::", 1)[0]
-        self.schema = function.schema[len(self.namespace) + 2 :]
-        self.records = records
-        self.stem = stem
-        self.params = params
-        self.grads = grads
-        self.meta = meta
-        self.backward = backward
-        self.tags = tags
-        self.flat_outputs, self.record_outputs = results or (None, None)
+        self.op = op
+        self.qualname = op.qualname
+        self.namespace = op.namespace
+        self.schema = op.schema[len(self.namespace) + 2 :]
+        self.stem = op.stem
+        self.params = tuple(
+            _kernel_param(name, check) for name, (_, check) in zip(op.api_names, op.params)
+        )
+        self.grads = op.grads
+        self.meta = op.meta
+        self.backward = op.backward
+        self.tags = op.tags
+        self.flat_outputs, self.record_outputs = op.results or (None, None)
         self._grad_tree = None
-        # Keyword-only schema arguments named like a Python keyword (`from`)
-        # are `from_` in `_<op>_records` (set with the definition).
-        self.renames = None
+        # record_form(args, kwargs): the record form of a kernel's flat
+        # arguments (made with the op's definition).
+        self.record_form = None
 
     # -- registration ---------------------------------------------------------
 
@@ -169,12 +146,8 @@ class _OpApi:
                 f"another schema, {definition.api.schema!r} (another version of "
                 f"{self.stem}.ops.yaml?), not {self.schema!r}"
             )
-        if self.renames is None:
-            self.renames = {
-                a.name: a.name + "_"
-                for a in definition.op._schema.arguments
-                if a.kwarg_only and keyword.iskeyword(a.name)
-            }
+        if self.record_form is None:
+            self.record_form = self.op.record_form_function()
         return definition
 
     def _define(self, what):
@@ -191,14 +164,6 @@ class _OpApi:
         _DEFINED[self.qualname] = definition
         _bind_namespace(self.namespace)
         return definition
-
-    # -- record form ----------------------------------------------------------
-
-    def record_form(self, args, kwargs):
-        """(args, kwargs) in record form, from the flat arguments torch passed."""
-        if self.renames:
-            kwargs = _renamed(kwargs, self.renames)
-        return self.records(*args, **kwargs)
 
     # -- gradients ------------------------------------------------------------
 

@@ -5,6 +5,7 @@ import weakref
 import torch
 
 from ._checks import explain_failure
+from ._records import record_form
 
 
 # ---------------------------------------------------------------------------
@@ -30,44 +31,143 @@ _DEFINED = {}
 
 
 class Op:
-    """What a generated op function calls: the op's OpOverload.
+    """One op of a generated module: what its IDL says of it, as data, and
+    what the op function calls.
+
+    The generated module declares each op as
+
+        _affine_op = _rt.Op(_IDL_STEM, "ns::affine(...) -> Tensor", params, slot_map, ...)
+
+
+        @_affine_op.function
+        def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
+            try:
+                return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(
+                    x, cfg.w, ...
+                )
+            except (AttributeError, TypeError, RuntimeError) as error:
+                return _affine_op.failed(error, affine, (x, cfg), {})
+
+    `function` gives the op function its attributes (slot_map, schema,
+    annotations; __doc__ where a docstring would not keep it) and the
+    Python-kernel API (register_kernel, register_fake,
+    register_autograd: _kernels.py).
 
     `overload` is the OpOverload (torch.ops.<namespace>.<name>.<overload>),
     which torch.compile and torch.export must see to record one op call;
     `eager` is its bound C++ callable (OpOverload._op), which
     OpOverload.__call__ calls: an eager call to it skips that Python frame
-    and the packing of its arguments. A generated function calls
-
-        (_op.overload if _rt.is_dynamo_compiling() else _op.eager)(flat args)
-
-    Both are None until something registers the op (load_library, a Python
-    kernel): the call then fails, and the function hands the error to
-    failed(), which binds the op and calls the function again, or explains
-    the error."""
+    and the packing of its arguments. Both are None until something
+    registers the op (load_library, a Python kernel): the call then fails,
+    and the function hands the error to failed(), which binds the op and
+    calls the function again, or explains the error."""
 
     __slots__ = (
         "qualname",
         "namespace",
         "name",
         "overload_name",
+        "stem",
+        "schema",
         "params",
+        "slot_map",
+        "api_names",
+        "grads",
+        "meta",
+        "backward",
+        "tags",
+        "annotations",
+        "results",
+        "doc",
         "overload",
         "eager",
+        "_record_form",
         "__weakref__",
     )
 
-    def __init__(self, qualname, name, overload, params):
-        """qualname: "ns::op.overload" (for messages); name and overload: the
-        torch.ops attributes; params: per original parameter (name, check)
-        for explain_failure."""
-        self.qualname = qualname
-        self.namespace = qualname.split("::", 1)[0]
-        self.name = name
-        self.overload_name = overload
+    def __init__(
+        self,
+        stem,
+        schema,
+        params,
+        slot_map,
+        *,
+        api_names=None,
+        grads=(),
+        meta=None,
+        backward=False,
+        tags=(),
+        annotations=(),
+        results=None,
+        doc=None,
+    ):
+        """stem: the IDL file's stem (for messages); schema: the lowered schema
+        with its namespace ("ns::op.overload(...) -> ..."); params: per
+        original parameter (name, check), the checks explain a failed call;
+        slot_map: per slot (original path: schema argument name), in slot
+        order. api_names: the op function's parameter names where one differs
+        from its parameter's (a Python keyword: `from_`). For Python kernels:
+        grads: per slot that takes a gradient, (api path, schema name), in
+        slot order; meta: per output, the schema name of the input whose
+        metadata it copies (the IDL's identity or listed meta), None for
+        `meta: custom`; backward: the IDL's `backward: true`; tags: torch tag
+        names; annotations: the IDL's; results: for an op that returns a
+        record, its generated (`_<op>_outputs`, `_<op>_results`): a kernel's
+        record-form result as the flat outputs, and the flat outputs (or
+        their gradients, with _grad=True) in record form. doc: the function's
+        __doc__ where a docstring would not keep it (Python cleans the
+        indentation of a docstring's text)."""
+        self.qualname = schema.split("(", 1)[0]  # "ns::op.overload"
+        self.namespace, _, name = self.qualname.partition("::")
+        self.name, _, overload = name.partition(".")
+        self.overload_name = overload or "default"
+        self.stem = stem
+        self.schema = schema
         self.params = params
+        self.slot_map = slot_map
+        self.api_names = api_names or tuple(name for name, _ in params)
+        self.grads = grads
+        self.meta = meta
+        self.backward = backward
+        self.tags = tags
+        self.annotations = annotations
+        self.results = results
+        self.doc = doc
         self.overload = None
         self.eager = None
+        self._record_form = None
         _OPS.setdefault(self.namespace, weakref.WeakSet()).add(self)
+
+    def function(self, function):
+        """Decorates the generated op function: its slot_map, schema and
+        annotations, and register_kernel, register_fake and
+        register_autograd."""
+        from ._kernels import python_kernels  # (_kernels imports this module)
+
+        function.slot_map = self.slot_map
+        function.schema = self.schema
+        function.annotations = self.annotations
+        if self.doc is not None:
+            function.__doc__ = self.doc
+        python_kernels(function, self)
+        return function
+
+    def record_form(self, args, kwargs):
+        """The flat arguments torch passes to a kernel of the op, in record
+        form: (args, kwargs) of the op function."""
+        return self.record_form_function()(args, kwargs)
+
+    def record_form_function(self):
+        """record_form as one function, made on first use (_records.py)."""
+        if self._record_form is None:
+            self._record_form = record_form(
+                self.qualname,
+                torch._C.parse_schema(self.schema),
+                self.params,
+                self.api_names,
+                tuple(self.slot_map),
+            )
+        return self._record_form
 
     def bind(self):
         """Binds the op once something registered it; returns whether it bound

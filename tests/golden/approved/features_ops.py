@@ -132,13 +132,33 @@ _rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 
 _pick_op = _rt.Op(
-    "golden_features::pick",
-    "pick",
-    "default",
+    _IDL_STEM,
+    'golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]',
     (("from", _rt.TENSOR), ("to", _rt.optional(_rt.TENSOR)), ("opts", _rt.record(Opts))),
+    {
+        "from": "from_",
+        "to": "to",
+        "opts.sizes": "opts__sizes",
+        "opts.weights": "opts__weights",
+        "opts.mask": "opts__mask",
+        "opts.acts": "opts__acts",
+        "opts.k": "opts__k",
+        "opts.label": "opts__label",
+        "opts.dtype": "opts__dtype",
+        "opts.device": "opts__device",
+        "opts.window.size": "opts__window__size",
+        "opts.window.act": "opts__window__act",
+        "opts.fallback": "opts__fallback",
+        "opts.steps": "opts__steps",
+        "opts.shape": "opts__shape",
+    },
+    api_names=("from_", "to", "opts"),
+    grads=(("from_", "from_"), ("to", "to"), ("opts.mask", "opts__mask")),
+    backward=True,
 )
 
 
+@_pick_op.function
 def pick(
     from_: torch.Tensor, to: typing.Optional[torch.Tensor], opts: Opts
 ) -> typing.List[torch.Tensor]:
@@ -166,94 +186,9 @@ def pick(
         return _pick_op.failed(error, pick, (from_, to, opts), {})
 
 
-pick.slot_map = {
-    "from": "from_",
-    "to": "to",
-    "opts.sizes": "opts__sizes",
-    "opts.weights": "opts__weights",
-    "opts.mask": "opts__mask",
-    "opts.acts": "opts__acts",
-    "opts.k": "opts__k",
-    "opts.label": "opts__label",
-    "opts.dtype": "opts__dtype",
-    "opts.device": "opts__device",
-    "opts.window.size": "opts__window__size",
-    "opts.window.act": "opts__window__act",
-    "opts.fallback": "opts__fallback",
-    "opts.steps": "opts__steps",
-    "opts.shape": "opts__shape",
-}
-pick.schema = 'golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]'
-pick.annotations = ()
-
-
-def _pick_records(
-    from_,
-    to,
-    opts__sizes,
-    opts__weights,
-    opts__mask,
-    opts__acts,
-    opts__k=None,
-    opts__label=None,
-    opts__dtype=torch.float32,
-    opts__device=torch.device("cpu"),
-    opts__window__size=3,
-    opts__window__act="relu",
-    opts__fallback=None,
-    opts__steps=4,
-    opts__shape=(2, 3),
-):
-    """golden_features::pick's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            from_,
-            to,
-            Opts(
-                sizes=opts__sizes,
-                weights=opts__weights,
-                mask=opts__mask,
-                acts=_rt.enum_values(Act, opts__acts, "golden_features::pick", "opts.acts"),
-                k=opts__k,
-                label=opts__label,
-                dtype=opts__dtype,
-                device=opts__device,
-                window=Window(
-                    size=opts__window__size,
-                    act=_rt.enum_value(
-                        Act, opts__window__act, "golden_features::pick", "opts.window.act"
-                    ),
-                ),
-                fallback=(
-                    None
-                    if opts__fallback is None
-                    else _rt.enum_value(
-                        Act, opts__fallback, "golden_features::pick", "opts.fallback"
-                    )
-                ),
-                steps=opts__steps,
-                shape=opts__shape,
-            ),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    pick,
-    _pick_records,
-    _IDL_STEM,
-    params=(("from_", None), ("to", None), ("opts", Opts)),
-    grads=(("from_", "from_"), ("to", "to"), ("opts.mask", "opts__mask")),
-    backward=True,
-)
-
-
 _pick_scalar_op = _rt.Op(
-    "golden_features::pick.scalar",
-    "pick",
-    "scalar",
+    _IDL_STEM,
+    "golden_features::pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor",
     (
         ("from", _rt.TENSOR),
         ("value", _rt.FLOAT),
@@ -261,9 +196,15 @@ _pick_scalar_op = _rt.Op(
         ("n", _rt.INT),
         ("chain", _rt.optional(_rt.list_of(_rt.enum_of(Act)))),
     ),
+    {"from": "from_", "value": "value", "act": "act", "n": "n", "chain": "chain"},
+    api_names=("from_", "value", "act", "n", "chain"),
+    meta=("from_",),
+    tags=("nondeterministic_seeded", "needs_fixed_stride_order"),
+    annotations=("inductor.fallback=always", "cost: 2 flops/element", "1"),
 )
 
 
+@_pick_scalar_op.function
 def pick_scalar(
     from_: torch.Tensor,
     value: float = 0.5,
@@ -281,49 +222,25 @@ def pick_scalar(
         return _pick_scalar_op.failed(error, pick_scalar, (from_, value, act, n, chain), {})
 
 
-pick_scalar.slot_map = {"from": "from_", "value": "value", "act": "act", "n": "n", "chain": "chain"}
-pick_scalar.schema = "golden_features::pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"
-pick_scalar.annotations = ("inductor.fallback=always", "cost: 2 flops/element", "1")
-
-
-def _pick_scalar_records(from_, value=0.5, act=None, n=1, chain=None):
-    """golden_features::pick.scalar's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            from_,
-            value,
-            (
-                None
-                if act is None
-                else _rt.enum_value(Act, act, "golden_features::pick.scalar", "act")
-            ),
-            n,
-            (
-                None
-                if chain is None
-                else _rt.enum_values(Act, chain, "golden_features::pick.scalar", "chain")
-            ),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    pick_scalar,
-    _pick_scalar_records,
-    _IDL_STEM,
-    params=(("from_", None), ("value", None), ("act", None), ("n", None), ("chain", None)),
-    meta=("from_",),
-    tags=("nondeterministic_seeded", "needs_fixed_stride_order"),
-)
-
-
 _tune_op = _rt.Op(
-    "golden_features::tune", "tune", "default", (("x", _rt.TENSOR), ("t", _rt.record(Tuned)))
+    _IDL_STEM,
+    'golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor',
+    (("x", _rt.TENSOR), ("t", _rt.record(Tuned))),
+    {
+        "x": "x",
+        "t.main.lo": "t__main__lo",
+        "t.main.hi": "t__main__hi",
+        "t.main.act": "t__main__act",
+        "t.backup.lo": "t__backup__lo",
+        "t.backup.hi": "t__backup__hi",
+        "t.backup.act": "t__backup__act",
+        "t.sizes": "t__sizes",
+    },
+    meta=("x",),
 )
 
 
+@_tune_op.function
 def tune(
     x: torch.Tensor, t: Tuned = Tuned(main=Range(lo=-1.0, hi=1.0), sizes=[2, 3])
 ) -> torch.Tensor:
@@ -342,58 +259,6 @@ def tune(
         )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _tune_op.failed(error, tune, (x, t), {})
-
-
-tune.slot_map = {
-    "x": "x",
-    "t.main.lo": "t__main__lo",
-    "t.main.hi": "t__main__hi",
-    "t.main.act": "t__main__act",
-    "t.backup.lo": "t__backup__lo",
-    "t.backup.hi": "t__backup__hi",
-    "t.backup.act": "t__backup__act",
-    "t.sizes": "t__sizes",
-}
-tune.schema = 'golden_features::tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor'
-tune.annotations = ()
-
-
-def _tune_records(
-    x,
-    t__main__lo=-1.0,
-    t__main__hi=1.0,
-    t__main__act="gelu",
-    t__backup__lo=0.0,
-    t__backup__hi=3,
-    t__backup__act="relu",
-    t__sizes=(2, 3),
-):
-    """golden_features::tune's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            Tuned(
-                main=Range(
-                    lo=t__main__lo,
-                    hi=t__main__hi,
-                    act=_rt.enum_value(Act, t__main__act, "golden_features::tune", "t.main.act"),
-                ),
-                backup=Range(
-                    lo=t__backup__lo,
-                    hi=t__backup__hi,
-                    act=_rt.enum_value(
-                        Act, t__backup__act, "golden_features::tune", "t.backup.act"
-                    ),
-                ),
-                sizes=t__sizes,
-            ),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(tune, _tune_records, _IDL_STEM, params=(("x", None), ("t", Tuned)), meta=("x",))
 
 
 torch.serialization.add_safe_globals([Opts, Range, Tuned])

@@ -114,18 +114,33 @@ _rt.register_pytree(
 
 
 _echo_op = _rt.Op(
-    "hostile_docs::echo",
-    "echo",
-    "default",
+    _IDL_STEM,
+    'hostile_docs::echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor',
     (
         ("x", _rt.TENSOR),
         ("t", _rt.record(Texts)),
         ("tag", _rt.STR),
         ("label", _rt.optional(_rt.STR)),
     ),
+    {
+        "x": "x",
+        "t.cr": "t__cr",
+        "t.quoted": "t__quoted",
+        "t.nul": "t__nul",
+        "t.bidi": "t__bidi",
+        "t.controls": "t__controls",
+        "t.trigraph": "t__trigraph",
+        "t.accents": "t__accents",
+        "t.mode": "t__mode",
+        "tag": "tag",
+        "label": "label",
+    },
+    meta=("x",),
+    annotations=('q""" \\ \r\n#error x', "\u202ebidi\u202c \u2028 \x00"),
 )
 
 
+@_echo_op.function
 def echo(
     x: torch.Tensor, t: Texts = Texts(), tag: str = 'a"b\\c\rd', label: typing.Optional[str] = None
 ) -> torch.Tensor:
@@ -151,75 +166,17 @@ def echo(
         return _echo_op.failed(error, echo, (x, t, tag, label), {})
 
 
-echo.slot_map = {
-    "x": "x",
-    "t.cr": "t__cr",
-    "t.quoted": "t__quoted",
-    "t.nul": "t__nul",
-    "t.bidi": "t__bidi",
-    "t.controls": "t__controls",
-    "t.trigraph": "t__trigraph",
-    "t.accents": "t__accents",
-    "t.mode": "t__mode",
-    "tag": "tag",
-    "label": "label",
-}
-echo.schema = 'hostile_docs::echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor'
-echo.annotations = ('q""" \\ \r\n#error x', "\u202ebidi\u202c \u2028 \x00")
-
-
-def _echo_records(
-    x,
-    t__cr="carriage\rreturn",
-    t__quoted='say "hi" \\ back',
-    t__nul="nul\x00byte",
-    t__bidi="\u202eevil\u202c",
-    t__controls="\x01\x1b[31m\x7f\x85\u2028\t\n",
-    t__trigraph="??/",
-    t__accents="café → ÿ",
-    t__mode="odd",
-    tag='a"b\\c\rd',
-    label=None,
-):
-    """hostile_docs::echo's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            Texts(
-                cr=t__cr,
-                quoted=t__quoted,
-                nul=t__nul,
-                bidi=t__bidi,
-                controls=t__controls,
-                trigraph=t__trigraph,
-                accents=t__accents,
-                mode=_rt.enum_value(Mode, t__mode, "hostile_docs::echo", "t.mode"),
-            ),
-            tag,
-            label,
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    echo,
-    _echo_records,
-    _IDL_STEM,
-    params=(("x", None), ("t", Texts), ("tag", None), ("label", None)),
-    meta=("x",),
-)
-
-
 _cleaned_op = _rt.Op(
-    "hostile_docs::cleaned",
-    "cleaned",
-    "default",
+    _IDL_STEM,
+    'hostile_docs::cleaned(Tensor x, str flag="on", str shade="dark") -> Tensor',
     (("x", _rt.TENSOR), ("flag", _rt.enum_of(Flag)), ("shade", _rt.enum_of(Shade))),
+    {"x": "x", "flag": "flag", "shade": "shade"},
+    meta=("x",),
+    doc='  leading spaces\n\tand a tab\n\nCalls torch.ops.hostile_docs.cleaned, whose lowered schema is\ncleaned(Tensor x, str flag="on", str shade="dark") -> Tensor',
 )
 
 
+@_cleaned_op.function
 def cleaned(
     x: torch.Tensor,
     flag: typing.Union[Flag, str] = Flag.on,
@@ -233,37 +190,16 @@ def cleaned(
         return _cleaned_op.failed(error, cleaned, (x, flag, shade), {})
 
 
-cleaned.slot_map = {"x": "x", "flag": "flag", "shade": "shade"}
-cleaned.schema = 'hostile_docs::cleaned(Tensor x, str flag="on", str shade="dark") -> Tensor'
-cleaned.__doc__ = '  leading spaces\n\tand a tab\n\nCalls torch.ops.hostile_docs.cleaned, whose lowered schema is\ncleaned(Tensor x, str flag="on", str shade="dark") -> Tensor'
-cleaned.annotations = ()
-
-
-def _cleaned_records(x, flag="on", shade="dark"):
-    """hostile_docs::cleaned's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            _rt.enum_value(Flag, flag, "hostile_docs::cleaned", "flag"),
-            _rt.enum_value(Shade, shade, "hostile_docs::cleaned", "shade"),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    cleaned,
-    _cleaned_records,
+_indented_op = _rt.Op(
     _IDL_STEM,
-    params=(("x", None), ("flag", None), ("shade", None)),
+    "hostile_docs::indented(Tensor x) -> Tensor",
+    (("x", _rt.TENSOR),),
+    {"x": "x"},
     meta=("x",),
 )
 
 
-_indented_op = _rt.Op("hostile_docs::indented", "indented", "default", (("x", _rt.TENSOR),))
-
-
+@_indented_op.function
 def indented(x: torch.Tensor) -> torch.Tensor:
     """First line.
       Every later line
@@ -275,20 +211,6 @@ def indented(x: torch.Tensor) -> torch.Tensor:
         return (_indented_op.overload if _rt.is_dynamo_compiling() else _indented_op.eager)(x)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _indented_op.failed(error, indented, (x,), {})
-
-
-indented.slot_map = {"x": "x"}
-indented.schema = "hostile_docs::indented(Tensor x) -> Tensor"
-indented.annotations = ()
-
-
-def _indented_records(x):
-    """hostile_docs::indented's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((x,), {})
-
-
-_rt.python_kernels(indented, _indented_records, _IDL_STEM, params=(("x", None),), meta=("x",))
 
 
 torch.serialization.add_safe_globals([Mode, Flag, Shade, Texts])

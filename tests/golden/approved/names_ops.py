@@ -144,13 +144,17 @@ Outer._structop_grad = OuterGrad
 
 
 _from__op = _rt.Op(
-    "golden_names::from",
-    "from",
-    "default",
+    _IDL_STEM,
+    "golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor",
     (("x", _rt.TENSOR), ("ctx", _rt.TENSOR), ("ks", _rt.TENSOR), ("grad_fn", _rt.TENSOR)),
+    {"x": "x", "ctx": "ctx", "ks": "ks", "grad_fn": "grad_fn"},
+    grads=(("x", "x"), ("ctx", "ctx"), ("ks", "ks"), ("grad_fn", "grad_fn")),
+    meta=("x",),
+    backward=True,
 )
 
 
+@_from__op.function
 def from_(
     x: torch.Tensor, ctx: torch.Tensor, ks: torch.Tensor, grad_fn: torch.Tensor
 ) -> torch.Tensor:
@@ -166,41 +170,44 @@ def from_(
         return _from__op.failed(error, from_, (x, ctx, ks, grad_fn), {})
 
 
-from_.slot_map = {"x": "x", "ctx": "ctx", "ks": "ks", "grad_fn": "grad_fn"}
-from_.schema = "golden_names::from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor"
-from_.annotations = ()
-
-
-def _from__records(x, ctx, ks, grad_fn):
-    """golden_names::from's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((x, ctx, ks, grad_fn), {})
-
-
-_rt.python_kernels(
-    from_,
-    _from__records,
-    _IDL_STEM,
-    params=(("x", None), ("ctx", None), ("ks", None), ("grad_fn", None)),
-    grads=(("x", "x"), ("ctx", "ctx"), ("ks", "ks"), ("grad_fn", "grad_fn")),
-    meta=("x",),
-    backward=True,
-)
-
-
 _from_lambda_op = _rt.Op(
-    "golden_names::from.lambda",
-    "from",
-    "lambda",
+    _IDL_STEM,
+    "golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)",
     (
         ("x", _rt.TENSOR),
         ("kernel", _rt.record(Outer)),
         ("handle", _rt.TENSOR),
         ("op_name", _rt.INT),
     ),
+    {
+        "x": "x",
+        "kernel.path.at": "kernel__path__at",
+        "kernel.path.path": "kernel__path__path",
+        "kernel.path.EDOM": "kernel__path__EDOM",
+        "kernel.path.NULL": "kernel__path__NULL",
+        "kernel.path.EOF": "kernel__path__EOF",
+        "kernel.path.INT64_MIN": "kernel__path__INT64_MIN",
+        "kernel.path.linux": "kernel__path__linux",
+        "kernel.path.std": "kernel__path__std",
+        "kernel.path.names": "kernel__path__names",
+        "kernel.path.fn": "kernel__path__fn",
+        "kernel.args": "kernel__args",
+        "handle": "handle",
+        "op_name": "op_name",
+    },
+    grads=(
+        ("x", "x"),
+        ("kernel.path.at", "kernel__path__at"),
+        ("kernel.path.path", "kernel__path__path"),
+        ("kernel.args", "kernel__args"),
+        ("handle", "handle"),
+    ),
+    meta=("x", "handle"),
+    backward=True,
 )
 
 
+@_from_lambda_op.function
 def from_lambda(
     x: torch.Tensor, kernel: Outer, handle: torch.Tensor, op_name: int = 0
 ) -> typing.Tuple[torch.Tensor, torch.Tensor]:
@@ -227,95 +234,9 @@ def from_lambda(
         return _from_lambda_op.failed(error, from_lambda, (x, kernel, handle, op_name), {})
 
 
-from_lambda.slot_map = {
-    "x": "x",
-    "kernel.path.at": "kernel__path__at",
-    "kernel.path.path": "kernel__path__path",
-    "kernel.path.EDOM": "kernel__path__EDOM",
-    "kernel.path.NULL": "kernel__path__NULL",
-    "kernel.path.EOF": "kernel__path__EOF",
-    "kernel.path.INT64_MIN": "kernel__path__INT64_MIN",
-    "kernel.path.linux": "kernel__path__linux",
-    "kernel.path.std": "kernel__path__std",
-    "kernel.path.names": "kernel__path__names",
-    "kernel.path.fn": "kernel__path__fn",
-    "kernel.args": "kernel__args",
-    "handle": "handle",
-    "op_name": "op_name",
-}
-from_lambda.schema = "golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"
-from_lambda.annotations = ()
-
-
-def _from_lambda_records(
-    x,
-    kernel__path__at,
-    kernel__path__path,
-    kernel__path__EDOM,
-    kernel__path__NULL,
-    kernel__path__EOF,
-    kernel__path__INT64_MIN,
-    kernel__path__linux,
-    kernel__path__std,
-    kernel__path__names,
-    kernel__path__fn,
-    kernel__args,
-    handle,
-    op_name=0,
-):
-    """golden_names::from.lambda's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            Outer(
-                path=errno_(
-                    at=kernel__path__at,
-                    path=kernel__path__path,
-                    EDOM_=kernel__path__EDOM,
-                    NULL_=kernel__path__NULL,
-                    EOF_=kernel__path__EOF,
-                    INT64_MIN_=kernel__path__INT64_MIN,
-                    linux_=_rt.enum_value(
-                        Signal,
-                        kernel__path__linux,
-                        "golden_names::from.lambda",
-                        "kernel.path.linux",
-                    ),
-                    std=kernel__path__std,
-                    names=kernel__path__names,
-                    fn=kernel__path__fn,
-                ),
-                args=kernel__args,
-            ),
-            handle,
-            op_name,
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    from_lambda,
-    _from_lambda_records,
-    _IDL_STEM,
-    params=(("x", None), ("kernel", Outer), ("handle", None), ("op_name", None)),
-    grads=(
-        ("x", "x"),
-        ("kernel.path.at", "kernel__path__at"),
-        ("kernel.path.path", "kernel__path__path"),
-        ("kernel.args", "kernel__args"),
-        ("handle", "handle"),
-    ),
-    meta=("x", "handle"),
-    backward=True,
-)
-
-
 _scale_op = _rt.Op(
-    "golden_names::scale",
-    "scale",
-    "default",
+    _IDL_STEM,
+    'golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor',
     (
         ("scale", _rt.TENSOR),
         ("fn", _rt.record(errno_)),
@@ -323,9 +244,27 @@ _scale_op = _rt.Op(
         ("args", _rt.enum_of(stdin_)),
         ("error", _rt.FLOAT),
     ),
+    {
+        "scale": "scale",
+        "fn.at": "fn__at",
+        "fn.path": "fn__path",
+        "fn.EDOM": "fn__EDOM",
+        "fn.NULL": "fn__NULL",
+        "fn.EOF": "fn__EOF",
+        "fn.INT64_MIN": "fn__INT64_MIN",
+        "fn.linux": "fn__linux",
+        "fn.std": "fn__std",
+        "fn.names": "fn__names",
+        "fn.fn": "fn__fn",
+        "Kernel": "Kernel",
+        "args": "args",
+        "error": "error",
+    },
+    meta=("scale",),
 )
 
 
+@_scale_op.function
 def scale(
     scale: torch.Tensor,
     fn: errno_,
@@ -358,89 +297,24 @@ def scale(
         return _scale_op.failed(error2, scale, (scale, fn, Kernel, args, error), {})
 
 
-scale.slot_map = {
-    "scale": "scale",
-    "fn.at": "fn__at",
-    "fn.path": "fn__path",
-    "fn.EDOM": "fn__EDOM",
-    "fn.NULL": "fn__NULL",
-    "fn.EOF": "fn__EOF",
-    "fn.INT64_MIN": "fn__INT64_MIN",
-    "fn.linux": "fn__linux",
-    "fn.std": "fn__std",
-    "fn.names": "fn__names",
-    "fn.fn": "fn__fn",
-    "Kernel": "Kernel",
-    "args": "args",
-    "error": "error",
-}
-scale.schema = 'golden_names::scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor'
-scale.annotations = ()
-
-
-def _scale_records(
-    scale,
-    fn__at,
-    fn__path,
-    fn__EDOM,
-    fn__NULL,
-    fn__EOF,
-    fn__INT64_MIN,
-    fn__linux,
-    fn__std,
-    fn__names,
-    fn__fn=3,
-    Kernel="NULL",
-    args="a",
-    error=1.0,
-):
-    """golden_names::scale's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            scale,
-            errno_(
-                at=fn__at,
-                path=fn__path,
-                EDOM_=fn__EDOM,
-                NULL_=fn__NULL,
-                EOF_=fn__EOF,
-                INT64_MIN_=fn__INT64_MIN,
-                linux_=_rt.enum_value(Signal, fn__linux, "golden_names::scale", "fn.linux"),
-                std=fn__std,
-                names=fn__names,
-                fn=fn__fn,
-            ),
-            _rt.enum_value(Signal, Kernel, "golden_names::scale", "Kernel"),
-            _rt.enum_value(stdin_, args, "golden_names::scale", "args"),
-            error,
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    scale,
-    _scale_records,
-    _IDL_STEM,
-    params=(("scale", None), ("fn", errno_), ("Kernel", None), ("args", None), ("error", None)),
-    meta=("scale",),
-)
-
-
 _linux__op = _rt.Op(
-    "golden_names::linux",
-    "linux",
-    "default",
+    _IDL_STEM,
+    "golden_names::linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor",
     (
         ("unix", _rt.TENSOR),
         ("NULL", _rt.FLOAT),
         ("INT64_MIN", _rt.INT),
         ("op", _rt.optional(_rt.TENSOR)),
     ),
+    {"unix": "unix", "NULL": "NULL", "INT64_MIN": "INT64_MIN", "op": "op"},
+    api_names=("unix_", "NULL_", "INT64_MIN_", "op"),
+    grads=(("unix_", "unix"), ("op", "op")),
+    meta=("unix",),
+    backward=True,
 )
 
 
+@_linux__op.function
 def linux_(
     unix_: torch.Tensor,
     NULL_: float = 0.5,
@@ -459,43 +333,26 @@ def linux_(
         return _linux__op.failed(error, linux_, (unix_, NULL_, INT64_MIN_, op), {})
 
 
-linux_.slot_map = {"unix": "unix", "NULL": "NULL", "INT64_MIN": "INT64_MIN", "op": "op"}
-linux_.schema = (
-    "golden_names::linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor"
-)
-linux_.annotations = ()
-
-
-def _linux__records(unix, NULL=0.5, INT64_MIN=0, op=None):
-    """golden_names::linux's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((unix, NULL, INT64_MIN, op), {})
-
-
-_rt.python_kernels(
-    linux_,
-    _linux__records,
-    _IDL_STEM,
-    params=(("unix_", None), ("NULL_", None), ("INT64_MIN_", None), ("op", None)),
-    grads=(("unix_", "unix"), ("op", "op")),
-    meta=("unix",),
-    backward=True,
-)
-
-
 _yield_from_op = _rt.Op(
-    "golden_names::yield.from",
-    "yield",
-    "from",
+    _IDL_STEM,
+    "golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor",
     (
         ("with_records", _rt.TENSOR),
         ("backward_def", _rt.TENSOR),
         ("signature", _rt.TENSOR),
         ("grad_paths", _rt.TENSOR),
     ),
+    {
+        "with_records": "with_records",
+        "backward_def": "backward_def",
+        "signature": "signature",
+        "grad_paths": "grad_paths",
+    },
+    meta=("with_records",),
 )
 
 
+@_yield_from_op.function
 def yield_from(
     with_records: torch.Tensor,
     backward_def: torch.Tensor,
@@ -512,36 +369,6 @@ def yield_from(
         return _yield_from_op.failed(
             error, yield_from, (with_records, backward_def, signature, grad_paths), {}
         )
-
-
-yield_from.slot_map = {
-    "with_records": "with_records",
-    "backward_def": "backward_def",
-    "signature": "signature",
-    "grad_paths": "grad_paths",
-}
-yield_from.schema = "golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor"
-yield_from.annotations = ()
-
-
-def _yield_from_records(with_records, backward_def, signature, grad_paths):
-    """golden_names::yield.from's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((with_records, backward_def, signature, grad_paths), {})
-
-
-_rt.python_kernels(
-    yield_from,
-    _yield_from_records,
-    _IDL_STEM,
-    params=(
-        ("with_records", None),
-        ("backward_def", None),
-        ("signature", None),
-        ("grad_paths", None),
-    ),
-    meta=("with_records",),
-)
 
 
 torch.serialization.add_safe_globals([Signal, stdin_, errno_, Outer])

@@ -221,10 +221,23 @@ Stack._structop_grad = StackGrad
 
 
 _affine_op = _rt.Op(
-    "golden::affine", "affine", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
+    _IDL_STEM,
+    'golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor',
+    (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))),
+    {
+        "x": "x",
+        "cfg.inner.w": "cfg__inner__w",
+        "cfg.inner.b": "cfg__inner__b",
+        "cfg.scale": "cfg__scale",
+        "cfg.mode": "cfg__mode",
+    },
+    grads=(("x", "x"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
+    meta=("x",),
+    backward=True,
 )
 
 
+@_affine_op.function
 def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     """(x * cfg.inner.w + cfg.inner.b) * cfg.scale
 
@@ -238,49 +251,24 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
         return _affine_op.failed(error, affine, (x, cfg), {})
 
 
-affine.slot_map = {
-    "x": "x",
-    "cfg.inner.w": "cfg__inner__w",
-    "cfg.inner.b": "cfg__inner__b",
-    "cfg.scale": "cfg__scale",
-    "cfg.mode": "cfg__mode",
-}
-affine.schema = 'golden::affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor'
-affine.annotations = ()
-
-
-def _affine_records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::affine's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            Cfg(
-                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
-                scale=cfg__scale,
-                mode=_rt.enum_value(Mode, cfg__mode, "golden::affine", "cfg.mode"),
-            ),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    affine,
-    _affine_records,
+_split_op = _rt.Op(
     _IDL_STEM,
-    params=(("x", None), ("cfg", Cfg)),
+    'golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi)',
+    (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))),
+    {
+        "x": "x",
+        "cfg.inner.w": "cfg__inner__w",
+        "cfg.inner.b": "cfg__inner__b",
+        "cfg.scale": "cfg__scale",
+        "cfg.mode": "cfg__mode",
+    },
     grads=(("x", "x"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
-    meta=("x",),
+    meta=("x", "cfg__inner__w"),
     backward=True,
 )
 
 
-_split_op = _rt.Op(
-    "golden::split", "split", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
-)
-
-
+@_split_op.function
 def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden.split, whose lowered schema is
     split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi)"""
@@ -296,48 +284,22 @@ def split(x: torch.Tensor, *, cfg: Cfg) -> typing.Tuple[torch.Tensor, torch.Tens
         return _split_op.failed(error, split, (x,), {"cfg": cfg})
 
 
-split.slot_map = {
-    "x": "x",
-    "cfg.inner.w": "cfg__inner__w",
-    "cfg.inner.b": "cfg__inner__b",
-    "cfg.scale": "cfg__scale",
-    "cfg.mode": "cfg__mode",
-}
-split.schema = 'golden::split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi)'
-split.annotations = ()
-
-
-def _split_records(x, *, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::split's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (x,),
-        {
-            "cfg": Cfg(
-                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
-                scale=cfg__scale,
-                mode=_rt.enum_value(Mode, cfg__mode, "golden::split", "cfg.mode"),
-            )
-        },
-    )
-
-
-_rt.python_kernels(
-    split,
-    _split_records,
-    _IDL_STEM,
-    params=(("x", None), ("cfg", Cfg)),
-    grads=(("x", "x"), ("cfg.inner.w", "cfg__inner__w"), ("cfg.inner.b", "cfg__inner__b")),
-    meta=("x", "cfg__inner__w"),
-    backward=True,
-)
-
-
 _scale__op = _rt.Op(
-    "golden::scale_", "scale_", "default", (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg)))
+    _IDL_STEM,
+    'golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()',
+    (("x", _rt.TENSOR), ("cfg", _rt.record(Cfg))),
+    {
+        "x": "x",
+        "cfg.inner.w": "cfg__inner__w",
+        "cfg.inner.b": "cfg__inner__b",
+        "cfg.scale": "cfg__scale",
+        "cfg.mode": "cfg__mode",
+    },
+    meta=(),
 )
 
 
+@_scale__op.function
 def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_, whose lowered schema is
     scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()"""
@@ -349,44 +311,18 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
         return _scale__op.failed(error, scale_, (x, cfg), {})
 
 
-scale_.slot_map = {
-    "x": "x",
-    "cfg.inner.w": "cfg__inner__w",
-    "cfg.inner.b": "cfg__inner__b",
-    "cfg.scale": "cfg__scale",
-    "cfg.mode": "cfg__mode",
-}
-scale_.schema = 'golden::scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()'
-scale_.annotations = ()
-
-
-def _scale__records(x, cfg__inner__w, cfg__inner__b=None, cfg__scale=1.0, cfg__mode="exact"):
-    """golden::scale_'s flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            Cfg(
-                inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
-                scale=cfg__scale,
-                mode=_rt.enum_value(Mode, cfg__mode, "golden::scale_", "cfg.mode"),
-            ),
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(scale_, _scale__records, _IDL_STEM, params=(("x", None), ("cfg", Cfg)), meta=())
-
-
 _layers_op = _rt.Op(
-    "golden::layers",
-    "layers",
-    "default",
+    _IDL_STEM,
+    "golden::layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor",
     (("x", _rt.TENSOR), ("items", _rt.list_of(_rt.record(Inner)))),
+    {"x": "x", "items.w": "items__w", "items.b": "items__b"},
+    grads=(("x", "x"), ("items.w", "items__w"), ("items.b", "items__b")),
+    meta=("x",),
+    backward=True,
 )
 
 
+@_layers_op.function
 def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
     """A list of records (one list per leaf; one grad record per item).
 
@@ -400,47 +336,18 @@ def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
         return _layers_op.failed(error, layers, (x, items), {})
 
 
-layers.slot_map = {"x": "x", "items.w": "items__w", "items.b": "items__b"}
-layers.schema = "golden::layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"
-layers.annotations = ()
-
-
-def _layers_records(x, items__w, items__b):
-    """golden::layers's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            [
-                Inner(w=l0, b=l1)
-                for l0, l1 in _rt.zip_leaves(
-                    "golden::layers", "items", (("w", items__w), ("b", items__b))
-                )
-            ],
-        ),
-        {},
-    )
-
-
-_rt.python_kernels(
-    layers,
-    _layers_records,
+_stack_op = _rt.Op(
     _IDL_STEM,
-    params=(("x", None), ("items", _rt.ListOf(Inner))),
-    grads=(("x", "x"), ("items.w", "items__w"), ("items.b", "items__b")),
-    meta=("x",),
+    "golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor",
+    (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR)),
+    {"xs": "xs", "st.parts": "st__parts", "st.biases": "st__biases", "y": "y"},
+    grads=(("xs", "xs"), ("st.parts", "st__parts"), ("st.biases", "st__biases"), ("y", "y")),
+    meta=("y",),
     backward=True,
 )
 
 
-_stack_op = _rt.Op(
-    "golden::stack",
-    "stack",
-    "default",
-    (("xs", _rt.list_of(_rt.TENSOR)), ("st", _rt.record(Stack)), ("y", _rt.TENSOR)),
-)
-
-
+@_stack_op.function
 def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torch.Tensor:
     """Calls torch.ops.golden.stack, whose lowered schema is
     stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"""
@@ -452,42 +359,38 @@ def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torc
         return _stack_op.failed(error, stack, (xs, st, y), {})
 
 
-stack.slot_map = {"xs": "xs", "st.parts": "st__parts", "st.biases": "st__biases", "y": "y"}
-stack.schema = (
-    "golden::stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"
-)
-stack.annotations = ()
-
-
-def _stack_records(xs, st__parts, st__biases, y):
-    """golden::stack's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((xs, Stack(parts=st__parts, biases=st__biases), y), {})
-
-
-_rt.python_kernels(
-    stack,
-    _stack_records,
-    _IDL_STEM,
-    params=(("xs", None), ("st", Stack), ("y", None)),
-    grads=(("xs", "xs"), ("st.parts", "st__parts"), ("st.biases", "st__biases"), ("y", "y")),
-    meta=("y",),
-    backward=True,
-)
-
-
 _gate_op = _rt.Op(
-    "golden::gate",
-    "gate",
-    "default",
+    _IDL_STEM,
+    "golden::gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor",
     (
         ("x", _rt.TENSOR),
         ("gate", _rt.optional(_rt.record(Gate))),
         ("cfg", _rt.optional(_rt.record(Cfg))),
     ),
+    {
+        "x": "x",
+        "gate.g": "gate__g",
+        "gate.inner.w": "gate__inner__w",
+        "gate.inner.b": "gate__inner__b",
+        "cfg.inner.w": "cfg__inner__w",
+        "cfg.inner.b": "cfg__inner__b",
+        "cfg.scale": "cfg__scale",
+        "cfg.mode": "cfg__mode",
+    },
+    grads=(
+        ("x", "x"),
+        ("gate.g", "gate__g"),
+        ("gate.inner.w", "gate__inner__w"),
+        ("gate.inner.b", "gate__inner__b"),
+        ("cfg.inner.w", "cfg__inner__w"),
+        ("cfg.inner.b", "cfg__inner__b"),
+    ),
+    meta=("x",),
+    backward=True,
 )
 
 
+@_gate_op.function
 def gate(
     x: torch.Tensor, gate: typing.Optional[Gate] = None, cfg: typing.Optional[Cfg] = None
 ) -> torch.Tensor:
@@ -510,106 +413,31 @@ def gate(
         return _gate_op.failed(error, gate, (x, gate, cfg), {})
 
 
-gate.slot_map = {
-    "x": "x",
-    "gate.g": "gate__g",
-    "gate.inner.w": "gate__inner__w",
-    "gate.inner.b": "gate__inner__b",
-    "cfg.inner.w": "cfg__inner__w",
-    "cfg.inner.b": "cfg__inner__b",
-    "cfg.scale": "cfg__scale",
-    "cfg.mode": "cfg__mode",
-}
-gate.schema = "golden::gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor"
-gate.annotations = ()
+def _moments_results(_flat, _grad=False):
+    """golden::moments's flat outputs in record form; with _grad, its output gradients,
+    records as their grad records."""
+    return (_flat[0], (MomentsGrad if _grad else Moments)(mean=_flat[1], var=_flat[2]))
 
 
-def _gate_records(
-    x,
-    gate__g=None,
-    gate__inner__w=None,
-    gate__inner__b=None,
-    cfg__inner__w=None,
-    cfg__inner__b=None,
-    cfg__scale=None,
-    cfg__mode=None,
-):
-    """golden::gate's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return (
-        (
-            x,
-            (
-                None
-                if _rt.absent(
-                    "golden::gate",
-                    "gate",
-                    (("g", gate__g), ("inner.w", gate__inner__w), ("inner.b", gate__inner__b)),
-                    (0,),
-                )
-                else Gate(
-                    g=gate__g,
-                    inner=(
-                        None
-                        if _rt.absent(
-                            "golden::gate",
-                            "gate.inner",
-                            (("w", gate__inner__w), ("b", gate__inner__b)),
-                            (0,),
-                        )
-                        else Inner(w=gate__inner__w, b=gate__inner__b)
-                    ),
-                )
-            ),
-            (
-                None
-                if _rt.absent(
-                    "golden::gate",
-                    "cfg",
-                    (
-                        ("inner.w", cfg__inner__w),
-                        ("inner.b", cfg__inner__b),
-                        ("scale", cfg__scale),
-                        ("mode", cfg__mode),
-                    ),
-                    (0, 2, 3),
-                )
-                else Cfg(
-                    inner=Inner(w=cfg__inner__w, b=cfg__inner__b),
-                    scale=cfg__scale,
-                    mode=(
-                        None
-                        if cfg__mode is None
-                        else _rt.enum_value(Mode, cfg__mode, "golden::gate", "cfg.mode")
-                    ),
-                )
-            ),
-        ),
-        {},
-    )
+def _moments_outputs(_result):
+    """A Python kernel's result (record form) as torch's flat outputs."""
+    _r = _rt.returned("golden::moments", _result, (("centered", None), ("m", Moments)))
+    return (_r[0], _r[1].mean, _r[1].var)
 
 
-_rt.python_kernels(
-    gate,
-    _gate_records,
+_moments_op = _rt.Op(
     _IDL_STEM,
-    params=(("x", None), ("gate", Gate), ("cfg", Cfg)),
-    grads=(
-        ("x", "x"),
-        ("gate.g", "gate__g"),
-        ("gate.inner.w", "gate__inner__w"),
-        ("gate.inner.b", "gate__inner__b"),
-        ("cfg.inner.w", "cfg__inner__w"),
-        ("cfg.inner.b", "cfg__inner__b"),
-    ),
-    meta=("x",),
+    "golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)",
+    (("x", _rt.TENSOR),),
+    {"x": "x"},
+    grads=(("x", "x"),),
+    meta=("x", "x", "x"),
     backward=True,
+    results=(_moments_outputs, _moments_results),
 )
 
 
-_moments_op = _rt.Op("golden::moments", "moments", "default", (("x", _rt.TENSOR),))
-
-
+@_moments_op.function
 def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
     """A returned record (one output per leaf; the backward takes a MomentsGrad).
 
@@ -623,60 +451,6 @@ def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
         return _moments_op.failed(error, moments, (x,), {})
 
 
-moments.slot_map = {"x": "x"}
-moments.schema = "golden::moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"
-moments.annotations = ()
-
-
-def _moments_results(_flat, _grad=False):
-    """golden::moments's flat outputs in record form; with _grad, its output gradients,
-    records as their grad records."""
-    return (_flat[0], (MomentsGrad if _grad else Moments)(mean=_flat[1], var=_flat[2]))
-
-
-def _moments_outputs(_result):
-    """A Python kernel's result (record form) as torch's flat outputs."""
-    _r = _rt.returned("golden::moments", _result, (("centered", None), ("m", Moments)))
-    return (_r[0], _r[1].mean, _r[1].var)
-
-
-def _moments_records(x):
-    """golden::moments's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((x,), {})
-
-
-_rt.python_kernels(
-    moments,
-    _moments_records,
-    _IDL_STEM,
-    params=(("x", None),),
-    grads=(("x", "x"),),
-    meta=("x", "x", "x"),
-    backward=True,
-    results=(_moments_outputs, _moments_results),
-)
-
-
-_summary_op = _rt.Op("golden::summary", "summary", "default", (("x", _rt.TENSOR),))
-
-
-def summary(x: torch.Tensor) -> Summary:
-    """Calls torch.ops.golden.summary, whose lowered schema is
-    summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"""
-    try:
-        return _summary_results(
-            (_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x)
-        )
-    except (AttributeError, TypeError, RuntimeError) as error:
-        return _summary_op.failed(error, summary, (x,), {})
-
-
-summary.slot_map = {"x": "x"}
-summary.schema = "golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"
-summary.annotations = ()
-
-
 def _summary_results(_flat):
     """golden::summary's flat outputs in record form."""
     return Summary(m=Moments(mean=_flat[0], var=_flat[1]), count=_flat[2])
@@ -688,19 +462,25 @@ def _summary_outputs(_result):
     return (_r[0].m.mean, _r[0].m.var, _r[0].count)
 
 
-def _summary_records(x):
-    """golden::summary's flat arguments, as torch passes them to a Python
-    kernel, in record form: (args, kwargs)."""
-    return ((x,), {})
-
-
-_rt.python_kernels(
-    summary,
-    _summary_records,
+_summary_op = _rt.Op(
     _IDL_STEM,
-    params=(("x", None),),
+    "golden::summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)",
+    (("x", _rt.TENSOR),),
+    {"x": "x"},
     results=(_summary_outputs, _summary_results),
 )
+
+
+@_summary_op.function
+def summary(x: torch.Tensor) -> Summary:
+    """Calls torch.ops.golden.summary, whose lowered schema is
+    summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"""
+    try:
+        return _summary_results(
+            (_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x)
+        )
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _summary_op.failed(error, summary, (x,), {})
 
 
 torch.serialization.add_safe_globals([Mode, Inner, Cfg, Gate, Moments, Summary, Stack])
