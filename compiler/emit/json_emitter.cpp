@@ -94,7 +94,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
                    .set("default", optional_default(s.default_value))
                    .set("schema_default", s.schema_default ? Json(*s.schema_default) : Json())
                    .set("kwarg_only", s.kwarg_only)
-                   .set("mutated", s.mutated)
+                   .set("mutated", s.written)
                    .set("differentiable", s.takes_grad)
                    .set("grad_list", s.grad_list)
                    .set("optional_records", std::move(optional_records)));
@@ -180,7 +180,7 @@ SlotRow slot_row(const EmitInput& in, const lower::Slot& s) {
        type,
        def,
        s.kwarg_only ? "yes" : "no",
-       s.mutated ? "yes" : "no"}};
+       s.written ? "yes" : "no"}};
 }
 
 /// The slot map as a table with a header row and a rule under it, columns

@@ -131,7 +131,10 @@ struct Slot {
   std::optional<std::string>
       schema_default;  // what the schema shows, when it can (see apply_schema_defaults)
   bool kwarg_only = false;
+  /// Listed in the op's `mutates:` (print_schema gives it a fresh `(x!)`).
   bool mutated = false;
+  /// The op writes it: `mutated`, or declared with a write alias (`Tensor(a!)`).
+  bool written = false;
   /// The default as a value, when there is one.
   std::optional<Value> value;
   /// A `Tensor`, `Tensor?`, `Tensor[]` or `Tensor?[]` leaf that can receive

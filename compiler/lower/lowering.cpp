@@ -28,8 +28,9 @@ void OpLowering::run(bool with_api_facts) {
   // Names are only looked up for `mutates:` and listed `meta:`.
   if (!op_.mutates.empty() || op_.meta == model::MetaKind::Names) build_names();
   resolve_mutates();
+  for (auto& s : out_.slots) s.written = s.mutated || (s.type.alias && s.type.alias->is_write);
   out_.writes_inputs = std::any_of(out_.slots.begin(), out_.slots.end(), [](const lower::Slot& s) {
-    return s.mutated || (s.type.alias && s.type.alias->is_write);
+    return s.written;
   });
   lower_returns();
   resolve_meta();

@@ -231,6 +231,19 @@ TEST_CASE("mutates expands names to Tensor leaves with distinct alias sets", "[l
         "cfg__scale=1.0, "
         "str cfg__mode=\"causal\") -> Tensor(b)");
   }
+  SECTION("written: listed in mutates:, or declared Tensor(a!) in the func line") {
+    FrontEnd fe = lower_ops(yaml(R"(
+        ops:
+          - func: f_(Tensor(a!) x, Tensor(b) y, WeightCfg cfg) -> ()
+            mutates: [cfg.inner.w]
+    )"));
+    REQUIRE(fe.ok());
+    CHECK(fe.slot("f_", "x").written);
+    CHECK_FALSE(fe.slot("f_", "x").mutated);  // no fresh letter: the func line has one
+    CHECK(fe.slot("f_", "cfg__inner__w").written);
+    CHECK_FALSE(fe.slot("f_", "y").written);
+    CHECK_FALSE(fe.slot("f_", "cfg__inner__b").written);
+  }
   SECTION("a leaf already annotated in the func line is left alone") {
     FrontEnd fe = lower_ops(yaml(R"(
         ops:
