@@ -529,5 +529,20 @@ class Errors(unittest.TestCase):
         torch.testing.assert_close(ops.weights.op(x, x, x), x * x + x)
 
 
+class GeneratedModule(unittest.TestCase):
+    def test_ops_registered_before_the_import_are_bound_at_once(self):
+        # The libraries were loaded with torch.ops.load_library above, before
+        # this import: the module's ops are bound without an eager call, so
+        # the first call under torch.compile(fullgraph=True) or torch.export
+        # already calls the OpOverload (it was None until an eager call).
+        sys.path.insert(0, EXAMPLES_DIR)
+        try:
+            import weights_ops
+        finally:
+            sys.path.remove(EXAMPLES_DIR)
+        self.assertIs(weights_ops._op_op.overload, ops.weights.op.default)
+        self.assertIsNotNone(weights_ops._op_op.eager)
+
+
 if __name__ == "__main__":
     unittest_main.main(argv=[sys.argv[0]])

@@ -57,10 +57,13 @@ class Op:
     which torch.compile and torch.export must see to record one op call;
     `eager` is its bound C++ callable (OpOverload._op), which
     OpOverload.__call__ calls: an eager call to it skips that Python frame
-    and the packing of its arguments. Both are None until something
-    registers the op (load_library, a Python kernel): the call then fails,
-    and the function hands the error to failed(), which binds the op and
-    calls the function again, or explains the error."""
+    and the packing of its arguments. An op already registered when the
+    module is imported (torch.ops.load_library called first) is bound at
+    once, so that a first call under torch.compile(fullgraph=True) or
+    torch.export already sees the OpOverload. Otherwise both are None until
+    something registers the op (load_library, a Python kernel): the call
+    then fails, and the function hands the error to failed(), which binds
+    the op and calls the function again, or explains the error."""
 
     __slots__ = (
         "qualname",
@@ -137,6 +140,7 @@ class Op:
         self.eager = None
         self._record_form = None
         _OPS.setdefault(self.namespace, weakref.WeakSet()).add(self)
+        self.bind()
 
     def function(self, function):
         """Decorates the generated op function: its slot_map, schema and
