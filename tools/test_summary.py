@@ -16,6 +16,7 @@ that the build failed before its tests ran).
 
 Usage: test_summary.py BUILD_DIR...
 """
+
 import json
 import os
 import sys
@@ -55,19 +56,31 @@ def main(build_dirs):
                     here["passed"] += 1
                 elif result in SKIPPED:
                     here["skipped"] += 1
-                    notes.append(f"  skipped: {entry.get('name')}: {last_line(entry.get('stdout'))}")
+                    notes.append(
+                        f"  skipped: {entry.get('name')}: {last_line(entry.get('stdout'))}"
+                    )
                 else:
                     here["failed"] += 1
                     notes.append(f"  {result}: {entry.get('name')}")
-        print(f"{d}: {here['passed']} passed, {here['failed']} failed, {here['skipped']} skipped",
-              file=sys.stderr)
+        print(
+            f"{d}: {here['passed']} passed, {here['failed']} failed, {here['skipped']} skipped",
+            file=sys.stderr,
+        )
         for note in notes:
             print(note, file=sys.stderr)
-        print("  seconds per suite (a test in two suites counts in both): "
-              + ", ".join(f"{k} {v:.0f}" for k, v in sorted(suites.items())), file=sys.stderr)
-        print("  slowest: " + ", ".join(f"{name.split(' / ')[-1]} {d:.0f} s"
-                                        for d, name in sorted(durations, reverse=True)[:6]),
-              file=sys.stderr)
+        print(
+            "  seconds per suite (a test in two suites counts in both): "
+            + ", ".join(f"{k} {v:.0f}" for k, v in sorted(suites.items())),
+            file=sys.stderr,
+        )
+        print(
+            "  slowest: "
+            + ", ".join(
+                f"{name.split(' / ')[-1]} {d:.0f} s"
+                for d, name in sorted(durations, reverse=True)[:6]
+            ),
+            file=sys.stderr,
+        )
         for key in totals:
             totals[key] += here[key]
     for log in missing:
