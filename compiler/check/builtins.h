@@ -81,9 +81,3 @@ const std::vector<std::string>& torch_tags();
 bool tag_in_torch_2_6(std::string_view tag);
 
 }  // namespace structop::model
-
-// Transitional: emit/naming.cpp and tests/compiler still spell these in
-// namespace model (lang/api_names.h has them now).
-namespace structop::model {
-using lang::api_spelling;
-}  // namespace structop::model

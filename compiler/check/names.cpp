@@ -10,19 +10,6 @@
 
 #include "lang/api_names.h"
 
-namespace structop::model {
-
-std::vector<std::string> split_path(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1)
-    parts.emplace_back(path.substr(start, dot - start));
-  parts.emplace_back(path.substr(start));
-  return parts;
-}
-
-}  // namespace structop::model
-
 namespace structop {
 namespace {
 

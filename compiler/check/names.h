@@ -1,4 +1,4 @@
-// Names: which IDL names the generated code can use (README, "Names"). The
+// Names: which IDL names the generated code can use (docs/idl.md, "Names"). The
 // checker reports the names that cannot work; lowering and the emitters
 // spell the rest with the functions of lang/ (the target languages' names),
 // so that they all agree.
@@ -34,14 +34,3 @@ namespace structop {
 void check_generated_name_clashes(const model::Module& m, Diagnostics& diags);
 
 }  // namespace structop
-
-// Transitional: compiler/emit/python_emitter.cpp still spells these in
-// namespace model (lang/ has them now; the Python emitter's next change
-// moves to lang:: and Slot::segments, and these go).
-namespace structop::model {
-using lang::grad_record_name;
-using lang::is_python_keyword;
-/// The parts of a dotted path (`cfg.layers.w` -> `cfg`, `layers`, `w`).
-/// Deprecated: lowering hands the segments over (lower::Slot::segments).
-std::vector<std::string> split_path(std::string_view path);
-}  // namespace structop::model

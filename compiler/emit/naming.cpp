@@ -7,7 +7,7 @@
 namespace structop {
 
 std::string api_name(const std::string& name) {
-  return model::api_spelling(name);
+  return lang::api_spelling(name);
 }
 
 std::string generated_notice(const std::string& version, const std::string& source_name) {

@@ -302,7 +302,7 @@ class ModuleEmitter {
     for (const auto& e : m_.enums) add(api_name(e.name));
     for (const auto& r : m_.records) {
       add(api_name(r.name));
-      if (r.takes_grad) add(api_name(model::grad_record_name(r)));
+      if (r.takes_grad) add(api_name(lang::grad_record_name(r)));
     }
     for (const auto& lo : mod_.in.lowered.ops) add(api_name(lo.cpp_name));
 
@@ -360,7 +360,7 @@ class ModuleEmitter {
     for (const auto& r : m_.records) {
       if (!r.from_include) continue;
       names[r.include].push_back(api_name(r.name));
-      if (r.takes_grad) names[r.include].push_back(api_name(model::grad_record_name(r)));
+      if (r.takes_grad) names[r.include].push_back(api_name(lang::grad_record_name(r)));
     }
     if (names.empty()) return;
     Code relative, absolute;

@@ -44,7 +44,7 @@ class RecordForm {
     }
     std::string cls = api_name(r.name);
     if (grad_toggle)
-      cls = fmt::format("({} if _grad else {})", api_name(model::grad_record_name(r)), cls);
+      cls = fmt::format("({} if _grad else {})", api_name(lang::grad_record_name(r)), cls);
     return call(cls, fields);
   }
 

@@ -84,7 +84,7 @@ std::vector<Code> flat_arguments(const lower::LoweredOp& lo) {
                         : !s.optional_at.empty() ? optional_leaf(s, as_str)
                         : as_str                 ? enum_str(s.api_path)
                                                  : Code(s.api_path);
-    if (s.kwarg_only && model::is_python_keyword(s.name)) {
+    if (s.kwarg_only && lang::is_python_keyword(s.name)) {
       keyword_named.push_back(quoted(s.name) + ": " + access);
     } else {
       args.push_back(s.kwarg_only ? s.name + "=" + access : access);

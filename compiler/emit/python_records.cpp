@@ -50,9 +50,9 @@ void grad_class(CodePrinter& p, const Module& mod, const model::Record& r) {
     const std::string hint = f.type.is_record_list()
                                  ? fmt::format(
                                        "typing.List[typing.Optional[{}]]",
-                                       api_name(model::grad_record_name(mod.record(f.type))))
+                                       api_name(lang::grad_record_name(mod.record(f.type))))
                              : f.type.is_record()
-                                 ? api_name(model::grad_record_name(mod.record(f.type)))
+                                 ? api_name(lang::grad_record_name(mod.record(f.type)))
                              : f.type.takes_grad_list()
                                  ? "typing.List[typing.Optional[torch.Tensor]]"
                                  : "torch.Tensor";
@@ -62,7 +62,7 @@ void grad_class(CodePrinter& p, const Module& mod, const model::Record& r) {
   p.line();
   p.line();
   p.emit(
-      {{"name", api_name(model::grad_record_name(r))},
+      {{"name", api_name(lang::grad_record_name(r))},
        {"record", api_name(r.name)},
        {"doc",
         docstring(fmt::format(

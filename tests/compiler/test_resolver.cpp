@@ -1047,11 +1047,11 @@ TEST_CASE("names: torch's schema words are errors, keywords and macros get a `_`
     INFO(word);
     const std::string w = word;
     CHECK(errors_of_func("op(Tensor x, int " + w + "=0) -> Tensor").empty());
-    CHECK(model::api_spelling(w) == w + "_");
+    CHECK(lang::api_spelling(w) == w + "_");
   }
-  CHECK(model::api_spelling("TORCH_CHECK") == "TORCH_CHECK_");
-  CHECK(model::api_spelling("errno_") == "errno_");
-  CHECK(model::api_spelling("N") == "N");
+  CHECK(lang::api_spelling("TORCH_CHECK") == "TORCH_CHECK_");
+  CHECK(lang::api_spelling("errno_") == "errno_");
+  CHECK(lang::api_spelling("N") == "N");
   CHECK(contains(
       errors_of(yaml(R"(
           ops:
