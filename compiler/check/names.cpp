@@ -126,9 +126,14 @@ class ClashChecker {
       lang::join_identifier_into(name, {"op", cpp});
       take(name, "the C++ adapter of op `{}`", op);
       take(lang::python_op_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
+      // (Generated for ops that return records; reserved for every op.)
       take(
-          lang::python_op_global(name, cpp, "_records"),
-          "the Python function giving op `{}`'s arguments record form",
+          lang::python_op_global(name, cpp, "_results"),
+          "the Python function giving op `{}`'s results record form",
+          op);
+      take(
+          lang::python_op_global(name, cpp, "_outputs"),
+          "the Python function giving op `{}`'s record results flat",
           op);
       if (op.backward) {
         lang::join_identifier_into(name, {cpp, "grads"});
@@ -280,10 +285,11 @@ class ClashChecker {
     }
   }
 
-  // The lowered leaves of a record parameter are the parameters of the
-  // generated Python `_<op>_records`, which builds the records by name: a
-  // leaf named like a record or enum (`cfg__w` and a record `cfg__w`) would
-  // hide it there. Reports the first such leaf of `p`.
+  // A leaf named like a record or enum (`cfg__w` and a record `cfg__w`):
+  // refused since the generated Python's `_<op>_records` took the leaves as
+  // parameters, where one would have hidden the class. The runtime rebuilds
+  // records now (structop_runtime/_records.py), so the rule may be lifted.
+  // Reports the first such leaf of `p`.
   bool leaf_names(
       const model::Op& op,
       const model::Param& p,
@@ -301,8 +307,8 @@ class ClashChecker {
       diags_.error(
           p.span,
           fmt::format(
-              "op `{}`: the lowered parameter `{}` of `{}` has the name of {}: it would hide it "
-              "in the generated Python",
+              "op `{}`: the lowered parameter `{}` of `{}` has the name of {}; a record leaf "
+              "cannot lower to a record's or enum's name",
               op.qualified_name(),
               name,
               p.name,

@@ -23,7 +23,8 @@ OpNames op_names(const model::Op& op) {
   n.grad_slot = named("grad_slot");
   n.adapter = join_identifier({"op", n.cpp});
   n.py_op = "_" + n.cpp + "_op";
-  n.py_records = "_" + n.cpp + "_records";
+  n.py_results = "_" + n.cpp + "_results";
+  n.py_outputs = "_" + n.cpp + "_outputs";
   op_kernel_names(op, n.cpp, &n.kernels);
   return n;
 }

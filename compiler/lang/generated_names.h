@@ -25,7 +25,8 @@ struct OpNames {
   std::string grad_slot;      // <op>_grad_slot: index of each grad slot
   std::string adapter;        // op_<op>: the adapter struct (X.ops.cpp)
   std::string py_op;          // _<op>_op: the op's structop_runtime.Op (X_ops.py)
-  std::string py_records;     // _<op>_records: flat arguments -> record form (X_ops.py)
+  std::string py_results;     // _<op>_results: flat outputs -> returned records (X_ops.py)
+  std::string py_outputs;     // _<op>_outputs: a Python kernel's records -> flat outputs
   /// The forward kernels: `<op>`, or `<op>_<key>` per `dispatch:` key.
   std::vector<std::string> kernels;
 };
@@ -38,7 +39,7 @@ void op_kernel_names(
     const model::Op& op,
     const std::string& cpp,
     std::vector<std::string>* kernels);
-/// `_<op>_<suffix>` (OpNames::py_op with `_op`, py_records with `_records`)
+/// `_<op>_<suffix>` (OpNames::py_op with `_op`, py_results with `_results`...)
 /// for an op whose OpNames::cpp is `cpp`, in `buffer` (its memory reused).
 const std::string& python_op_global(
     std::string& buffer,
