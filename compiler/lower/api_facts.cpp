@@ -2,7 +2,19 @@
 
 namespace structop::lowering {
 
+void OpLowering::plain_slot_segments() {
+  // A plain parameter's path is one segment (a record leaf's were set as it
+  // was flattened). Only emitters read them: not made under --check.
+  for (lower::Slot& s : out_.slots) {
+    if (s.segments.empty()) {
+      s.segments = {s.path};
+      s.api_segments = {s.api_path};
+    }
+  }
+}
+
 void OpLowering::api_facts() {
+  plain_slot_segments();
   const lang::OpNames names = lang::op_names(op_);
   out_.names = {
       names.meta,

@@ -106,7 +106,8 @@ struct Slot {
   std::string path;      // original path: `cfg.inner.w` (`x` for a plain parameter)
   std::string api_path;  // the same as the C++ and Python APIs spell it (`from` -> `from_`)
   /// The segments of `path` and `api_path` (`cfg`, `inner`, `w`): emitters
-  /// take these and never split a dotted path.
+  /// take these and never split a dotted path. Made with the API facts
+  /// (LowerOptions::api_facts; --check does not need them).
   std::vector<std::string> segments;
   std::vector<std::string> api_segments;
   size_t param = 0;            // index of the original parameter in model::Op::params

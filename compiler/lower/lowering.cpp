@@ -54,9 +54,7 @@ void OpLowering::flatten_param(size_t index) {
     s.default_value = p.default_value ? &*p.default_value : nullptr;
     s.kwarg_only = p.kwarg_only;
     s.cpp_name = p.name;
-    s.api_path = p.api_name;
-    s.segments = {s.path};
-    s.api_segments = {s.api_path};
+    s.api_path = p.api_name;  // (its segments: api_facts)
     complete_slot(s);
     return;
   }
