@@ -1,6 +1,7 @@
 # Sourced by the scripts in this folder: the tools they share.
 #   venv            .venv-torch, the virtual environment with pip's torch
-#   meson_cmd       Meson >= 1.0: the distribution's, else .venv-torch's (PyPI)
+#   meson_cmd       Meson >= 1.0: the distribution's, else .venv-torch's (PyPI);
+#                   find_meson sets it again (after scripts/setup.sh)
 #   configure DIR [OPTIONS...]
 #                   `meson setup` of a new build folder, `meson configure` of an
 #                   existing one (which reconfigures at the next build only when
@@ -13,11 +14,14 @@ meson_at_least_1() {
     python3 -c 'import sys; v = sys.stdin.read().split(".")[0]; sys.exit(not (v.isdigit() and int(v) >= 1))'
 }
 
-if command -v meson >/dev/null && meson_at_least_1 meson; then
-  meson_cmd=(meson)
-else
-  meson_cmd=("$PWD/$venv/bin/meson")
-fi
+find_meson() {  # sets meson_cmd; again after scripts/setup.sh may have installed Meson
+  if command -v meson >/dev/null && meson_at_least_1 meson; then
+    meson_cmd=(meson)
+  else
+    meson_cmd=("$PWD/$venv/bin/meson")
+  fi
+}
+find_meson
 
 configure() {
   local dir=$1

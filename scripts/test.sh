@@ -91,6 +91,7 @@ leg_distro_inside() {
   local failed=0
   rm -f build-debian13/meson-logs/testlog.json
   step "packages" bash scripts/setup.sh --distro
+  find_meson  # (a new chroot had none when common.sh was sourced)
   step "configure build-debian13" configure build-debian13 -Dpython=/usr/bin/python3 \
     -Dtorch=enabled -Dtests=true -Dwerror=true -Dbenchmarks=disabled
   step "build build-debian13 (-Werror)" ninja -C build-debian13
@@ -127,6 +128,7 @@ main() {  # (a function, so that bash has read the whole file before it runs)
       pip)
         step "packages" bash scripts/setup.sh --tests
         step ".venv-torch" bash scripts/pip-torch.sh --tests
+        find_meson  # (a new machine had none when common.sh was sourced)
         export PATH="$PWD/$venv/bin:$PATH"  # as an activated virtual environment
         run_leg "pip leg: torch 2.13.0 (pip)" leg_pip
         dirs+=(build build-asan build-fuzz)
