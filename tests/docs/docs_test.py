@@ -308,6 +308,10 @@ class Checker:
         )
         cmake = "\n".join(read_tree(self.root, ["python"], {".cmake", ".in"}).values())
         py_runtime = read_tree(self.root, ["runtime/python"], {".py", ".in"})
+        # The environment variables the scripts and the `structop` package read.
+        tool_sources = "\n".join(
+            read_tree(self.root, ["scripts", "python/structop"], {".sh", ".py"}).values()
+        )
         goldens = "\n".join(read_tree(self.root, ["tests/golden/approved"], None).values())
         compiler = "\n".join(
             read_tree(self.root, ["compiler", "python"], {".h", ".cpp", ".py"}).values()
@@ -372,16 +376,20 @@ class Checker:
                             f"`torch.ops.{ns}.{name}`: no op `{name}` in namespace {ns}",
                         )
             if inline and re.fullmatch(r"_structop\w*|_IDL_\w+|_rt|STRUCTOPC?_[A-Z0-9_]+", text):
-                # A private name of generated code (`_structop_fields`, `_IDL_STEM`) or a macro.
+                # A private name of generated code (`_structop_fields`, `_IDL_STEM`), a
+                # macro, or an environment variable of the scripts or the package.
                 checked += 1
                 word = re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)")
                 if not (
                     word.search(goldens)
                     or word.search(cpp_sources)
                     or any(word.search(t) for t in py_runtime.values())
+                    or word.search(tool_sources)
                 ):
                     self.fail(
-                        f"{rel}:{line}", f"`{text}` is not in the goldens, runtime/ or compiler/"
+                        f"{rel}:{line}",
+                        f"`{text}` is not in the goldens, runtime/, compiler/, scripts/ "
+                        "or python/structop/",
                     )
             if (
                 inline
