@@ -43,7 +43,7 @@ want=$(printf '%s\n' "${args[*]:2}"; cat tools/requirements/*.txt)
 real=$("$python" -c 'import sys; print(sys.executable)')
 target=$venv
 if [ "${STRUCTOP_VENVS:-}" != none ] && ! { [ -d "$venv" ] && [ ! -L "$venv" ]; }; then
-  key=$( (printf '%s\n' "$real" "${args[*]:2}"; cat tools/requirements/*.txt) | sha256sum | cut -c1-16)
+  key=$(printf '%s\n' "$real" "$want" | sha256sum | cut -c1-16)
   target=${STRUCTOP_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/structop/venvs}/torch-$key
   mkdir -p "$(dirname "$target")"
   [ "$(readlink "$venv" 2>/dev/null)" = "$target" ] || ln -sfn "$target" "$venv"

@@ -341,7 +341,7 @@ def hostile(work):
     # ENOSPC would, once structopc ignores SIGXFSZ) while outputs are staged:
     # exit 1, and every output and the depfile keep their old content.
     out = os.path.join(work, "outF")
-    a = run(
+    fill = (
         "--emit",
         "h,json",
         "-I",
@@ -351,8 +351,8 @@ def hostile(work):
         "--depfile",
         "outF.d",
         "idl/main.ops.yaml",
-        cwd=work,
     )
+    a = run(*fill, cwd=work)
     check(a.returncode == 0, f"a run to fill later exits 0 (got {a.returncode}: {a.stderr})")
     before = {name: read(os.path.join(out, name)) for name in listing(out)}
     before_dep = read(os.path.join(work, "outF.d"))
@@ -365,19 +365,7 @@ def hostile(work):
     def small_disk():
         resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))
 
-    full = run(
-        "--emit",
-        "h,json",
-        "-I",
-        "inc",
-        "-o",
-        "outF",
-        "--depfile",
-        "outF.d",
-        "idl/main.ops.yaml",
-        cwd=work,
-        preexec_fn=small_disk,
-    )
+    full = run(*fill, cwd=work, preexec_fn=small_disk)
     check(
         full.returncode == 1
         and "structopc: error: cannot write outF/main.ops." in full.stderr
