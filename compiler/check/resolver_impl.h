@@ -130,6 +130,16 @@ class Resolver {
           "rename it");
       return false;
     }
+    if (use == NameUse::Field && text == "mro") {
+      diags_.error(
+          n.span,
+          fmt::format(
+              "{}: Python's dataclasses would take the method `mro`, which every class has, for "
+              "the field's default",
+              what),
+          "rename the field");
+      return false;
+    }
     if (use == NameUse::EnumValue &&
         (text == "mro" || (text.size() > 2 && text.front() == '_' && text.back() == '_'))) {
       diags_.error(
