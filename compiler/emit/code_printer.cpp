@@ -125,6 +125,20 @@ void lay_out_python(const Code& line, size_t indent, std::string& out);
 /// after each where `commas`).
 void python_items(const Code::List& list, size_t indent, bool commas, std::string& out) {
   for (const Code& item : list.items) {
+    // A clause whose own clauses follow a keyword (`if a or b`) and that does
+    // not fit breaks before each of them, at its own indentation, as ruff
+    // breaks a boolean operation inside a conditional expression.
+    const auto& pieces = item.pieces();
+    if (list.kind == ListKind::Clauses && pieces.size() == 2 && !pieces[0].list && pieces[1].list &&
+        pieces[1].list->kind == ListKind::Clauses &&
+        indent + item.flat().size() > CodePrinter::kColumns) {
+      Code keyword = pieces[0].text;
+      for (const Code& clause : pieces[1].list->items) {
+        lay_out_python(Code(spaces(indent)) + keyword + clause, indent, out);
+        keyword = Code();
+      }
+      continue;
+    }
     lay_out_python(Code(spaces(indent)) + item + (commas ? "," : ""), indent, out);
   }
 }

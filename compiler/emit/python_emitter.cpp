@@ -69,8 +69,10 @@ Code conditional(const Code& a, const Code& condition, const Code& b) {
   return "(" + Code::list({a, "if " + condition, "else " + b}, ListKind::Clauses) + ")";
 }
 
-Code comprehension(const Code& item, const std::string& names, const Code& iterable) {
-  return "[" + Code::list({item, "for " + names + " in " + iterable}, ListKind::Clauses) + "]";
+Code conditional(const Code& a, const std::vector<Code>& any_of, const Code& b) {
+  std::vector<Code> conditions;
+  for (const Code& c : any_of) conditions.push_back(conditions.empty() ? c : "or " + c);
+  return conditional(a, Code::list(std::move(conditions), ListKind::Clauses), b);
 }
 
 bool keeps_docstring(const std::string& text) {

@@ -35,8 +35,8 @@ Code list(std::vector<Code> items);
 Code dict(std::vector<Code> items);
 /// `(a if condition else b)`.
 Code conditional(const Code& a, const Code& condition, const Code& b);
-/// `[item for names in iterable]`.
-Code comprehension(const Code& item, const std::string& names, const Code& iterable);
+/// `(a if c1 or c2 ... else b)`: once broken, one condition per line.
+Code conditional(const Code& a, const std::vector<Code>& any_of, const Code& b);
 /// A docstring (real line breaks), or an assignment `__doc__ = "..."` (by
 /// `owner.__doc__` when `owner` is given) where Python would clean the text
 /// of a docstring (python_keeps_docstring).

@@ -9,17 +9,28 @@
 //   @_op_op.function
 //   def op(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
 //       try:
-//           return (_op_op.overload if _rt.is_dynamo_compiling() else _op_op.eager)(...)
+//           args = (x, cfg.w, ...)
+//           return (
+//               _op_op.overload
+//               if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+//               else _op_op.boxed
+//           )(*args)
 //       except (AttributeError, TypeError, RuntimeError) as error:
 //           return _op_op.failed(error, op, (x, cfg), {})
 //
 // Op.function gives the function slot_map, schema, annotations and the
 // Python-kernel API; the runtime builds a Python kernel's record form from
 // the same data (the checks, the records' fields, the slot map's order).
-// An eager call skips OpOverload.__call__'s frame (Op.eager); torch.compile
-// and torch.export trace the OpOverload. Only when the call fails does
+// An eager call with no __torch_function__ to honour (no tensor subclass in
+// the arguments or their tensor lists, no TorchFunctionMode) calls the op's
+// dispatcher entry directly (Op.boxed), skipping OpOverload.__call__'s frame
+// and torch's own, costlier check; torch.compile and torch.export trace the
+// OpOverload. An op with keyword-only or no arguments calls OpOverload._op
+// (Op.eager), which makes the check itself. Only when the call fails does
 // Op.failed bind the op (then calls the function again) or walk the
 // arguments to explain which parameter or field path has the wrong type.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "check/names.h"
@@ -62,25 +73,64 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
       as_str ? enum_str(s.api_path) : Code(s.api_path));
 }
 
-/// `[r.w for r in cfg.layers]`: a leaf of a list of records across the
-/// list (Slot::list_depth), its api_path split where the list ends.
-Code list_leaf(const lower::Slot& s, bool as_str) {
-  const std::vector<std::string>& parts = s.api_segments;
-  const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
-  const std::string item = fmt::format("r.{}", fmt::join(end, parts.end(), "."));
-  return comprehension(
-      as_str ? enum_str(item) : Code(item),
-      "r",
-      fmt::format("{}", fmt::join(parts.begin(), end, ".")));
+/// The leaves of lists of records (Slot::list_depth), one list per leaf,
+/// filled by one loop per list of records (cheaper than a comprehension per
+/// leaf, which builds a function and a frame):
+///
+///   args_1 = []
+///   args_2 = []
+///   for r in cfg.layers:
+///       args_1.append(r.w)
+///       args_2.append(getattr(r.mode, "_value_", r.mode))
+struct ListLeaves {
+  Code loops;                       // the statements, one per line
+  std::vector<std::string> locals;  // per slot: its list's local, or empty
+};
+
+ListLeaves list_leaves(const lower::LoweredOp& lo) {
+  ListLeaves out;
+  out.locals.resize(lo.slots.size());
+  std::vector<std::string> lists;  // the lists of records, in slot order
+  std::vector<std::vector<std::pair<std::string, Code>>> appends;
+  for (size_t k = 0; k < lo.slots.size(); ++k) {
+    const lower::Slot& s = lo.slots[k];
+    if (!s.list_depth) continue;
+    const std::vector<std::string>& parts = s.api_segments;
+    const auto end = parts.begin() + static_cast<std::ptrdiff_t>(1 + *s.list_depth);
+    const std::string list = fmt::format("{}", fmt::join(parts.begin(), end, "."));
+    const std::string item = fmt::format("{}.{}", lo.locals.item, fmt::join(end, parts.end(), "."));
+    out.locals[k] = fmt::format("{}_{}", lo.locals.args, k);
+    const size_t at = static_cast<size_t>(
+        std::find(lists.begin(), lists.end(), list) - lists.begin());
+    if (at == lists.size()) {
+      lists.push_back(list);
+      appends.emplace_back();
+    }
+    appends[at].emplace_back(out.locals[k], enum_value_leaf(s) ? enum_str(item) : Code(item));
+  }
+  std::vector<Code> lines;
+  for (size_t l = 0; l < lists.size(); ++l) {
+    for (const auto& [local, value] : appends[l]) lines.push_back(local + " = []");
+    lines.push_back("for " + lo.locals.item + " in " + lists[l] + ":");
+    for (const auto& [local, value] : appends[l]) {
+      lines.push_back("    " + call(local + ".append", {value}));
+    }
+  }
+  for (const Code& line : lines) out.loops += (out.loops.empty() ? Code() : Code("\n")) + line;
+  return out;
 }
 
 /// The flat call's arguments: one per slot, keyword-only slots by name (one
-/// named like a Python keyword, `from`, through `**{"from": from_}`).
-std::vector<Code> flat_arguments(const lower::LoweredOp& lo) {
+/// named like a Python keyword, `from`, through `**{"from": from_}`);
+/// `lists`: list_leaves' locals.
+std::vector<Code> flat_arguments(
+    const lower::LoweredOp& lo,
+    const std::vector<std::string>& lists) {
   std::vector<Code> args, keyword_named;
-  for (const auto& s : lo.slots) {
+  for (size_t k = 0; k < lo.slots.size(); ++k) {
+    const lower::Slot& s = lo.slots[k];
     const bool as_str = enum_value_leaf(s);
-    const Code access = s.list_depth             ? list_leaf(s, as_str)
+    const Code access = s.list_depth             ? Code(lists[k])
                         : !s.optional_at.empty() ? optional_leaf(s, as_str)
                         : as_str                 ? enum_str(s.api_path)
                                                  : Code(s.api_path);
@@ -92,6 +142,44 @@ std::vector<Code> flat_arguments(const lower::LoweredOp& lo) {
   }
   if (!keyword_named.empty()) args.push_back("**" + dict(keyword_named));
   return args;
+}
+
+/// The op function's call: `args = (...)` and the call of the op with it,
+/// or the call alone (`tuple` empty).
+struct FlatCall {
+  Code tuple;
+  Code call;
+};
+
+FlatCall flat_call(
+    const lower::LoweredOp& lo,
+    const std::string& handle,
+    const std::vector<std::string>& lists) {
+  const std::vector<Code> arguments = flat_arguments(lo, lists);
+  // Op.boxed takes positional arguments only, and an empty tuple would hide
+  // an active TorchFunctionMode from has_torch_function.
+  const bool boxed = !lo.slots.empty() &&
+                     std::none_of(lo.slots.begin(), lo.slots.end(), [](const auto& s) {
+                       return s.kwarg_only;
+                     });
+  if (!boxed) {
+    return {
+        {},
+        conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager") + "(" +
+            Code::list(arguments) + ")"};
+  }
+  const std::string& args = lo.locals.args;
+  std::vector<Code> checks = {"_rt.is_dynamo_compiling()", call("_rt.has_torch_function", {args})};
+  for (size_t i = 0; i < lo.slots.size(); ++i) {
+    if (!lo.slots[i].tensor_list) continue;
+    // An absent list (None) has no tensor to check.
+    const Code list = lists[i].empty() ? Code(fmt::format("{}[{}] or ()", args, i))
+                                       : Code(lists[i]);
+    checks.push_back(call("_rt.has_torch_function", {list}));
+  }
+  return {
+      args + " = " + tuple(arguments),
+      conditional(handle + ".overload", checks, handle + ".boxed") + "(*" + args + ")"};
 }
 
 /// `_rt.Op(_IDL_STEM, schema, checks, slot_map, ...)`: what the IDL says of
@@ -158,9 +246,8 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
       lo.schema);
 
   const std::string handle = "_" + name + "_op";
-  const Code flat_call =
-      conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager") + "(" +
-      Code::list(flat_arguments(lo)) + ")";
+  const ListLeaves lists = list_leaves(lo);
+  const FlatCall flat = flat_call(lo, handle, lists.locals);
   p.line();
   p.line();
   p.emit(
@@ -170,9 +257,11 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
         "def " + name + "(" + Code::list(params, ListKind::Params) + ") -> " + mod.return_hint(lo) +
             ":"},
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
+       {"lists", lists.loops},
+       {"flat", flat.tuple},
        {"call",
         "return " +
-            (lo.has_record_return ? call("_" + name + "_results", {flat_call}) : flat_call)},
+            (lo.has_record_return ? call("_" + name + "_results", {flat.call}) : flat.call)},
        {"error", lo.locals.error},
        {"failed",
         "return " +
@@ -185,6 +274,8 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
     $def$
         $doc$
         try:
+            $lists$
+            $flat$
             $call$
         except (AttributeError, TypeError, RuntimeError) as $error$:
             $failed$

@@ -1,5 +1,9 @@
 #include "lower/op_lowering.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace structop::lowering {
 
 void OpLowering::plain_slot_segments() {
@@ -98,6 +102,21 @@ void OpLowering::local_names(const std::vector<std::string>& api_names) {
   for (const auto& e : module_.enums) hiding.push_back(lang::api_spelling(e.name));
   out_.locals.ctx = lang::first_free("ctx", hiding);
   out_.locals.error = lang::first_free("error", params);
+  // The Python function's other locals must not hide a parameter, nor the
+  // function itself (which `failed` takes).
+  params.push_back(out_.cpp_name);
+  out_.locals.item = lang::first_free("r", params);
+  // The tuple `args` and the lists `args_<k>`.
+  const auto taken = [&params](const std::string& base) {
+    return std::any_of(params.begin(), params.end(), [&base](const std::string& p) {
+      return p == base || (p.size() > base.size() + 1 && p.compare(0, base.size(), base) == 0 &&
+                           p[base.size()] == '_' &&
+                           p.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
+    });
+  };
+  std::string args = "args";
+  for (int n = 2; taken(args); ++n) args = fmt::format("args{}", n);
+  out_.locals.args = args;
 }
 
 const model::Field& OpLowering::leaf_field(const lower::Slot& s) const {

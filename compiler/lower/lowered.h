@@ -144,6 +144,10 @@ struct Slot {
   /// A takes_grad list (`Tensor[]`, `Tensor?[]`): one graph edge and one
   /// gradient per tensor of the list, their number known per call.
   bool grad_list = false;
+  /// A list (or optional list) of tensors (`Tensor[]`, `Tensor?[]`,
+  /// `Tensor[]?`): torch looks for __torch_function__ on each of its items,
+  /// so the Python function checks them too before its unchecked call.
+  bool tensor_list = false;
 
   bool from_record() const { return !fields.empty(); }
 };
@@ -210,6 +214,10 @@ struct CppNames {
 struct LocalNames {
   std::string ctx = "ctx";      // setup_context's and backward's AutogradContext*
   std::string error = "error";  // the caught exception in the Python function
+  std::string args = "args";    // the Python function's flat arguments, a tuple
+  /// The Python function's loop variable over a list of records; the list
+  /// of a leaf across it is the local `<args>_<k>` (k: its slot's index).
+  std::string item = "r";
 };
 
 struct LoweredOp {

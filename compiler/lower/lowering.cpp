@@ -230,6 +230,7 @@ std::string OpLowering::return_name(size_t i) const {
 void OpLowering::complete_slot(lower::Slot& s) {
   s.takes_grad = s.type.takes_grad();
   s.grad_list = s.type.takes_grad_list();
+  s.tensor_list = s.type.holds_tensor() && s.type.is_list_or_optional_list();
   if (s.default_value) s.value = lower::typed_default(module_, s.type, *s.default_value);
 }
 

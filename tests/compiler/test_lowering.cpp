@@ -1042,6 +1042,31 @@ TEST_CASE("the generated code's own names give way to the user's", "[lowering]")
   CHECK(op.locals.error == "error2");
 }
 
+TEST_CASE("the Python function's locals give way to parameters and to the op", "[lowering]") {
+  // X_ops.py's function builds `args` (and `args_<k>` for a list of records,
+  // looping with `r`): none may hide a parameter, nor the function itself,
+  // which the error path passes to Op.failed.
+  FrontEnd fe = run_front_end(yaml(R"(
+      namespace: demo
+      records:
+        T: {fields: {w: Tensor}}
+      ops:
+        - func: args2(Tensor args, T[] r, Tensor? args_1=None) -> Tensor
+        - func: plain(Tensor x, T[] items) -> Tensor
+  )"));
+  INFO(fe.errors);
+  REQUIRE(fe.ok());
+  const lower::LoweredOp& clashing = fe.lowered.ops[0];
+  CHECK(clashing.locals.args == "args3");  // args: a parameter; args2: the op
+  CHECK(clashing.locals.item == "r2");
+  CHECK(fe.lowered.ops[1].locals.args == "args");
+  CHECK(fe.lowered.ops[1].locals.item == "r");
+  // A list of records' leaf and a Tensor[] are tensor lists; a Tensor? is not.
+  CHECK(clashing.slots[1].tensor_list);
+  CHECK(!clashing.slots[0].tensor_list);
+  CHECK(!clashing.slots[2].tensor_list);
+}
+
 TEST_CASE("schema_name pins a leaf's whole lowered name, at any depth", "[lowering]") {
   FrontEnd fe = run_front_end(yaml(R"(
       namespace: demo

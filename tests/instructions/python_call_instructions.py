@@ -3,15 +3,18 @@
 most LIMIT times the flat call of the same op (its OpOverload with the flat
 arguments written out), counted in instructions (callgrind), not timed.
 
-The op is weights::op(Tensor x, WeightCfg cfg) of idl_examples/weights.ops.yaml
-(a nested record with an enum leaf; C++ kernels, no input requiring grad).
+Two ops of idl_examples (C++ kernels, no input requiring grad):
+weights::op(Tensor x, WeightCfg cfg) (a nested record with an enum leaf),
+and multi::blend(Tensor x, Term[] terms) with a list of 4 records against
+the flat call on the leaves' 4-item lists, built once outside the loop.
 Under `valgrind --tool=callgrind --instr-atstart=no` this script imports torch
 uncounted, then counts N and 2N calls of each form between callgrind client
 requests (callgrind_toggle); (I(2N) - I(N)) / N is a call's instructions with
 the loop's start-up cancelled. Repeated runs agree within about 1%.
 
 Usage: python_call_instructions.py TOGGLE_LIB EXAMPLES_LIB MODULE_DIR [--limit X] [--valgrind PATH]
-MODULE_DIR holds weights_ops.py; structop_runtime must be importable.
+MODULE_DIR holds weights_ops.py and lists_ops.py; structop_runtime must be
+importable.
 """
 
 import argparse
@@ -29,6 +32,7 @@ def inner(toggle, library, module_dir):
     """Runs under callgrind: the counted loops."""
     lib = ctypes.CDLL(toggle)
     sys.path.insert(0, module_dir)
+    import lists_ops
     import torch
     import weights_ops
 
@@ -38,12 +42,17 @@ def inner(toggle, library, module_dir):
     cfg = weights_ops.WeightCfg(
         inner=weights_ops.Inner(w=w, b=b), scale=2.0, mode=weights_ops.MaskType.causal
     )
-    flat = torch.ops.weights.op.default
+    terms = [lists_ops.Term(w=w, b=b, scale=0.5) for _ in range(4)]
+    term_w, term_b, term_scale = [w] * 4, [b] * 4, [0.5] * 4
+    flat, flat_blend = torch.ops.weights.op.default, torch.ops.multi.blend.default
     calls = {
         "record": lambda: weights_ops.op(x, cfg),
         "flat": lambda: flat(x, w, b, 2.0, "causal"),
+        "blend record": lambda: lists_ops.blend(x, terms),
+        "blend flat": lambda: flat_blend(x, term_w, term_b, term_scale),
     }
     torch.testing.assert_close(calls["record"](), calls["flat"]())
+    torch.testing.assert_close(calls["blend record"](), calls["blend flat"]())
     for name, call in calls.items():
         for _ in range(CALLS):  # warm up
             call()
@@ -73,19 +82,24 @@ def main():
         extra=["--instr-atstart=no"],
     )
     per_call = {}
-    for name in ("record", "flat"):
+    for name in ("record", "flat", "blend record", "blend flat"):
         one, two = counts.get(f"{name} {CALLS}"), counts.get(f"{name} {2 * CALLS}")
         if not one or not two:
             print(f"missing a step in callgrind's dumps: {sorted(counts)}\n{out}")
             return 1
         per_call[name] = (two - one) / CALLS
-    ratio = per_call["record"] / per_call["flat"]
-    print(f"weights::op, instructions per call (callgrind, {CALLS} and {2 * CALLS} calls):")
-    print(f"  record call weights_ops.op(x, cfg):       {per_call['record']:10.0f}")
-    print(f"  flat call torch.ops.weights.op.default:   {per_call['flat']:10.0f}")
-    verdict = "ok" if ratio <= a.limit else "FAILED"
-    print(f"ratio: {ratio:.3f} (limit {a.limit}) {verdict}")
-    return 0 if ratio <= a.limit else 1
+    print(f"Instructions per call (callgrind, {CALLS} and {2 * CALLS} calls):")
+    ok = True
+    for op, record, flat in (
+        ("weights::op", "record", "flat"),
+        ("multi::blend, 4 records", "blend record", "blend flat"),
+    ):
+        ratio = per_call[record] / per_call[flat]
+        ok &= ratio <= a.limit
+        print(f"  {op}: record call {per_call[record]:.0f}, flat call {per_call[flat]:.0f}")
+        verdict = "ok" if ratio <= a.limit else "FAILED"
+        print(f"  {op}: ratio {ratio:.3f} (limit {a.limit}) {verdict}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -468,6 +468,122 @@ class Autograd(unittest.TestCase):
         torch.testing.assert_close(b.grad, torch.full((3,), 2.0, dtype=torch.float64))
 
 
+class Seen(torch.Tensor):
+    """A tensor subclass whose __torch_function__ records what it sees."""
+
+    funcs = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.funcs.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class TorchFunction(unittest.TestCase):
+    """An eager record call goes straight to the op's dispatcher entry
+    (Op.boxed, no __torch_function__ check) only when nothing needs the
+    check: a tensor subclass with __torch_function__ anywhere (an argument,
+    a record's field, a Tensor[] or Tensor?[] field, a list of records) or an
+    active TorchFunctionMode still sees the op, through its OpOverload."""
+
+    def calls(self, op, call):
+        """(funcs Seen saw, calls of op's Op.boxed) while running call()."""
+        boxed, count = op.boxed, []
+
+        def counted(*args):
+            count.append(1)
+            return boxed(*args)
+
+        Seen.funcs, op.boxed = [], counted
+        try:
+            call()
+        finally:
+            op.boxed = boxed
+        return Seen.funcs, len(count)
+
+    def test_plain_tensors_take_the_boxed_call(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(inner=weights.Inner(w=w, b=b), scale=2.0)
+        weights.op(x, cfg)  # binds the op (Python kernels: defines it)
+        self.assertEqual(self.calls(weights._op_op, lambda: weights.op(x, cfg)), ([], 1))
+        terms = [multi.Term(w=w), multi.Term(w=b, b=x)]
+        multi.blend(x, terms)
+        self.assertEqual(self.calls(multi._blend_op, lambda: multi.blend(x, terms)), ([], 1))
+
+    def test_a_subclass_anywhere_sees_the_op(self):
+        # Each record call against the flat call of the same values: the
+        # subclass sees the same funcs (torch looks into Tensor[] arguments,
+        # not into Tensor?[] ones), and the record call never takes the
+        # unchecked path with a subclass in its arguments.
+        x, w, b = t64(3), t64(3), t64(3)
+        s = t64(3).as_subclass(Seen)
+        ns = torch.ops
+        op, mix, blend = ns.weights.op.default, ns.multi.mix.default, ns.multi.blend.default
+        cfg = weights.WeightCfg  # inner, scale=1.0, mode=causal
+        cases = [  # (where, Op, record call, flat call, whether torch sees it)
+            (
+                "argument",
+                weights._op_op,
+                lambda: weights.op(s, cfg(weights.Inner(w, b))),
+                lambda: op(s, w, b, 1.0, "causal"),
+                True,
+            ),
+            (
+                "record field",
+                weights._op_op,
+                lambda: weights.op(x, cfg(weights.Inner(w, s))),
+                lambda: op(x, w, s, 1.0, "causal"),
+                True,
+            ),
+            (
+                "Tensor[] field",
+                multi._mix_op,
+                lambda: multi.mix(x, multi.MixCfg(tensors=[w, s])),
+                lambda: mix(x, [w, s], [], [], []),
+                True,
+            ),
+            (
+                "list of records",
+                multi._blend_op,
+                lambda: multi.blend(x, [multi.Term(w=w), multi.Term(w=s)]),
+                lambda: blend(x, [w, s], [None, None], [1.0, 1.0]),
+                True,
+            ),
+            (
+                "Tensor?[] field",
+                multi._mix_op,
+                lambda: multi.mix(x, multi.MixCfg(tensors=[w, b], offsets=[None, s])),
+                lambda: mix(x, [w, b], [], [], [None, s]),
+                False,
+            ),
+        ]
+        for where, handle, record_call, flat_call, sees in cases:
+            with self.subTest(where):
+                funcs, boxed = self.calls(handle, record_call)
+                self.assertEqual(boxed, 0)
+                self.assertEqual(funcs, self.calls(handle, flat_call)[0])
+                self.assertEqual(handle.overload in funcs, sees)
+
+    def test_a_torch_function_mode_sees_the_op(self):
+        from torch.overrides import TorchFunctionMode
+
+        seen = []
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(inner=weights.Inner(w=w, b=b), scale=2.0)
+        expected = weights.op(x, cfg)
+        with Mode():
+            funcs, boxed = self.calls(weights._op_op, lambda: weights.op(x, cfg))
+            torch.testing.assert_close(weights.op(x, cfg), expected)
+        self.assertIn(torch.ops.weights.op.default, seen)
+        self.assertEqual(boxed, 0)
+
+
 class Errors(unittest.TestCase):
     def test_wrong_field_type_names_op_parameter_and_path(self):
         x, b = t64(3), t64(3)

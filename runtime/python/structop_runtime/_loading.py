@@ -1,5 +1,6 @@
 """Binding and loading: Op (what an op function calls), find_op(), load_library()."""
 
+import functools
 import weakref
 
 import torch
@@ -16,6 +17,13 @@ from ._records import record_form
 # which reads it as a constant; an eager call costs one Python call. (It is
 # torch.compiler.is_compiling on a torch without it.)
 is_dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+
+# has_torch_function(args): whether a call with these arguments (a tuple or
+# list) must go through __torch_function__: some argument defines it (a
+# tensor subclass, a tracing proxy), or a TorchFunctionMode is active (True
+# for any non-empty `args`). The C check torch itself makes; an exact
+# Tensor, a number, a str or None costs a type comparison.
+has_torch_function = torch._C._has_torch_function
 
 # torch namespace -> the Op objects of the generated modules (bound when a
 # compiled extension of the namespace is loaded, or an op defined from Python).
@@ -42,9 +50,12 @@ class Op:
         @_affine_op.function
         def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
             try:
-                return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(
-                    x, cfg.w, ...
-                )
+                args = (x, cfg.w, ...)
+                return (
+                    _affine_op.overload
+                    if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+                    else _affine_op.boxed
+                )(*args)
             except (AttributeError, TypeError, RuntimeError) as error:
                 return _affine_op.failed(error, affine, (x, cfg), {})
 
@@ -54,10 +65,16 @@ class Op:
     register_autograd: _kernels.py).
 
     `overload` is the OpOverload (torch.ops.<namespace>.<name>.<overload>),
-    which torch.compile and torch.export must see to record one op call;
-    `eager` is its bound C++ callable (OpOverload._op), which
-    OpOverload.__call__ calls: an eager call to it skips that Python frame
-    and the packing of its arguments. An op already registered when the
+    which torch.compile and torch.export must see to record one op call,
+    and which an argument with __torch_function__ (or an active
+    TorchFunctionMode) must see to override it. `boxed` calls the op's
+    dispatcher entry with positional arguments and makes no
+    __torch_function__ check (torch._C._dispatch_call_boxed on its
+    OperatorHandle): the function calls it after has_torch_function said
+    no, checking each tensor list too. It costs about 0.7x of `overload`
+    per call (docs/benchmarks.md). `eager` is OpOverload._op, which
+    OpOverload.__call__ calls and which makes that check itself: the
+    function of an op with keyword-only or no arguments calls it. An op already registered when the
     module is imported (torch.ops.load_library called first) is bound at
     once, so that a first call under torch.compile(fullgraph=True) or
     torch.export already sees the OpOverload. Otherwise both are None until
@@ -84,6 +101,7 @@ class Op:
         "doc",
         "overload",
         "eager",
+        "boxed",
         "_record_form",
         "__weakref__",
     )
@@ -138,6 +156,7 @@ class Op:
         self.doc = doc
         self.overload = None
         self.eager = None
+        self.boxed = None
         self._record_form = None
         _OPS.setdefault(self.namespace, weakref.WeakSet()).add(self)
         self.bind()
@@ -181,7 +200,12 @@ class Op:
         overload = find_op(getattr(torch.ops, self.namespace), self.name, self.overload_name)
         if overload is None:
             return False
+        handle = torch._C._dispatch_find_schema_or_throw(
+            self.qualname.partition(".")[0],
+            "" if self.overload_name == "default" else self.overload_name,
+        )
         self.overload, self.eager = overload, overload._op
+        self.boxed = functools.partial(torch._C._dispatch_call_boxed, handle)
         return True
 
     def failed(self, error, function, args, kwargs):

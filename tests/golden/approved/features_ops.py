@@ -14,7 +14,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(6, __name__)
+_rt.require_version(7, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -165,7 +165,7 @@ def pick(
     """Calls torch.ops.golden_features.pick, whose lowered schema is
     pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"""
     try:
-        return (_pick_op.overload if _rt.is_dynamo_compiling() else _pick_op.eager)(
+        args = (
             from_,
             to,
             opts.sizes,
@@ -182,6 +182,11 @@ def pick(
             opts.steps,
             opts.shape,
         )
+        return (
+            _pick_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _pick_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _pick_op.failed(error, pick, (from_, to, opts), {})
 
@@ -215,9 +220,12 @@ def pick_scalar(
     """Calls torch.ops.golden_features.pick.scalar, whose lowered schema is
     pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor"""
     try:
-        return (_pick_scalar_op.overload if _rt.is_dynamo_compiling() else _pick_scalar_op.eager)(
-            from_, value, getattr(act, "_value_", act), n, chain
-        )
+        args = (from_, value, getattr(act, "_value_", act), n, chain)
+        return (
+            _pick_scalar_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _pick_scalar_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _pick_scalar_op.failed(error, pick_scalar, (from_, value, act, n, chain), {})
 
@@ -247,7 +255,7 @@ def tune(
     """Calls torch.ops.golden_features.tune, whose lowered schema is
     tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor"""
     try:
-        return (_tune_op.overload if _rt.is_dynamo_compiling() else _tune_op.eager)(
+        args = (
             x,
             t.main.lo,
             t.main.hi,
@@ -257,6 +265,11 @@ def tune(
             getattr(t.backup.act, "_value_", t.backup.act),
             t.sizes,
         )
+        return (
+            _tune_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _tune_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _tune_op.failed(error, tune, (x, t), {})
 

@@ -19,7 +19,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(6, __name__)
+_rt.require_version(7, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -149,7 +149,7 @@ def echo(
     Calls torch.ops.hostile_docs.echo, whose lowered schema is
     echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor"""
     try:
-        return (_echo_op.overload if _rt.is_dynamo_compiling() else _echo_op.eager)(
+        args = (
             x,
             t.cr,
             t.quoted,
@@ -162,6 +162,11 @@ def echo(
             tag,
             label,
         )
+        return (
+            _echo_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _echo_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _echo_op.failed(error, echo, (x, t, tag, label), {})
 
@@ -183,9 +188,12 @@ def cleaned(
     shade: typing.Union[Shade, str] = Shade.dark,
 ) -> torch.Tensor:
     try:
-        return (_cleaned_op.overload if _rt.is_dynamo_compiling() else _cleaned_op.eager)(
-            x, getattr(flag, "_value_", flag), getattr(shade, "_value_", shade)
-        )
+        args = (x, getattr(flag, "_value_", flag), getattr(shade, "_value_", shade))
+        return (
+            _cleaned_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _cleaned_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _cleaned_op.failed(error, cleaned, (x, flag, shade), {})
 
@@ -208,7 +216,12 @@ def indented(x: torch.Tensor) -> torch.Tensor:
     Calls torch.ops.hostile_docs.indented, whose lowered schema is
     indented(Tensor x) -> Tensor"""
     try:
-        return (_indented_op.overload if _rt.is_dynamo_compiling() else _indented_op.eager)(x)
+        args = (x,)
+        return (
+            _indented_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _indented_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _indented_op.failed(error, indented, (x,), {})
 

@@ -15,7 +15,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(6, __name__)
+_rt.require_version(7, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -163,9 +163,12 @@ def from_(
     Calls torch.ops.golden_names.from, whose lowered schema is
     from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor"""
     try:
-        return (_from__op.overload if _rt.is_dynamo_compiling() else _from__op.eager)(
-            x, ctx, ks, grad_fn
-        )
+        args = (x, ctx, ks, grad_fn)
+        return (
+            _from__op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _from__op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _from__op.failed(error, from_, (x, ctx, ks, grad_fn), {})
 
@@ -214,7 +217,7 @@ def from_lambda(
     """Calls torch.ops.golden_names.from.lambda, whose lowered schema is
     from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
     try:
-        return (_from_lambda_op.overload if _rt.is_dynamo_compiling() else _from_lambda_op.eager)(
+        args = (
             x,
             kernel.path.at,
             kernel.path.path,
@@ -230,6 +233,11 @@ def from_lambda(
             handle,
             op_name,
         )
+        return (
+            _from_lambda_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _from_lambda_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _from_lambda_op.failed(error, from_lambda, (x, kernel, handle, op_name), {})
 
@@ -277,7 +285,7 @@ def scale(
     Calls torch.ops.golden_names.scale, whose lowered schema is
     scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor"""
     try:
-        return (_scale_op.overload if _rt.is_dynamo_compiling() else _scale_op.eager)(
+        args2 = (
             scale,
             fn.at,
             fn.path,
@@ -293,6 +301,11 @@ def scale(
             getattr(args, "_value_", args),
             error,
         )
+        return (
+            _scale_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args2)
+            else _scale_op.boxed
+        )(*args2)
     except (AttributeError, TypeError, RuntimeError) as error2:
         return _scale_op.failed(error2, scale, (scale, fn, Kernel, args, error), {})
 
@@ -326,9 +339,12 @@ def linux_(
     Calls torch.ops.golden_names.linux, whose lowered schema is
     linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor"""
     try:
-        return (_linux__op.overload if _rt.is_dynamo_compiling() else _linux__op.eager)(
-            unix_, NULL_, INT64_MIN_, op
-        )
+        args = (unix_, NULL_, INT64_MIN_, op)
+        return (
+            _linux__op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _linux__op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _linux__op.failed(error, linux_, (unix_, NULL_, INT64_MIN_, op), {})
 
@@ -362,9 +378,12 @@ def yield_from(
     """Calls torch.ops.golden_names.yield.from, whose lowered schema is
     yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor"""
     try:
-        return (_yield_from_op.overload if _rt.is_dynamo_compiling() else _yield_from_op.eager)(
-            with_records, backward_def, signature, grad_paths
-        )
+        args = (with_records, backward_def, signature, grad_paths)
+        return (
+            _yield_from_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _yield_from_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _yield_from_op.failed(
             error, yield_from, (with_records, backward_def, signature, grad_paths), {}

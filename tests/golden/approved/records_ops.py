@@ -17,7 +17,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(6, __name__)
+_rt.require_version(7, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -244,9 +244,12 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     Calls torch.ops.golden.affine, whose lowered schema is
     affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor"""
     try:
-        return (_affine_op.overload if _rt.is_dynamo_compiling() else _affine_op.eager)(
-            x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
-        )
+        args = (x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        return (
+            _affine_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _affine_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _affine_op.failed(error, affine, (x, cfg), {})
 
@@ -304,9 +307,12 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_, whose lowered schema is
     scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()"""
     try:
-        return (_scale__op.overload if _rt.is_dynamo_compiling() else _scale__op.eager)(
-            x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
-        )
+        args = (x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        return (
+            _scale__op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _scale__op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _scale__op.failed(error, scale_, (x, cfg), {})
 
@@ -329,9 +335,20 @@ def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
     Calls torch.ops.golden.layers, whose lowered schema is
     layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"""
     try:
-        return (_layers_op.overload if _rt.is_dynamo_compiling() else _layers_op.eager)(
-            x, [r.w for r in items], [r.b for r in items]
-        )
+        args_1 = []
+        args_2 = []
+        for r in items:
+            args_1.append(r.w)
+            args_2.append(r.b)
+        args = (x, args_1, args_2)
+        return (
+            _layers_op.overload
+            if _rt.is_dynamo_compiling()
+            or _rt.has_torch_function(args)
+            or _rt.has_torch_function(args_1)
+            or _rt.has_torch_function(args_2)
+            else _layers_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _layers_op.failed(error, layers, (x, items), {})
 
@@ -352,9 +369,16 @@ def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torc
     """Calls torch.ops.golden.stack, whose lowered schema is
     stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"""
     try:
-        return (_stack_op.overload if _rt.is_dynamo_compiling() else _stack_op.eager)(
-            xs, st.parts, st.biases, y
-        )
+        args = (xs, st.parts, st.biases, y)
+        return (
+            _stack_op.overload
+            if _rt.is_dynamo_compiling()
+            or _rt.has_torch_function(args)
+            or _rt.has_torch_function(args[0] or ())
+            or _rt.has_torch_function(args[1] or ())
+            or _rt.has_torch_function(args[2] or ())
+            else _stack_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _stack_op.failed(error, stack, (xs, st, y), {})
 
@@ -399,7 +423,7 @@ def gate(
     Calls torch.ops.golden.gate, whose lowered schema is
     gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor"""
     try:
-        return (_gate_op.overload if _rt.is_dynamo_compiling() else _gate_op.eager)(
+        args = (
             x,
             (None if gate is None else gate.g),
             (None if gate is None or gate.inner is None else gate.inner.w),
@@ -409,6 +433,11 @@ def gate(
             (None if cfg is None else cfg.scale),
             (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)),
         )
+        return (
+            _gate_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _gate_op.boxed
+        )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _gate_op.failed(error, gate, (x, gate, cfg), {})
 
@@ -444,8 +473,13 @@ def moments(x: torch.Tensor) -> typing.Tuple[torch.Tensor, Moments]:
     Calls torch.ops.golden.moments, whose lowered schema is
     moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var)"""
     try:
+        args = (x,)
         return _moments_results(
-            (_moments_op.overload if _rt.is_dynamo_compiling() else _moments_op.eager)(x)
+            (
+                _moments_op.overload
+                if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+                else _moments_op.boxed
+            )(*args)
         )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _moments_op.failed(error, moments, (x,), {})
@@ -476,8 +510,13 @@ def summary(x: torch.Tensor) -> Summary:
     """Calls torch.ops.golden.summary, whose lowered schema is
     summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count)"""
     try:
+        args = (x,)
         return _summary_results(
-            (_summary_op.overload if _rt.is_dynamo_compiling() else _summary_op.eager)(x)
+            (
+                _summary_op.overload
+                if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+                else _summary_op.boxed
+            )(*args)
         )
     except (AttributeError, TypeError, RuntimeError) as error:
         return _summary_op.failed(error, summary, (x,), {})
