@@ -73,6 +73,8 @@ case $mode in
       catch2                                    # Catch2 3 on Debian 13
       libtorch-dev python3-torch python3-dev    # torch 2.6; python3-dev: inductor compiles C++
       python3-pyflakes
+      valgrind                                  # the instruction-count guards, on torch 2.6
+      libbenchmark-dev                          # run_benchmarks.py --all on torch 2.6
     )
     ;;
 esac
