@@ -12,7 +12,8 @@ uncounted, then counts N and 2N calls of each form between callgrind client
 requests (callgrind_toggle); (I(2N) - I(N)) / N is a call's instructions with
 the loop's start-up cancelled. Repeated runs agree within about 1%.
 
-Usage: python_call_instructions.py TOGGLE_LIB EXAMPLES_LIB MODULE_DIR [--limit X] [--valgrind PATH]
+Usage: python_call_instructions.py TOGGLE_LIB EXAMPLES_LIB MODULE_DIR [--limit X]
+         [--list-limit X] [--valgrind PATH]
 MODULE_DIR holds weights_ops.py and lists_ops.py; structop_runtime must be
 importable.
 """

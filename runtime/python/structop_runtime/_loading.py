@@ -71,16 +71,17 @@ class Op:
     dispatcher entry with positional arguments and makes no
     __torch_function__ check (torch._C._dispatch_call_boxed on its
     OperatorHandle): the function calls it after has_torch_function said
-    no, checking each tensor list too. It costs about 0.7x of `overload`
-    per call (docs/benchmarks.md). `eager` is OpOverload._op, which
-    OpOverload.__call__ calls and which makes that check itself: the
-    function of an op with keyword-only or no arguments calls it. An op already registered when the
-    module is imported (torch.ops.load_library called first) is bound at
-    once, so that a first call under torch.compile(fullgraph=True) or
-    torch.export already sees the OpOverload. Otherwise both are None until
-    something registers the op (load_library, a Python kernel): the call
-    then fails, and the function hands the error to failed(), which binds
-    the op and calls the function again, or explains the error."""
+    no, checking each tensor list too (about 0.8x the instructions of a
+    call of `overload`; docs/benchmarks.md). `eager` is OpOverload._op,
+    which OpOverload.__call__ calls and which makes that check itself: the
+    function of an op with keyword-only or no arguments calls it. An op
+    already registered when the module is imported (torch.ops.load_library
+    called first) is bound at once, so that a first call under
+    torch.compile(fullgraph=True) or torch.export already sees the
+    OpOverload. Otherwise all three are None until something registers the
+    op (load_library, a Python kernel): the call then fails, and the
+    function hands the error to failed(), which binds the op and calls the
+    function again, or explains the error."""
 
     __slots__ = (
         "qualname",
@@ -201,7 +202,7 @@ class Op:
         if overload is None:
             return False
         handle = torch._C._dispatch_find_schema_or_throw(
-            self.qualname.partition(".")[0],
+            f"{self.namespace}::{self.name}",
             "" if self.overload_name == "default" else self.overload_name,
         )
         self.overload, self.eager = overload, overload._op
