@@ -244,11 +244,11 @@ Code CppTypes::value_to_flat(const model::Type& t, const Code& expr) const {
   // The argument as a list, so that the printer breaks before it when the
   // call does not fit on one line.
   const Code arg = "(" + Code::list({expr}) + ")";
-  if (t.is_enum())
+  if (t.is_enum())  // a single spelling as its IValue, made once (convert.h)
     return fmt::format(
-               "structop::{}enum_name{}",
+               "structop::{}{}",
                t.is_optional() ? "optional_" : "",
-               is_enum_list(t) ? "_list" : "") +
+               is_enum_list(t) ? "enum_name_list" : "enum_ivalue") +
            arg;
   if (same_as_flat(t)) return expr;
   return fmt::format("structop::to_flat<{}>", flat_type(t)) + arg;

@@ -79,7 +79,8 @@ class CppTypes {
   /// `structop::item(list, i)`.
   Code leaf_list(const model::Type& leaf, const std::string& ivalue, const std::string& path) const;
   /// An expression converting the value `expr` (of value_type(t), or of
-  /// param_type(t) for a plain parameter) to an argument of flat_type(t).
+  /// param_type(t) for a plain parameter) to an argument of flat_type(t);
+  /// for an enum or an optional enum, that argument's IValue.
   Code value_to_flat(const model::Type& t, const Code& expr) const;
 
   /// A (default) value as a C++ expression of value_type(t) (or param_type(t)).

@@ -44,26 +44,27 @@ namespace detail {
 namespace {
 
 /// Calls `fn(tensor)` for every defined tensor in `value` (a Tensor, an
-/// optional Tensor, or a list of them).
+/// optional Tensor, or a list of them). A list's items are read in place
+/// (toTensorList().vec() would copy them, a reference count each).
 template <class Fn>
 void for_each_tensor(const c10::IValue& value, Fn&& fn) {
   if (value.isTensor()) {
     const at::Tensor& t = value.toTensor();
     if (t.defined()) fn(t);
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorList().vec()) {
-      if (t.defined()) fn(t);
-    }
-  } else if (value.isList()) {  // Tensor?[]
+  } else if (value.isList()) {  // Tensor[], Tensor?[]; other lists hold no tensor
     for (const c10::IValue& item : value.toListRef()) {
       if (item.isTensor() && item.toTensor().defined()) fn(item.toTensor());
     }
   }
 }
 
-/// Whether argument `i` of `schema` is written by the op (`Tensor(a!)`).
+/// Whether argument `i` of `schema` is written by the op (`Tensor(a!)`):
+/// what FunctionSchema::is_mutable({input, i}) answers, read from the
+/// argument's alias annotation without that call's lookups (this runs for
+/// every argument of every call).
 bool writes_argument(const c10::FunctionSchema& schema, size_t i) {
-  return schema.is_mutable({c10::SchemaArgType::input, i});
+  const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
+  return alias != nullptr && alias->isWrite();
 }
 
 /// A NotImplemented node for `op` whose edges lead to `inputs`.

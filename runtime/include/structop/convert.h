@@ -27,6 +27,7 @@
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
 
+#include <array>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -190,6 +191,30 @@ template <class E>
 c10::optional<c10::string_view> optional_enum_name(const c10::optional<E>& value) {
   if (!value.has_value()) return c10::nullopt;
   return enum_name(*value);
+}
+
+/// The `str` IValue of `value`'s spelling, as the C++ call API pushes it:
+/// made once per enumerator, so a call copies a reference where it would
+/// allocate and copy the string. Never freed (a call may come from another
+/// static's destructor).
+template <class E>
+const c10::IValue& enum_ivalue(E value) {
+  static const auto* const spellings = [] {
+    constexpr std::size_t n = EnumTraits<E>::names.size();
+    auto* out = new std::array<c10::IValue, n>();
+    for (std::size_t i = 0; i < n; ++i) {
+      (*out)[i] = c10::IValue(std::string(EnumTraits<E>::names[i]));
+    }
+    return out;
+  }();
+  return (*spellings)[static_cast<std::size_t>(value)];
+}
+
+/// As enum_ivalue; `None` for an empty optional.
+template <class E>
+c10::IValue optional_enum_ivalue(const c10::optional<E>& value) {
+  if (!value.has_value()) return c10::IValue();
+  return enum_ivalue(*value);
 }
 
 /// Enum lists (`E[]`, lowered to `str[]`): every spelling must be valid; the

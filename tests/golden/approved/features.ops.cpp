@@ -291,8 +291,8 @@ std::vector<at::Tensor> pick(
       opts.dtype,
       opts.device,
       opts.window.size,
-      structop::enum_name(opts.window.act),
-      structop::optional_enum_name(opts.fallback),
+      structop::enum_ivalue(opts.window.act),
+      structop::optional_enum_ivalue(opts.fallback),
       opts.steps,
       structop::to_flat<c10::SymIntArrayRef>(opts.shape));
 }
@@ -307,7 +307,7 @@ at::Tensor pick_scalar(
       op_pick_scalar::handle,
       from_,
       value,
-      structop::optional_enum_name(act),
+      structop::optional_enum_ivalue(act),
       n,
       structop::optional_enum_name_list(chain));
 }
@@ -318,10 +318,10 @@ at::Tensor tune(const at::Tensor& x, const Tuned& t) {
       x,
       t.main.lo,
       t.main.hi,
-      structop::enum_name(t.main.act),
+      structop::enum_ivalue(t.main.act),
       t.backup.lo,
       t.backup.hi,
-      structop::enum_name(t.backup.act),
+      structop::enum_ivalue(t.backup.act),
       structop::to_flat<at::IntArrayRef>(t.sizes));
 }
 

@@ -178,7 +178,7 @@ at::Tensor echo(
       structop::to_flat<c10::string_view>(t.controls),
       structop::to_flat<c10::string_view>(t.trigraph),
       structop::to_flat<c10::string_view>(t.accents),
-      structop::enum_name(t.mode),
+      structop::enum_ivalue(t.mode),
       tag,
       label);
 }
@@ -187,8 +187,8 @@ at::Tensor cleaned(const at::Tensor& x, Flag flag, Shade shade) {
   return structop::call<op_cleaned::signature>(
       op_cleaned::handle,
       x,
-      structop::enum_name(flag),
-      structop::enum_name(shade));
+      structop::enum_ivalue(flag),
+      structop::enum_ivalue(shade));
 }
 
 at::Tensor indented(const at::Tensor& x) {

@@ -403,7 +403,7 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
       kernel.path.NULL_,
       kernel.path.EOF_,
       kernel.path.INT64_MIN_,
-      structop::enum_name(kernel.path.linux_),
+      structop::enum_ivalue(kernel.path.linux_),
       kernel.path.std,
       kernel.path.names,
       kernel.path.fn,
@@ -427,12 +427,12 @@ at::Tensor scale(
       fn.NULL_,
       fn.EOF_,
       fn.INT64_MIN_,
-      structop::enum_name(fn.linux_),
+      structop::enum_ivalue(fn.linux_),
       fn.std,
       fn.names,
       fn.fn,
-      structop::enum_name(Kernel),
-      structop::enum_name(args),
+      structop::enum_ivalue(Kernel),
+      structop::enum_ivalue(args),
       error);
 }
 

@@ -625,7 +625,7 @@ at::Tensor affine(const at::Tensor& x, const Cfg& cfg) {
       cfg.inner.w,
       cfg.inner.b,
       cfg.scale,
-      structop::enum_name(cfg.mode));
+      structop::enum_ivalue(cfg.mode));
 }
 
 std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
@@ -635,7 +635,7 @@ std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
       cfg.inner.w,
       cfg.inner.b,
       cfg.scale,
-      structop::enum_name(cfg.mode));
+      structop::enum_ivalue(cfg.mode));
 }
 
 void scale_(const at::Tensor& x, const Cfg& cfg) {
@@ -645,7 +645,7 @@ void scale_(const at::Tensor& x, const Cfg& cfg) {
       cfg.inner.w,
       cfg.inner.b,
       cfg.scale,
-      structop::enum_name(cfg.mode));
+      structop::enum_ivalue(cfg.mode));
 }
 
 at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items) {
@@ -679,7 +679,7 @@ at::Tensor gate(
       cfg ? c10::IValue(cfg->inner.w) : c10::IValue(),
       cfg ? c10::IValue(cfg->inner.b) : c10::IValue(),
       cfg ? c10::IValue(cfg->scale) : c10::IValue(),
-      cfg ? c10::IValue(structop::enum_name(cfg->mode)) : c10::IValue());
+      cfg ? c10::IValue(structop::enum_ivalue(cfg->mode)) : c10::IValue());
 }
 
 std::tuple<at::Tensor, Moments> moments(const at::Tensor& x) {
