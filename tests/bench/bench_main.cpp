@@ -26,6 +26,13 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+
 namespace {
 
 constexpr int64_t kSize = 8;  // elements per tensor: overhead dominates
@@ -306,4 +313,57 @@ BENCHMARK(no_grad_autograd_function)->Name("no_grad/autograd_function");
 BENCHMARK(items_generated_record_list)->Name("items/generated_record_list");
 BENCHMARK(items_handwritten_flat_lists)->Name("items/handwritten_flat_lists");
 
-BENCHMARK_MAIN();
+namespace {
+
+/// `bench_overhead --count TOGGLE_LIB`: no benchmark; the C++ call API's
+/// cases (call/..., items/...) are called N and 2N times each between
+/// callgrind client requests (tests/instructions' libcallgrind_toggle, loaded
+/// here so that this file needs no valgrind header), for
+/// tests/instructions/cpp_call_instructions.py, which runs this under
+/// callgrind: (I(2N) - I(N)) / N is one call's instructions.
+int count(const char* toggle_lib) {
+  void* lib = dlopen(toggle_lib, RTLD_NOW);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "bench_overhead --count: %s\n", dlerror());
+    return 2;
+  }
+  using Start = void (*)();
+  using Stop = void (*)(const char*);
+  const auto start = reinterpret_cast<Start>(dlsym(lib, "structop_callgrind_start"));
+  const auto stop = reinterpret_cast<Stop>(dlsym(lib, "structop_callgrind_stop"));
+  if (start == nullptr || stop == nullptr) {
+    std::fprintf(stderr, "bench_overhead --count: %s lacks the toggles\n", toggle_lib);
+    return 2;
+  }
+  const Inputs in(false);
+  const bench::Cfg8 cfg = in.cfg();
+  const ItemInputs items;
+  const std::pair<const char*, std::function<at::Tensor()>> cases[] = {
+      {"call/generated_record", [&] { return generated_rec8(in, cfg); }},
+      {"call/handwritten_flat", [&] { return flat8(in, cfg); }},
+      {"items/generated_record_list", [&] { return bench::items8(items.x, items.items); }},
+      {"items/handwritten_flat_lists",
+       [&] { return bench_ref::flat_items(items.x, items.w, items.b, items.scale, items.steps); }},
+  };
+  constexpr int kCalls = 2000;
+  for (const auto& [name, call] : cases) {
+    for (int i = 0; i < kCalls; ++i) benchmark::DoNotOptimize(call());  // warm up
+    for (const int n : {kCalls, 2 * kCalls}) {
+      start();
+      for (int i = 0; i < n; ++i) benchmark::DoNotOptimize(call());
+      stop((std::string(name) + " " + std::to_string(n)).c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--count") return count(argv[2]);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

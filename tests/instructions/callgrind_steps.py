@@ -49,3 +49,43 @@ def steps(command, valgrind="valgrind", env=None, extra=()):
             if trigger and totals:
                 counts[trigger.group(1).strip()] = int(totals.group(1))
         return counts, run.stdout
+
+
+def count_calls(calls, toggle, n):
+    """Inside a program under callgrind (--instr-atstart=no): each of
+    `calls` ({name: callable}) called n and 2n times between the client
+    requests of `toggle` (libcallgrind_toggle), as steps "NAME n" and
+    "NAME 2n"."""
+    import ctypes
+
+    lib = ctypes.CDLL(toggle)
+    for name, call in calls.items():
+        for calls_in_step in (n, 2 * n):
+            lib.structop_callgrind_start()
+            for _ in range(calls_in_step):
+                call()
+            lib.structop_callgrind_stop(f"{name} {calls_in_step}".encode())
+
+
+def per_call(counts, n, names=None):
+    """{name: instructions of one call} from the steps "NAME n" and "NAME 2n"
+    of `counts` (steps()' result): (I(2n) - I(n)) / n, the loop's start-up
+    cancelled. Raises KeyError naming a missing step when `names` (default:
+    every name in counts) lacks one."""
+    if names is None:
+        names = sorted({key.rsplit(" ", 1)[0] for key in counts})
+    result = {}
+    for name in names:
+        one, two = counts.get(f"{name} {n}"), counts.get(f"{name} {2 * n}")
+        if one is None or two is None:
+            raise KeyError(f"no step {name!r} in callgrind's dumps: {sorted(counts)}")
+        result[name] = (two - one) / n
+    return result
+
+
+def counted(command, n, valgrind="valgrind", names=None, env=None):
+    """{name: instructions of one call} of a program that count_calls() its
+    cases n and 2n times: `command` run under callgrind with
+    --instr-atstart=no (its start-up and imports uncounted), then per_call."""
+    counts, _ = steps(command, valgrind, env=env, extra=["--instr-atstart=no"])
+    return per_call(counts, n, names)

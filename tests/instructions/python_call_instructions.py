@@ -19,19 +19,17 @@ importable.
 """
 
 import argparse
-import ctypes
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from callgrind_steps import steps  # noqa: E402
+from callgrind_steps import count_calls, per_call, steps  # noqa: E402
 
 CALLS = 200
 
 
 def inner(toggle, library, module_dir):
     """Runs under callgrind: the counted loops."""
-    lib = ctypes.CDLL(toggle)
     sys.path.insert(0, module_dir)
     import lists_ops
     import torch
@@ -54,14 +52,10 @@ def inner(toggle, library, module_dir):
     }
     torch.testing.assert_close(calls["record"](), calls["flat"]())
     torch.testing.assert_close(calls["blend record"](), calls["blend flat"]())
-    for name, call in calls.items():
+    for call in calls.values():
         for _ in range(CALLS):  # warm up
             call()
-        for n in (CALLS, 2 * CALLS):
-            lib.structop_callgrind_start()
-            for _ in range(n):
-                call()
-            lib.structop_callgrind_stop(f"{name} {n}".encode())
+    count_calls(calls, toggle, CALLS)
 
 
 def main():
@@ -83,22 +77,20 @@ def main():
         a.valgrind,
         extra=["--instr-atstart=no"],
     )
-    per_call = {}
-    for name in ("record", "flat", "blend record", "blend flat"):
-        one, two = counts.get(f"{name} {CALLS}"), counts.get(f"{name} {2 * CALLS}")
-        if not one or not two:
-            print(f"missing a step in callgrind's dumps: {sorted(counts)}\n{out}")
-            return 1
-        per_call[name] = (two - one) / CALLS
+    try:
+        counted = per_call(counts, CALLS, ["record", "flat", "blend record", "blend flat"])
+    except KeyError as missing:
+        print(f"{missing.args[0]}\n{out}")
+        return 1
     print(f"Instructions per call (callgrind, {CALLS} and {2 * CALLS} calls):")
     ok = True
     for op, record, flat, limit in (
         ("weights::op", "record", "flat", a.limit),
         ("multi::blend, 4 records", "blend record", "blend flat", a.list_limit),
     ):
-        ratio = per_call[record] / per_call[flat]
+        ratio = counted[record] / counted[flat]
         ok &= ratio <= limit
-        print(f"  {op}: record call {per_call[record]:.0f}, flat call {per_call[flat]:.0f}")
+        print(f"  {op}: record call {counted[record]:.0f}, flat call {counted[flat]:.0f}")
         verdict = "ok" if ratio <= limit else "FAILED"
         print(f"  {op}: ratio {ratio:.3f} (limit {limit}) {verdict}")
     return 0 if ok else 1
