@@ -10,13 +10,21 @@ the compiled graph, so its per-call time should equal the flat one's. The
 eager times are reported too, for information. Rounds are interleaved; a
 ratio is the median over rounds of the per-round ratio.
 
+With --instructions TOGGLE_LIB (tests/instructions' libcallgrind_toggle.so)
+the compiled models' calls are counted in instructions instead of timed, as
+shim_bench.py --instructions counts (N and 2N calls under callgrind; the
+difference over N is one call): the counts repeat whatever the machine's
+load, where a few percent of wall time is within the noise of a shared VM.
+
 Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N] [--json FILE]
+                         [--instructions TOGGLE_LIB [--valgrind PATH]]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -36,7 +44,16 @@ def main():
     p.add_argument("--rounds", type=int, default=25)
     p.add_argument("--calls", type=int, default=500)
     p.add_argument("--json", help="write the ratios here too")
+    p.add_argument(
+        "--instructions",
+        metavar="TOGGLE_LIB",
+        help="count instructions under callgrind instead of timing",
+    )
+    p.add_argument("--valgrind", default="valgrind")
+    p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
+    if a.instructions:
+        return instructions(a)
 
     sys.path.insert(0, a.module_dir)
     import bench_ops  # noqa: E402  (generated)
@@ -89,6 +106,9 @@ def main():
     expected = flat_model(x)
     for name, fn in calls.items():  # compiles, warms up, and proves they compute the same
         torch.testing.assert_close(fn(x), expected, msg=name)
+    if a.count:
+        count({name: calls[name] for name in COMPILED}, x, a.count)
+        return
 
     times = {name: [] for name in calls}
     for _ in range(a.rounds):
@@ -116,8 +136,9 @@ def main():
     print(
         f"({a.rounds} interleaved rounds of {a.calls} calls; torch {torch.__version__}, inductor)"
     )
-    if a.json:
-        ratios = [
+    write_json(
+        a.json,
+        [
             ("10 layers compiled (inductor): record model vs flat model", r, 1.02),
             (
                 "(info) 10 layers compiled: record model vs flat model reading its config",
@@ -129,18 +150,91 @@ def main():
                 median_ratio(times["eager record"], times["eager flat"]),
                 None,
             ),
-        ]
-        with open(a.json, "w") as f:
-            json.dump(
-                {
-                    "torch": torch.__version__,
-                    "ratios": [
-                        {"label": label, "ratio": value, "target": target, "kind": "at most"}
-                        for label, value, target in ratios
-                    ],
-                },
-                f,
+        ],
+    )
+
+
+COMPILED = ("compiled record", "compiled flat", "compiled flat, read")
+COUNTED = 100  # calls per counted loop (and twice as many)
+SEEDS = (0, 1, 2)  # PYTHONHASHSEED of each counted process
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions"))
+
+
+def count(calls, x, toggle):
+    """Under callgrind: each model's N and 2N calls between client requests."""
+    from callgrind_steps import count_calls
+
+    count_calls({name: (lambda fn=fn: fn(x)) for name, fn in calls.items()}, toggle, COUNTED)
+
+
+def instructions(a):
+    """--instructions: this script under callgrind; instructions per compiled call."""
+    from callgrind_steps import counted
+
+    # Python's string hashing is seeded per process, and where guards and
+    # the compiled code look names up differs with it: one process's counts
+    # move by up to 2% from another's. Counted under SEEDS fixed seeds, the
+    # ratio is the median of the seeds' ratios.
+    runs = []
+    for seed in SEEDS:
+        runs.append(
+            counted(
+                [
+                    sys.executable,
+                    os.path.abspath(__file__),
+                    a.library,
+                    a.module_dir,
+                    "--count",
+                    a.instructions,
+                ],
+                COUNTED,
+                a.valgrind,
+                COMPILED,
+                env=dict(os.environ, PYTHONHASHSEED=str(seed)),
             )
+        )
+    per_model = {name: statistics.median(run[name] for run in runs) for name in COMPILED}
+    print(
+        f"torch.compile'd models (10 layers of rec8), torch {torch.__version__}: instructions "
+        f"per call (callgrind, {COUNTED} and {2 * COUNTED} calls; medians over "
+        f"PYTHONHASHSEED {', '.join(map(str, SEEDS))})"
+    )
+    for name in COMPILED:
+        print(f"  {name:<24}{per_model[name]:>10.0f}")
+    r = statistics.median(run["compiled record"] / run["compiled flat"] for run in runs)
+    r_read = statistics.median(run["compiled record"] / run["compiled flat, read"] for run in runs)
+    print(f"compiled record / compiled flat: {r:.3f}x (target <= 1.02x)")
+    print(f"compiled record / compiled flat, read: {r_read:.3f}x (information)")
+    write_json(
+        a.json,
+        [
+            ("10 layers compiled (inductor): record model vs flat model, instructions", r, 1.02),
+            (
+                "(info) 10 layers compiled: record model vs flat model reading its config, "
+                "instructions",
+                r_read,
+                None,
+            ),
+        ],
+    )
+
+
+def write_json(path, ratios):
+    """[(label, ratio, target)] (each at most its target) into `path`, if any."""
+    if not path:
+        return
+    with open(path, "w") as f:
+        json.dump(
+            {
+                "torch": torch.__version__,
+                "ratios": [
+                    {"label": label, "ratio": value, "target": target, "kind": "at most"}
+                    for label, value, target in ratios
+                ],
+            },
+            f,
+        )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ benchmark the call-overhead targets are judged by and prints their ratios
 side by side: the C++ call API and autograd (bench_overhead), the eager
 Python record calls against the flat calls (shim_bench.py, timed and, with
 valgrind, in instructions), a compiled
-10-layer model (compiled_bench.py) and the front end (structopc against a
+10-layer model (compiled_bench.py, likewise) and the front end (structopc against a
 yaml-cpp load of native_functions.yaml: instructions, frontend_instructions
 under callgrind, and wall time, frontend_bench). It builds what they need
 in DIR first.
@@ -232,6 +232,17 @@ def everything(args):
         )
     )
     print()
+    if os.path.exists(toggle) and shutil.which("valgrind"):
+        counted = python_json(
+            "compiled_bench.py", [library, bench_dir, "--instructions", toggle], env
+        )
+        sections.append(
+            (
+                "torch.compile, inductor (compiled_bench.py --instructions, callgrind)",
+                [(r["label"], r["ratio"], r["target"]) for r in counted],
+            )
+        )
+        print()
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
 
