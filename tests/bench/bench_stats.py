@@ -6,9 +6,15 @@ benchmark interleaves its cases round by round, and a ratio is the median
 over rounds of the per-round ratio, which cancels the drift.
 """
 
+import os
 import random
 import statistics
+import sys
 import timeit
+
+# callgrind_steps (tests/instructions), for counting instructions.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions"))
+from callgrind_steps import count_calls, counted  # noqa: E402, F401  (count_calls: for the benchmarks)
 
 
 def median_ratio(times, baseline):
@@ -38,3 +44,12 @@ def rounds(report, field="cpu_time"):
             times = result.setdefault(b["run_name"], {})
             times[b.get("repetition_index", 0)] = b[field] * scale[b["time_unit"]]
     return {name: [t[i] for i in sorted(t)] for name, t in result.items()}
+
+
+def counted_rerun(script, a, n, names=None, env=None):
+    """{name: instructions of one call}: the benchmark `script` run again
+    under callgrind with `--count TOGGLE_LIB` (its a.library, a.module_dir,
+    a.instructions, a.valgrind), in which it count_calls() its cases n and
+    2n times."""
+    command = [sys.executable, os.path.abspath(script), a.library, a.module_dir]
+    return counted(command + ["--count", a.instructions], n, a.valgrind, names, env)

@@ -32,7 +32,7 @@ import timeit
 
 import torch
 
-from bench_stats import median_ratio
+from bench_stats import count_calls, counted_rerun, median_ratio
 
 LAYERS = 10
 
@@ -107,7 +107,8 @@ def main():
     for name, fn in calls.items():  # compiles, warms up, and proves they compute the same
         torch.testing.assert_close(fn(x), expected, msg=name)
     if a.count:
-        count({name: calls[name] for name in COMPILED}, x, a.count)
+        counted_calls = {name: (lambda fn=calls[name]: fn(x)) for name in COMPILED}
+        count_calls(counted_calls, a.count, COUNTED)
         return
 
     times = {name: [] for name in calls}
@@ -158,42 +159,17 @@ COMPILED = ("compiled record", "compiled flat", "compiled flat, read")
 COUNTED = 100  # calls per counted loop (and twice as many)
 SEEDS = (0, 1, 2)  # PYTHONHASHSEED of each counted process
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions"))
-
-
-def count(calls, x, toggle):
-    """Under callgrind: each model's N and 2N calls between client requests."""
-    from callgrind_steps import count_calls
-
-    count_calls({name: (lambda fn=fn: fn(x)) for name, fn in calls.items()}, toggle, COUNTED)
-
 
 def instructions(a):
     """--instructions: this script under callgrind; instructions per compiled call."""
-    from callgrind_steps import counted
-
     # Python's string hashing is seeded per process, and where guards and
     # the compiled code look names up differs with it: one process's counts
     # move by up to 2% from another's. Counted under SEEDS fixed seeds, the
     # ratio is the median of the seeds' ratios.
-    runs = []
-    for seed in SEEDS:
-        runs.append(
-            counted(
-                [
-                    sys.executable,
-                    os.path.abspath(__file__),
-                    a.library,
-                    a.module_dir,
-                    "--count",
-                    a.instructions,
-                ],
-                COUNTED,
-                a.valgrind,
-                COMPILED,
-                env=dict(os.environ, PYTHONHASHSEED=str(seed)),
-            )
-        )
+    runs = [
+        counted_rerun(__file__, a, COUNTED, COMPILED, dict(os.environ, PYTHONHASHSEED=str(seed)))
+        for seed in SEEDS
+    ]
     per_model = {name: statistics.median(run[name] for run in runs) for name in COMPILED}
     print(
         f"torch.compile'd models (10 layers of rec8), torch {torch.__version__}: instructions "

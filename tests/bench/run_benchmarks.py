@@ -207,42 +207,27 @@ def everything(args):
     cpp = overhead(args, os.path.join(bench_dir, "bench_overhead"))
     sections.append(("C++ (bench_overhead, CPU time)", cpp))
 
-    eager = python_json("shim_bench.py", [library, bench_dir], env)
-    sections.append(
-        (
-            "Python eager calls (shim_bench.py, wall time)",
-            [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in eager],
-        )
-    )
-    print()
-    if os.path.exists(toggle) and shutil.which("valgrind"):
-        counted = python_json("shim_bench.py", [library, bench_dir, "--instructions", toggle], env)
-        sections.append(
-            (
-                "Python eager calls (shim_bench.py --instructions, callgrind)",
-                [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in counted],
+    # Each Python benchmark timed and, where valgrind runs, counted in instructions.
+    counting = os.path.exists(toggle) and shutil.which("valgrind")
+    modes = [
+        ("shim_bench.py", "Python eager calls"),
+        ("compiled_bench.py", "torch.compile, inductor"),
+    ]
+    for script, what in modes:
+        for how, extra in [(", wall time", [])] + (
+            [(" --instructions, callgrind", ["--instructions", toggle])] if counting else []
+        ):
+            ratios = python_json(script, [library, bench_dir, *extra], env)
+            sections.append(
+                (
+                    f"{what} ({script}{how})",
+                    [
+                        (r["label"], r["ratio"], r["target"], r["kind"] == "at least")
+                        for r in ratios
+                    ],
+                )
             )
-        )
-        print()
-    compiled = python_json("compiled_bench.py", [library, bench_dir], env)
-    sections.append(
-        (
-            "torch.compile, inductor (compiled_bench.py, wall time)",
-            [(r["label"], r["ratio"], r["target"]) for r in compiled],
-        )
-    )
-    print()
-    if os.path.exists(toggle) and shutil.which("valgrind"):
-        counted = python_json(
-            "compiled_bench.py", [library, bench_dir, "--instructions", toggle], env
-        )
-        sections.append(
-            (
-                "torch.compile, inductor (compiled_bench.py --instructions, callgrind)",
-                [(r["label"], r["ratio"], r["target"]) for r in counted],
-            )
-        )
-        print()
+            print()
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
 

@@ -52,14 +52,13 @@ import dataclasses
 import functools
 import inspect
 import json
-import os
 import statistics
 import sys
 import typing
 
 import torch
 
-from bench_stats import interleaved_times, median_ratio
+from bench_stats import count_calls, counted_rerun, interleaved_times, median_ratio
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,7 +291,7 @@ def main():
         torch.testing.assert_close(call(), expected, msg=name)
 
     if a.count:
-        count(calls, a.count)
+        count_calls(calls, a.count, COUNTED)
         return
 
     times = interleaved_times(calls, a.rounds, a.calls)
@@ -310,35 +309,10 @@ def main():
 
 COUNTED = 200  # calls per counted loop (and twice as many)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions"))
-
-
-def count(calls, toggle):
-    """Under callgrind: each case's N and 2N calls between client requests."""
-    from callgrind_steps import count_calls
-
-    count_calls(calls, toggle, COUNTED)
-
 
 def instructions(a):
     """--instructions: this script under callgrind; the ratios of instructions per call."""
-    from callgrind_steps import counted
-
-    per_call = {
-        name: [value]
-        for name, value in counted(
-            [
-                sys.executable,
-                os.path.abspath(__file__),
-                a.library,
-                a.module_dir,
-                "--count",
-                a.instructions,
-            ],
-            COUNTED,
-            a.valgrind,
-        ).items()
-    }
+    per_call = {name: [value] for name, value in counted_rerun(__file__, a, COUNTED).items()}
     print(
         f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
         f"{COUNTED} and {2 * COUNTED} calls)"
