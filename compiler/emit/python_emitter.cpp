@@ -93,6 +93,15 @@ std::string doc_text(std::string_view doc) {
   return std::string(doc);
 }
 
+Code enum_str(const std::string& value) {
+  return call("getattr", {value, "\"_value_\"", value});
+}
+
+bool passes_enum_str(const model::Type& leaf) {
+  return leaf.is_enum() &&
+         (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));
+}
+
 // ---- types, checks, values --------------------------------------------------
 
 namespace {

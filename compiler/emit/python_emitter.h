@@ -83,6 +83,26 @@ class Module {
 /// A doc as the generated `__doc__`s hold it: without trailing line breaks.
 std::string doc_text(std::string_view doc);
 
+/// `getattr(v, "_value_", v)`: an enum member's value, a plain str, which
+/// torch parses faster than the member (a str subclass); a str or None
+/// stays as it is.
+Code enum_str(const std::string& value);
+/// Whether a flat call passes a leaf of this type (its type as the record
+/// field declares it) as enum_str: one enum value, optional or not. (Enum
+/// lists pass their members.)
+bool passes_enum_str(const model::Type& leaf);
+
+/// The attribute that holds a record's flat values: its leaves in slot
+/// order (the values a flat call passes: enum values as enum_str, None for
+/// the leaves of an absent optional record), a tuple its __post_init__ sets
+/// once (the record is frozen), which the op functions splat instead of
+/// reading each leaf. Only records with no list of records at any depth
+/// have it: such a list may change after the record is made.
+inline constexpr const char* kFlatAttr = "_structop_flat";
+inline bool has_flat_tuple(const lower::RecordLayout& layout) {
+  return !layout.has_record_list && !layout.leaves.empty();
+}
+
 /// The enums and records the IDL declares (not its includes'), each with
 /// its grad record where it takes gradients.
 void enum_class(CodePrinter& p, const Module& mod, const model::Enum& e);

@@ -9,7 +9,7 @@
 //   @_op_op.function
 //   def op(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
 //       try:
-//           args = (x, cfg.w, ...)
+//           args = (x, *cfg._structop_flat)
 //           return (
 //               _op_op.overload
 //               if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -18,6 +18,9 @@
 //       except (AttributeError, TypeError, RuntimeError) as error:
 //           return _op_op.failed(error, op, (x, cfg), {})
 //
+// A record parameter passes its record's flat values (kFlatAttr, set once by
+// the record's __post_init__), leaf by leaf only where its record has none
+// (a list of records inside) or the parameter is keyword-only.
 // Op.function gives the function slot_map, schema, annotations and the
 // Python-kernel API; the runtime builds a Python kernel's record form from
 // the same data (the checks, the records' fields, the slot map's order).
@@ -41,20 +44,10 @@ namespace structop {
 namespace python {
 namespace {
 
-/// `getattr(cfg.mode, "_value_", cfg.mode)`: an enum member's value, a
-/// plain str, which torch parses faster than the member (a str subclass);
-/// a str or None stays as it is.
-Code enum_str(const std::string& value) {
-  return call("getattr", {value, "\"_value_\"", value});
-}
-
-/// Whether the flat call passes slot `s` as an enum value's string
-/// (enum_str): a leaf of enum type, optional or in a list of records, whose
-/// value is one enum member or str. (Enum lists pass their members.)
+/// Whether the flat call passes slot `s` as enum_str: a leaf of enum type,
+/// optional or in a list of records, whose value is one enum member or str.
 bool enum_value_leaf(const lower::Slot& s) {
-  const model::Type& leaf = s.list_depth ? s.declared_type : s.type;
-  return leaf.is_enum() &&
-         (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));
+  return passes_enum_str(s.list_depth ? s.declared_type : s.type);
 }
 
 /// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
@@ -120,15 +113,42 @@ ListLeaves list_leaves(const lower::LoweredOp& lo) {
   return out;
 }
 
-/// The flat call's arguments: one per slot, keyword-only slots by name (one
-/// named like a Python keyword, `from`, through `**{"from": from_}`);
-/// `lists`: list_leaves' locals.
+/// A record parameter the flat call passes as its record's flat values
+/// (kFlatAttr), splatted: `*cfg._structop_flat`, or for an optional record
+/// `*(cfg._structop_flat if cfg is not None else (None, None))`; empty when
+/// the parameter is no such record (a list of records, keyword-only, or a
+/// record without the tuple).
+Code flat_splat(const Module& mod, const lower::LoweredOp& lo, size_t param) {
+  const model::Param& p = mod.m.ops[lo.op].params[param];
+  if (p.kwarg_only || !(p.type.is_plain_record() || p.type.is_optional_record()) ||
+      !has_flat_tuple(mod.layout(p.type.decl))) {
+    return {};
+  }
+  const std::string& name = lo.api_params[param].name;
+  const Code flat = name + "." + kFlatAttr;
+  if (p.type.is_plain_record()) return "*" + flat;
+  return "*" + conditional(
+                   flat,
+                   name + " is not None",
+                   tuple(std::vector<Code>(mod.layout(p.type.decl).leaves.size(), "None")));
+}
+
+/// The flat call's arguments: one per slot, or a record parameter's flat
+/// values at once (flat_splat); keyword-only slots by name (one named like
+/// a Python keyword, `from`, through `**{"from": from_}`); `lists`:
+/// list_leaves' locals.
 std::vector<Code> flat_arguments(
+    const Module& mod,
     const lower::LoweredOp& lo,
     const std::vector<std::string>& lists) {
   std::vector<Code> args, keyword_named;
   for (size_t k = 0; k < lo.slots.size(); ++k) {
     const lower::Slot& s = lo.slots[k];
+    if (Code splat = flat_splat(mod, lo, s.param); !splat.empty()) {
+      args.push_back(splat);
+      while (k + 1 < lo.slots.size() && lo.slots[k + 1].param == s.param) ++k;
+      continue;
+    }
     const bool as_str = enum_value_leaf(s);
     const Code access = s.list_depth             ? Code(lists[k])
                         : !s.optional_at.empty() ? optional_leaf(s, as_str)
@@ -152,10 +172,11 @@ struct FlatCall {
 };
 
 FlatCall flat_call(
+    const Module& mod,
     const lower::LoweredOp& lo,
     const std::string& handle,
     const std::vector<std::string>& lists) {
-  const std::vector<Code> arguments = flat_arguments(lo, lists);
+  const std::vector<Code> arguments = flat_arguments(mod, lo, lists);
   // Op.boxed takes positional arguments only, and an empty tuple would hide
   // an active TorchFunctionMode from has_torch_function.
   const bool boxed = !lo.slots.empty() &&
@@ -247,7 +268,7 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
 
   const std::string handle = "_" + name + "_op";
   const ListLeaves lists = list_leaves(lo);
-  const FlatCall flat = flat_call(lo, handle, lists.locals);
+  const FlatCall flat = flat_call(mod, lo, handle, lists.locals);
   p.line();
   p.line();
   p.emit(

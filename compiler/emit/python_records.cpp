@@ -82,6 +82,39 @@ void grad_class(CodePrinter& p, const Module& mod, const model::Record& r) {
   )py");
 }
 
+/// `def __post_init__(self)`, which sets the record's flat values
+/// (kFlatAttr) from its fields, a nested record's from its own tuple; empty
+/// for a record without them (has_flat_tuple).
+Code flat_tuple_init(const model::Record& r, const lower::RecordLayout& layout) {
+  if (!has_flat_tuple(layout)) return {};
+  std::vector<Code> values;
+  bool nested = false;
+  for (size_t fi = 0; fi < r.fields.size(); ++fi) {
+    const model::Type& type = r.fields[fi].type;
+    const lower::RecordField& field = layout.fields[fi];
+    const std::string value = "self." + field.api_name;
+    if (type.is_record()) {
+      if (!field.leaf_count) continue;
+      nested = true;
+      const Code flat = value + "." + kFlatAttr;
+      values.push_back(
+          "*" + (type.is_plain_record() ? flat
+                                        : conditional(
+                                              flat,
+                                              value + " is not None",
+                                              tuple(std::vector<Code>(field.leaf_count, "None")))));
+    } else {
+      values.push_back(passes_enum_str(type) ? enum_str(value) : Code(value));
+    }
+  }
+  const Code set = call("object.__setattr__", {"self", quoted(kFlatAttr), tuple(values)});
+  // A record field holding something else than its record has no tuple:
+  // then neither has this record, and a call with it explains the field.
+  return "def __post_init__(self) -> None:\n" +
+         (nested ? "    try:\n        " + set + "\n    except AttributeError:\n        pass"
+                 : "    " + set);
+}
+
 }  // namespace
 
 void enum_class(CodePrinter& p, const Module& mod, const model::Enum& e) {
@@ -146,6 +179,7 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
        {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
        {"doc", docstring(doc)},
        {"fields", fields},
+       {"post_init", flat_tuple_init(r, layout)},
        {"specs", api_name(r.name) + "._structop_fields = " + tuple(specs)},
        {"register",
         call(
@@ -157,6 +191,8 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
         $doc$
 
         $fields$
+
+        $post_init$
 
 
     $specs$

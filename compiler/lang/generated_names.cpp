@@ -92,6 +92,7 @@ const std::vector<FixedName>& generated_global_names() {
     for (const char* builtin :
          {"str",
           "getattr",
+          "object",
           "AttributeError",
           "TypeError",
           "RuntimeError",
@@ -117,6 +118,7 @@ const std::vector<FixedName>& record_body_names() {
       // Class attributes X_ops.py sets on each record (a field's default is one too).
       {"_structop_fields", "`_structop_fields`, which structop sets on the generated dataclass"},
       {"_structop_grad", "`_structop_grad`, which structop sets on the generated dataclass"},
+      {"_structop_flat", "`_structop_flat`, which structop sets on each record"},
   };
   return kNames;
 }

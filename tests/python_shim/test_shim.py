@@ -18,12 +18,14 @@ Usage: test_shim.py (LIBSTRUCTOP_EXAMPLES.so | --python-kernels KERNELS_DIR) GEN
 """
 
 import ast
+import copy
 import dataclasses
 import glob
 import importlib
 import inspect
 import math
 import os
+import pickle
 import py_compile
 import subprocess
 import sys
@@ -615,6 +617,61 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:  # a TORCH_CHECK_VALUE inside the kernel
             sampling.process_logits(t64(2, 3), None, sampling.LogitsCfg(temperature=-1.0))
         self.assertIn("temperature must be > 0", str(cm.exception))
+
+
+class FlatValues(unittest.TestCase):
+    """Each record without a list of records holds its leaves' flat values in
+    slot order (`_structop_flat`, set by its __post_init__), which the op
+    functions pass instead of reading each leaf."""
+
+    def leaf(self, record, path):
+        value = record
+        for name in path.split("."):
+            value = getattr(value, name)
+        return getattr(value, "_value_", value)  # an enum member passes its str
+
+    def test_flat_values_are_the_leaves_in_slot_order(self):
+        cfg = weights.WeightCfg(weights.Inner(t64(3), t64(3)), 2.0, weights.MaskType.full)
+        paths = [p[len("cfg.") :] for p in weights.op.slot_map if p.startswith("cfg.")]
+        self.assertEqual(len(paths), 4)
+        expected = tuple(self.leaf(cfg, p) for p in paths)
+        self.assertEqual(len(cfg._structop_flat), len(expected))
+        for got, want in zip(cfg._structop_flat, expected):
+            self.assertIs(got, want)
+        self.assertIs(type(cfg._structop_flat[-1]), str)  # the enum's value, not the member
+        lora = mlp.Lora()  # optional tensors absent: None in the flat values
+        linear = mlp.Linear(t64(5, 4), lora=lora)
+        paths = [p[len("layer.") :] for p in mlp.linear.slot_map if p.startswith("layer.")]
+        self.assertEqual(len(paths), 5)
+        self.assertEqual(linear._structop_flat, tuple(self.leaf(linear, p) for p in paths))
+
+    def test_copies_replace_and_pickle_call_like_the_original(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(weights.Inner(w, b), 2.0)
+        expected = (x * w + b) * 2.0
+        for made in (
+            copy.copy(cfg),
+            copy.deepcopy(cfg),
+            pickle.loads(pickle.dumps(cfg)),
+        ):
+            # The copy's flat values are its own fields (deepcopy copies both once).
+            self.assertIs(made._structop_flat[0], made.inner.w)
+            torch.testing.assert_close(weights.op(x, made), expected)
+        replaced = dataclasses.replace(cfg, scale=3.0)
+        torch.testing.assert_close(weights.op(x, replaced), (x * w + b) * 3.0)
+        inner = dataclasses.replace(cfg, inner=weights.Inner(w, 2 * b))
+        torch.testing.assert_close(weights.op(x, inner), (x * w + 2 * b) * 2.0)
+
+    def test_a_record_made_without_its_init_is_explained(self):
+        cfg = object.__new__(weights.WeightCfg)
+        valid = weights.WeightCfg(weights.Inner(t64(3), t64(3)))
+        for field in dataclasses.fields(valid):
+            object.__setattr__(cfg, field.name, getattr(valid, field.name))
+        with self.assertRaises(TypeError) as cm:
+            weights.op(t64(3), cfg)
+        self.assertIn(
+            "weights::op: this WeightCfg was made without its __init__", str(cm.exception)
+        )
 
 
 class Introspection(unittest.TestCase):

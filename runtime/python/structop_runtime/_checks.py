@@ -154,6 +154,13 @@ def explain_failure(op, params, values, error, bound):
         found = problem(check, value, name)
         if found:
             raise TypeError(f"{op}: {found}") from error
+    if isinstance(error, AttributeError) and error.name == "_structop_flat":
+        # A record's __post_init__ sets it; this one was made around its class.
+        raise TypeError(
+            f"{op}: this {type(error.obj).__name__} was made without its __init__ "
+            "(object.__new__, or a copy that skips it), which sets the flat values "
+            "a call passes; make records by calling their class or dataclasses.replace"
+        ) from error
     if not bound:
         raise RuntimeError(
             f"{op} is not registered: call load_library(path) with the "

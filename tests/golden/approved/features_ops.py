@@ -66,6 +66,29 @@ class Opts:
     steps: int = 4
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(
+                self,
+                "_structop_flat",
+                (
+                    self.sizes,
+                    self.weights,
+                    self.mask,
+                    self.acts,
+                    self.k,
+                    self.label,
+                    self.dtype,
+                    self.device,
+                    *self.window._structop_flat,
+                    getattr(self.fallback, "_value_", self.fallback),
+                    self.steps,
+                    self.shape,
+                ),
+            )
+        except AttributeError:
+            pass
+
 
 Opts._structop_fields = (
     ("sizes", _rt.list_of(_rt.INT)),
@@ -109,6 +132,11 @@ class Range:
     hi: float
     act: Act = Act.gelu
 
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_structop_flat", (self.lo, self.hi, getattr(self.act, "_value_", self.act))
+        )
+
 
 Range._structop_fields = (("lo", _rt.FLOAT), ("hi", _rt.FLOAT), ("act", _rt.enum_of(Act)))
 _rt.register_pytree(Range, (), ("lo", "hi", "act"), NAMESPACE, _IDL_STEM)
@@ -121,6 +149,16 @@ class Tuned:
     main: Range = dataclasses.field(default_factory=lambda: Range(hi=2.0))
     backup: Range = dataclasses.field(default_factory=lambda: Range(hi=3, act=Act.relu))
     sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1])
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(
+                self,
+                "_structop_flat",
+                (*self.main._structop_flat, *self.backup._structop_flat, self.sizes),
+            )
+        except AttributeError:
+            pass
 
 
 Tuned._structop_fields = (
@@ -165,23 +203,7 @@ def pick(
     """Calls torch.ops.golden_features.pick, whose lowered schema is
     pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"""
     try:
-        args = (
-            from_,
-            to,
-            opts.sizes,
-            opts.weights,
-            opts.mask,
-            opts.acts,
-            opts.k,
-            opts.label,
-            opts.dtype,
-            opts.device,
-            opts.window.size,
-            getattr(opts.window.act, "_value_", opts.window.act),
-            getattr(opts.fallback, "_value_", opts.fallback),
-            opts.steps,
-            opts.shape,
-        )
+        args = (from_, to, *opts._structop_flat)
         return (
             _pick_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -255,16 +277,7 @@ def tune(
     """Calls torch.ops.golden_features.tune, whose lowered schema is
     tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor"""
     try:
-        args = (
-            x,
-            t.main.lo,
-            t.main.hi,
-            getattr(t.main.act, "_value_", t.main.act),
-            t.backup.lo,
-            t.backup.hi,
-            getattr(t.backup.act, "_value_", t.backup.act),
-            t.sizes,
-        )
+        args = (x, *t._structop_flat)
         return (
             _tune_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)

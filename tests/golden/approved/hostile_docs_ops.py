@@ -93,6 +93,22 @@ class Texts:
     accents: str = "café → ÿ"
     mode: Mode = Mode.odd
 
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "_structop_flat",
+            (
+                self.cr,
+                self.quoted,
+                self.nul,
+                self.bidi,
+                self.controls,
+                self.trigraph,
+                self.accents,
+                getattr(self.mode, "_value_", self.mode),
+            ),
+        )
+
 
 Texts._structop_fields = (
     ("cr", _rt.STR),
@@ -149,19 +165,7 @@ def echo(
     Calls torch.ops.hostile_docs.echo, whose lowered schema is
     echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor"""
     try:
-        args = (
-            x,
-            t.cr,
-            t.quoted,
-            t.nul,
-            t.bidi,
-            t.controls,
-            t.trigraph,
-            t.accents,
-            getattr(t.mode, "_value_", t.mode),
-            tag,
-            label,
-        )
+        args = (x, *t._structop_flat, tag, label)
         return (
             _echo_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)

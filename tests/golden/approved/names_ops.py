@@ -85,6 +85,24 @@ class errno_:
     names: typing.List[str] = dataclasses.field(default_factory=lambda: [])
     fn: int = 3
 
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "_structop_flat",
+            (
+                self.at,
+                self.path,
+                self.EDOM_,
+                self.NULL_,
+                self.EOF_,
+                self.INT64_MIN_,
+                getattr(self.linux_, "_value_", self.linux_),
+                self.std,
+                self.names,
+                self.fn,
+            ),
+        )
+
 
 errno_._structop_fields = (
     ("at", _rt.optional(_rt.TENSOR)),
@@ -125,6 +143,12 @@ class Outer:
 
     path: errno_
     args: torch.Tensor
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "_structop_flat", (*self.path._structop_flat, self.args))
+        except AttributeError:
+            pass
 
 
 Outer._structop_fields = (("path", _rt.record(errno_)), ("args", _rt.TENSOR))
@@ -217,22 +241,7 @@ def from_lambda(
     """Calls torch.ops.golden_names.from.lambda, whose lowered schema is
     from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
     try:
-        args = (
-            x,
-            kernel.path.at,
-            kernel.path.path,
-            kernel.path.EDOM_,
-            kernel.path.NULL_,
-            kernel.path.EOF_,
-            kernel.path.INT64_MIN_,
-            getattr(kernel.path.linux_, "_value_", kernel.path.linux_),
-            kernel.path.std,
-            kernel.path.names,
-            kernel.path.fn,
-            kernel.args,
-            handle,
-            op_name,
-        )
+        args = (x, *kernel._structop_flat, handle, op_name)
         return (
             _from_lambda_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -287,16 +296,7 @@ def scale(
     try:
         args2 = (
             scale,
-            fn.at,
-            fn.path,
-            fn.EDOM_,
-            fn.NULL_,
-            fn.EOF_,
-            fn.INT64_MIN_,
-            getattr(fn.linux_, "_value_", fn.linux_),
-            fn.std,
-            fn.names,
-            fn.fn,
+            *fn._structop_flat,
             getattr(Kernel, "_value_", Kernel),
             getattr(args, "_value_", args),
             error,

@@ -77,6 +77,9 @@ class Inner:
     w: torch.Tensor
     b: typing.Optional[torch.Tensor] = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_structop_flat", (self.w, self.b))
+
 
 Inner._structop_fields = (("w", _rt.TENSOR), ("b", _rt.optional(_rt.TENSOR)))
 _rt.register_pytree(Inner, ("w", "b"), (), NAMESPACE, _IDL_STEM)
@@ -101,6 +104,16 @@ class Cfg:
     inner: Inner
     scale: float = 1.0
     mode: Mode = Mode.exact
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(
+                self,
+                "_structop_flat",
+                (*self.inner._structop_flat, self.scale, getattr(self.mode, "_value_", self.mode)),
+            )
+        except AttributeError:
+            pass
 
 
 Cfg._structop_fields = (
@@ -129,6 +142,16 @@ class Gate:
     g: torch.Tensor
     inner: typing.Optional[Inner] = None
 
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(
+                self,
+                "_structop_flat",
+                (self.g, *(self.inner._structop_flat if self.inner is not None else (None, None))),
+            )
+        except AttributeError:
+            pass
+
 
 Gate._structop_fields = (("g", _rt.TENSOR), ("inner", _rt.optional(_rt.record(Inner))))
 _rt.register_pytree(Gate, ("g", "inner"), (), NAMESPACE, _IDL_STEM)
@@ -152,6 +175,9 @@ class Moments:
 
     mean: torch.Tensor
     var: torch.Tensor
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_structop_flat", (self.mean, self.var))
 
 
 Moments._structop_fields = (("mean", _rt.TENSOR), ("var", _rt.TENSOR))
@@ -177,6 +203,12 @@ class Summary:
     m: Moments
     count: int
 
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "_structop_flat", (*self.m._structop_flat, self.count))
+        except AttributeError:
+            pass
+
 
 Summary._structop_fields = (("m", _rt.record(Moments)), ("count", _rt.INT))
 _rt.register_pytree(Summary, ("m",), ("count",), NAMESPACE, _IDL_STEM)
@@ -199,6 +231,9 @@ class Stack:
 
     parts: typing.List[torch.Tensor]
     biases: typing.List[typing.Optional[torch.Tensor]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_structop_flat", (self.parts, self.biases))
 
 
 Stack._structop_fields = (
@@ -244,7 +279,7 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     Calls torch.ops.golden.affine, whose lowered schema is
     affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor"""
     try:
-        args = (x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        args = (x, *cfg._structop_flat)
         return (
             _affine_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -307,7 +342,7 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_, whose lowered schema is
     scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()"""
     try:
-        args = (x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode))
+        args = (x, *cfg._structop_flat)
         return (
             _scale__op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -369,7 +404,7 @@ def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torc
     """Calls torch.ops.golden.stack, whose lowered schema is
     stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"""
     try:
-        args = (xs, st.parts, st.biases, y)
+        args = (xs, *st._structop_flat, y)
         return (
             _stack_op.overload
             if _rt.is_dynamo_compiling()
@@ -425,13 +460,8 @@ def gate(
     try:
         args = (
             x,
-            (None if gate is None else gate.g),
-            (None if gate is None or gate.inner is None else gate.inner.w),
-            (None if gate is None or gate.inner is None else gate.inner.b),
-            (None if cfg is None else cfg.inner.w),
-            (None if cfg is None else cfg.inner.b),
-            (None if cfg is None else cfg.scale),
-            (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)),
+            *(gate._structop_flat if gate is not None else (None, None, None)),
+            *(cfg._structop_flat if cfg is not None else (None, None, None, None)),
         )
         return (
             _gate_op.overload

@@ -46,6 +46,11 @@ class Window:
     size: int = 3
     act: Act = Act.relu
 
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_structop_flat", (self.size, getattr(self.act, "_value_", self.act))
+        )
+
 
 Window._structop_fields = (("size", _rt.INT), ("act", _rt.enum_of(Act)))
 _rt.register_pytree(Window, (), ("size", "act"), NAMESPACE, _IDL_STEM)
