@@ -133,18 +133,19 @@ Code flat_splat(const Module& mod, const lower::LoweredOp& lo, size_t param) {
                    tuple(std::vector<Code>(mod.layout(p.type.decl).leaves.size(), "None")));
 }
 
-/// The flat call's arguments: one per slot, or a record parameter's flat
-/// values at once (flat_splat); keyword-only slots by name (one named like
+/// The flat call's arguments: one per slot, or (`splat_records`) a record
+/// parameter's flat values at once (flat_splat); keyword-only slots by name (one named like
 /// a Python keyword, `from`, through `**{"from": from_}`); `lists`:
 /// list_leaves' locals.
 std::vector<Code> flat_arguments(
     const Module& mod,
     const lower::LoweredOp& lo,
-    const std::vector<std::string>& lists) {
+    const std::vector<std::string>& lists,
+    bool splat_records) {
   std::vector<Code> args, keyword_named;
   for (size_t k = 0; k < lo.slots.size(); ++k) {
     const lower::Slot& s = lo.slots[k];
-    if (Code splat = flat_splat(mod, lo, s.param); !splat.empty()) {
+    if (Code splat = splat_records ? flat_splat(mod, lo, s.param) : Code(); !splat.empty()) {
       args.push_back(splat);
       while (k + 1 < lo.slots.size() && lo.slots[k + 1].param == s.param) ++k;
       continue;
@@ -165,18 +166,50 @@ std::vector<Code> flat_arguments(
 }
 
 /// The op function's call: `args = (...)` and the call of the op with it,
-/// or the call alone (`tuple` empty).
+/// or the call alone (`tuple` empty); where a record parameter passes its
+/// flat values, first the call Dynamo traces (`traced`, else empty):
+///
+///   if _rt.is_dynamo_compiling():
+///       return (
+///           _op_op.overload(x, *cfg._structop_flat)
+///           if _rt.FLAT_IN_GRAPH
+///           else _op_op.overload(x, cfg.w, ...)
+///       )
+///
+/// _rt.FLAT_IN_GRAPH says which of the two costs Dynamo fewer guards with
+/// this torch (structop_runtime/_loading.py).
 struct FlatCall {
+  Code traced;
   Code tuple;
   Code call;
+  /// With `traced`, one check left (has_torch_function(args)): the call as
+  /// statements instead, `if check: return overload(*args)`, then
+  /// `return boxed(*args)` (`call` then calls boxed).
+  Code check;
+  Code overload;
 };
+
+bool splats_a_record(const Module& mod, const lower::LoweredOp& lo) {
+  for (size_t pi = 0; pi < lo.api_params.size(); ++pi) {
+    if (!flat_splat(mod, lo, pi).empty()) return true;
+  }
+  return false;
+}
 
 FlatCall flat_call(
     const Module& mod,
     const lower::LoweredOp& lo,
     const std::string& handle,
     const std::vector<std::string>& lists) {
-  const std::vector<Code> arguments = flat_arguments(mod, lo, lists);
+  const std::vector<Code> arguments = flat_arguments(mod, lo, lists, true);
+  Code traced;
+  if (splats_a_record(mod, lo)) {
+    const std::string overload = handle + ".overload";
+    traced = conditional(
+        call(overload, arguments),
+        "_rt.FLAT_IN_GRAPH",
+        call(overload, flat_arguments(mod, lo, lists, false)));
+  }
   // Op.boxed takes positional arguments only, and an empty tuple would hide
   // an active TorchFunctionMode from has_torch_function.
   const bool boxed = !lo.slots.empty() &&
@@ -185,12 +218,19 @@ FlatCall flat_call(
                      });
   if (!boxed) {
     return {
+        traced,
         {},
-        conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager") + "(" +
-            Code::list(arguments) + ")"};
+        (traced.empty()
+             ? conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager")
+             : Code(handle + ".eager")) +
+            "(" + Code::list(arguments) + ")",
+        {},
+        {}};
   }
   const std::string& args = lo.locals.args;
-  std::vector<Code> checks = {"_rt.is_dynamo_compiling()", call("_rt.has_torch_function", {args})};
+  std::vector<Code> checks;
+  if (traced.empty()) checks.push_back("_rt.is_dynamo_compiling()");
+  checks.push_back(call("_rt.has_torch_function", {args}));
   for (size_t i = 0; i < lo.slots.size(); ++i) {
     if (!lo.slots[i].tensor_list) continue;
     // An absent list (None) has no tensor to check.
@@ -198,9 +238,20 @@ FlatCall flat_call(
                                        : Code(lists[i]);
     checks.push_back(call("_rt.has_torch_function", {list}));
   }
+  if (!traced.empty() && checks.size() == 1) {
+    return {
+        traced,
+        args + " = " + tuple(arguments),
+        handle + ".boxed(*" + args + ")",
+        checks[0],
+        handle + ".overload(*" + args + ")"};
+  }
   return {
+      traced,
       args + " = " + tuple(arguments),
-      conditional(handle + ".overload", checks, handle + ".boxed") + "(*" + args + ")"};
+      conditional(handle + ".overload", checks, handle + ".boxed") + "(*" + args + ")",
+      {},
+      {}};
 }
 
 /// `_rt.Op(_IDL_STEM, schema, checks, slot_map, ...)`: what the IDL says of
@@ -269,6 +320,9 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
   const std::string handle = "_" + name + "_op";
   const ListLeaves lists = list_leaves(lo);
   const FlatCall flat = flat_call(mod, lo, handle, lists.locals);
+  const auto results = [&](const Code& call_) {
+    return lo.has_record_return ? call("_" + name + "_results", {call_}) : call_;
+  };
   p.line();
   p.line();
   p.emit(
@@ -279,10 +333,15 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
             ":"},
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
        {"lists", lists.loops},
+       {"traced",
+        flat.traced.empty() ? Code()
+                            : "if _rt.is_dynamo_compiling():\n    return " + results(flat.traced)},
        {"flat", flat.tuple},
        {"call",
-        "return " +
-            (lo.has_record_return ? call("_" + name + "_results", {flat.call}) : flat.call)},
+        (flat.check.empty()
+             ? Code()
+             : "if " + flat.check + ":\n    return " + results(flat.overload) + "\n") +
+            "return " + results(flat.call)},
        {"error", lo.locals.error},
        {"failed",
         "return " +
@@ -296,6 +355,7 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
         $doc$
         try:
             $lists$
+            $traced$
             $flat$
             $call$
         except (AttributeError, TypeError, RuntimeError) as $error$:

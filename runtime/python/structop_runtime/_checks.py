@@ -154,7 +154,7 @@ def explain_failure(op, params, values, error, bound):
         found = problem(check, value, name)
         if found:
             raise TypeError(f"{op}: {found}") from error
-    if isinstance(error, AttributeError) and error.name == "_structop_flat":
+    if isinstance(error, AttributeError) and getattr(error, "name", None) == "_structop_flat":
         # A record's __post_init__ sets it; this one was made around its class.
         raise TypeError(
             f"{op}: this {type(error.obj).__name__} was made without its __init__ "

@@ -14,7 +14,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(8, __name__)
+_rt.require_version(9, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -203,12 +203,32 @@ def pick(
     """Calls torch.ops.golden_features.pick, whose lowered schema is
     pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _pick_op.overload(from_, to, *opts._structop_flat)
+                if _rt.FLAT_IN_GRAPH
+                else _pick_op.overload(
+                    from_,
+                    to,
+                    opts.sizes,
+                    opts.weights,
+                    opts.mask,
+                    opts.acts,
+                    opts.k,
+                    opts.label,
+                    opts.dtype,
+                    opts.device,
+                    opts.window.size,
+                    getattr(opts.window.act, "_value_", opts.window.act),
+                    getattr(opts.fallback, "_value_", opts.fallback),
+                    opts.steps,
+                    opts.shape,
+                )
+            )
         args = (from_, to, *opts._structop_flat)
-        return (
-            _pick_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _pick_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _pick_op.overload(*args)
+        return _pick_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _pick_op.failed(error, pick, (from_, to, opts), {})
 
@@ -277,12 +297,25 @@ def tune(
     """Calls torch.ops.golden_features.tune, whose lowered schema is
     tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _tune_op.overload(x, *t._structop_flat)
+                if _rt.FLAT_IN_GRAPH
+                else _tune_op.overload(
+                    x,
+                    t.main.lo,
+                    t.main.hi,
+                    getattr(t.main.act, "_value_", t.main.act),
+                    t.backup.lo,
+                    t.backup.hi,
+                    getattr(t.backup.act, "_value_", t.backup.act),
+                    t.sizes,
+                )
+            )
         args = (x, *t._structop_flat)
-        return (
-            _tune_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _tune_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _tune_op.overload(*args)
+        return _tune_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _tune_op.failed(error, tune, (x, t), {})
 

@@ -19,7 +19,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(8, __name__)
+_rt.require_version(9, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -165,12 +165,28 @@ def echo(
     Calls torch.ops.hostile_docs.echo, whose lowered schema is
     echo(Tensor x, str t__cr="carriage\\015return", str t__quoted="say \\"hi\\" \\\\ back", str t__nul="nul\\000byte", str t__bidi="\\342\\200\\256evil\\342\\200\\254", str t__controls="\\001\\033[31m\\177\\302\\205\\342\\200\\250\\t\\n", str t__trigraph="??/", str t__accents="caf\\303\\251 \\342\\206\\222 \\303\\277", str t__mode="odd", str tag="a\\"b\\\\c\\015d", str? label=None) -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _echo_op.overload(x, *t._structop_flat, tag, label)
+                if _rt.FLAT_IN_GRAPH
+                else _echo_op.overload(
+                    x,
+                    t.cr,
+                    t.quoted,
+                    t.nul,
+                    t.bidi,
+                    t.controls,
+                    t.trigraph,
+                    t.accents,
+                    getattr(t.mode, "_value_", t.mode),
+                    tag,
+                    label,
+                )
+            )
         args = (x, *t._structop_flat, tag, label)
-        return (
-            _echo_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _echo_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _echo_op.overload(*args)
+        return _echo_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _echo_op.failed(error, echo, (x, t, tag, label), {})
 

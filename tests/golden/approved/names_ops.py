@@ -15,7 +15,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(8, __name__)
+_rt.require_version(9, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -241,12 +241,31 @@ def from_lambda(
     """Calls torch.ops.golden_names.from.lambda, whose lowered schema is
     from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _from_lambda_op.overload(x, *kernel._structop_flat, handle, op_name)
+                if _rt.FLAT_IN_GRAPH
+                else _from_lambda_op.overload(
+                    x,
+                    kernel.path.at,
+                    kernel.path.path,
+                    kernel.path.EDOM_,
+                    kernel.path.NULL_,
+                    kernel.path.EOF_,
+                    kernel.path.INT64_MIN_,
+                    getattr(kernel.path.linux_, "_value_", kernel.path.linux_),
+                    kernel.path.std,
+                    kernel.path.names,
+                    kernel.path.fn,
+                    kernel.args,
+                    handle,
+                    op_name,
+                )
+            )
         args = (x, *kernel._structop_flat, handle, op_name)
-        return (
-            _from_lambda_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _from_lambda_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _from_lambda_op.overload(*args)
+        return _from_lambda_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _from_lambda_op.failed(error, from_lambda, (x, kernel, handle, op_name), {})
 
@@ -294,6 +313,33 @@ def scale(
     Calls torch.ops.golden_names.scale, whose lowered schema is
     scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _scale_op.overload(
+                    scale,
+                    *fn._structop_flat,
+                    getattr(Kernel, "_value_", Kernel),
+                    getattr(args, "_value_", args),
+                    error,
+                )
+                if _rt.FLAT_IN_GRAPH
+                else _scale_op.overload(
+                    scale,
+                    fn.at,
+                    fn.path,
+                    fn.EDOM_,
+                    fn.NULL_,
+                    fn.EOF_,
+                    fn.INT64_MIN_,
+                    getattr(fn.linux_, "_value_", fn.linux_),
+                    fn.std,
+                    fn.names,
+                    fn.fn,
+                    getattr(Kernel, "_value_", Kernel),
+                    getattr(args, "_value_", args),
+                    error,
+                )
+            )
         args2 = (
             scale,
             *fn._structop_flat,
@@ -301,11 +347,9 @@ def scale(
             getattr(args, "_value_", args),
             error,
         )
-        return (
-            _scale_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args2)
-            else _scale_op.boxed
-        )(*args2)
+        if _rt.has_torch_function(args2):
+            return _scale_op.overload(*args2)
+        return _scale_op.boxed(*args2)
     except (AttributeError, TypeError, RuntimeError) as error2:
         return _scale_op.failed(error2, scale, (scale, fn, Kernel, args, error), {})
 

@@ -17,7 +17,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(8, __name__)
+_rt.require_version(9, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -279,12 +279,18 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     Calls torch.ops.golden.affine, whose lowered schema is
     affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _affine_op.overload(x, *cfg._structop_flat)
+                if _rt.FLAT_IN_GRAPH
+                else _affine_op.overload(
+                    x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
+                )
+            )
         args = (x, *cfg._structop_flat)
-        return (
-            _affine_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _affine_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _affine_op.overload(*args)
+        return _affine_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _affine_op.failed(error, affine, (x, cfg), {})
 
@@ -342,12 +348,18 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     """Calls torch.ops.golden.scale_, whose lowered schema is
     scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ()"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _scale__op.overload(x, *cfg._structop_flat)
+                if _rt.FLAT_IN_GRAPH
+                else _scale__op.overload(
+                    x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
+                )
+            )
         args = (x, *cfg._structop_flat)
-        return (
-            _scale__op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _scale__op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _scale__op.overload(*args)
+        return _scale__op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _scale__op.failed(error, scale_, (x, cfg), {})
 
@@ -404,11 +416,16 @@ def stack(xs: typing.Sequence[torch.Tensor], st: Stack, y: torch.Tensor) -> torc
     """Calls torch.ops.golden.stack, whose lowered schema is
     stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _stack_op.overload(xs, *st._structop_flat, y)
+                if _rt.FLAT_IN_GRAPH
+                else _stack_op.overload(xs, st.parts, st.biases, y)
+            )
         args = (xs, *st._structop_flat, y)
         return (
             _stack_op.overload
-            if _rt.is_dynamo_compiling()
-            or _rt.has_torch_function(args)
+            if _rt.has_torch_function(args)
             or _rt.has_torch_function(args[0] or ())
             or _rt.has_torch_function(args[1] or ())
             or _rt.has_torch_function(args[2] or ())
@@ -458,16 +475,33 @@ def gate(
     Calls torch.ops.golden.gate, whose lowered schema is
     gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor"""
     try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _gate_op.overload(
+                    x,
+                    *(gate._structop_flat if gate is not None else (None, None, None)),
+                    *(cfg._structop_flat if cfg is not None else (None, None, None, None)),
+                )
+                if _rt.FLAT_IN_GRAPH
+                else _gate_op.overload(
+                    x,
+                    (None if gate is None else gate.g),
+                    (None if gate is None or gate.inner is None else gate.inner.w),
+                    (None if gate is None or gate.inner is None else gate.inner.b),
+                    (None if cfg is None else cfg.inner.w),
+                    (None if cfg is None else cfg.inner.b),
+                    (None if cfg is None else cfg.scale),
+                    (None if cfg is None else getattr(cfg.mode, "_value_", cfg.mode)),
+                )
+            )
         args = (
             x,
             *(gate._structop_flat if gate is not None else (None, None, None)),
             *(cfg._structop_flat if cfg is not None else (None, None, None, None)),
         )
-        return (
-            _gate_op.overload
-            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-            else _gate_op.boxed
-        )(*args)
+        if _rt.has_torch_function(args):
+            return _gate_op.overload(*args)
+        return _gate_op.boxed(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _gate_op.failed(error, gate, (x, gate, cfg), {})
 
