@@ -9,18 +9,25 @@
 //   @_op_op.function
 //   def op(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
 //       try:
+//           if _rt.is_dynamo_compiling():
+//               return (
+//                   _op_op.overload(x, *cfg._structop_flat)
+//                   if _rt.FLAT_IN_GRAPH
+//                   else _op_op.overload(x, cfg.w, ...)
+//               )
 //           args = (x, *cfg._structop_flat)
-//           return (
-//               _op_op.overload
-//               if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
-//               else _op_op.boxed
-//           )(*args)
+//           if _rt.has_torch_function(args):
+//               return _op_op.overload(*args)
+//           return _op_op.boxed(*args)
 //       except (AttributeError, TypeError, RuntimeError) as error:
 //           return _op_op.failed(error, op, (x, cfg), {})
 //
 // A record parameter passes its record's flat values (kFlatAttr, set once by
 // the record's __post_init__), leaf by leaf only where its record has none
-// (a list of records inside) or the parameter is keyword-only.
+// (a list of records inside) or the parameter is keyword-only; without
+// one, the function reads each leaf and makes one conditional call:
+// `(_op_op.overload if _rt.is_dynamo_compiling() or
+// _rt.has_torch_function(args) else _op_op.boxed)(*args)`.
 // Op.function gives the function slot_map, schema, annotations and the
 // Python-kernel API; the runtime builds a Python kernel's record form from
 // the same data (the checks, the records' fields, the slot map's order).
@@ -134,9 +141,9 @@ Code flat_splat(const Module& mod, const lower::LoweredOp& lo, size_t param) {
 }
 
 /// The flat call's arguments: one per slot, or (`splat_records`) a record
-/// parameter's flat values at once (flat_splat); keyword-only slots by name (one named like
-/// a Python keyword, `from`, through `**{"from": from_}`); `lists`:
-/// list_leaves' locals.
+/// parameter's flat values at once (flat_splat); keyword-only slots by name
+/// (one named like a Python keyword, `from`, through `**{"from": from_}`);
+/// `lists`: list_leaves' locals.
 std::vector<Code> flat_arguments(
     const Module& mod,
     const lower::LoweredOp& lo,
