@@ -97,6 +97,12 @@ Code enum_str(const std::string& value) {
   return call("getattr", {value, "\"_value_\"", value});
 }
 
+Code splat_flat(const std::string& value, bool optional, size_t leaves) {
+  const Code flat = value + "." + kFlatAttr;
+  if (!optional) return "*" + flat;
+  return "*" + conditional(flat, value + " is not None", tuple(std::vector<Code>(leaves, "None")));
+}
+
 bool passes_enum_str(const model::Type& leaf) {
   return leaf.is_enum() &&
          (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));

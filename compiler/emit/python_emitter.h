@@ -102,6 +102,10 @@ inline constexpr const char* kFlatAttr = "_structop_flat";
 inline bool has_flat_tuple(const lower::RecordLayout& layout) {
   return !layout.has_record_list && !layout.leaves.empty();
 }
+/// `*value._structop_flat`, a record's flat values splatted into a tuple or
+/// call; for an optional record (`optional`), the `leaves` Nones when it is
+/// absent: `*(value._structop_flat if value is not None else (None, None))`.
+Code splat_flat(const std::string& value, bool optional, size_t leaves);
 
 /// The enums and records the IDL declares (not its includes'), each with
 /// its grad record where it takes gradients.

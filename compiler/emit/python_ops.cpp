@@ -40,6 +40,7 @@
 // Op.failed bind the op (then calls the function again) or walk the
 // arguments to explain which parameter or field path has the wrong type.
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -120,40 +121,36 @@ ListLeaves list_leaves(const lower::LoweredOp& lo) {
   return out;
 }
 
-/// A record parameter the flat call passes as its record's flat values
-/// (kFlatAttr), splatted: `*cfg._structop_flat`, or for an optional record
-/// `*(cfg._structop_flat if cfg is not None else (None, None))`; empty when
-/// the parameter is no such record (a list of records, keyword-only, or a
-/// record without the tuple).
-Code flat_splat(const Module& mod, const lower::LoweredOp& lo, size_t param) {
-  const model::Param& p = mod.m.ops[lo.op].params[param];
-  if (p.kwarg_only || !(p.type.is_plain_record() || p.type.is_optional_record()) ||
-      !has_flat_tuple(mod.layout(p.type.decl))) {
-    return {};
+/// Per parameter, how the flat call can pass it at once: its record's flat
+/// values splatted (splat_flat); empty where it cannot (not a record or an
+/// optional one, keyword-only, or a record without the tuple).
+std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo) {
+  const model::Op& op = mod.m.ops[lo.op];
+  std::vector<Code> splats(op.params.size());
+  for (size_t pi = 0; pi < op.params.size(); ++pi) {
+    const model::Param& p = op.params[pi];
+    if (p.kwarg_only || !(p.type.is_plain_record() || p.type.is_optional_record())) continue;
+    const lower::RecordLayout& layout = mod.layout(p.type.decl);
+    if (!has_flat_tuple(layout)) continue;
+    splats[pi] =
+        splat_flat(lo.api_params[pi].name, p.type.is_optional_record(), layout.leaves.size());
   }
-  const std::string& name = lo.api_params[param].name;
-  const Code flat = name + "." + kFlatAttr;
-  if (p.type.is_plain_record()) return "*" + flat;
-  return "*" + conditional(
-                   flat,
-                   name + " is not None",
-                   tuple(std::vector<Code>(mod.layout(p.type.decl).leaves.size(), "None")));
+  return splats;
 }
 
-/// The flat call's arguments: one per slot, or (`splat_records`) a record
-/// parameter's flat values at once (flat_splat); keyword-only slots by name
-/// (one named like a Python keyword, `from`, through `**{"from": from_}`);
-/// `lists`: list_leaves' locals.
+/// The flat call's arguments: one per slot, or a record parameter's flat
+/// values at once where `splats` (record_splats; null: none) has them;
+/// keyword-only slots by name (one named like a Python keyword, `from`,
+/// through `**{"from": from_}`); `lists`: list_leaves' locals.
 std::vector<Code> flat_arguments(
-    const Module& mod,
     const lower::LoweredOp& lo,
     const std::vector<std::string>& lists,
-    bool splat_records) {
+    const std::vector<Code>* splats) {
   std::vector<Code> args, keyword_named;
   for (size_t k = 0; k < lo.slots.size(); ++k) {
     const lower::Slot& s = lo.slots[k];
-    if (Code splat = splat_records ? flat_splat(mod, lo, s.param) : Code(); !splat.empty()) {
-      args.push_back(splat);
+    if (splats && !(*splats)[s.param].empty()) {
+      args.push_back((*splats)[s.param]);
       while (k + 1 < lo.slots.size() && lo.slots[k + 1].param == s.param) ++k;
       continue;
     }
@@ -172,9 +169,11 @@ std::vector<Code> flat_arguments(
   return args;
 }
 
-/// The op function's call: `args = (...)` and the call of the op with it,
-/// or the call alone (`tuple` empty); where a record parameter passes its
-/// flat values, first the call Dynamo traces (`traced`, else empty):
+/// The op function's statements after the lists' loops: `args = (...)` and
+/// the call of the op with it (`tuple` empty: the call alone), each `return`
+/// through `results` (a record return's conversion). Where a record
+/// parameter passes its flat values, first the call Dynamo traces, then the
+/// eager call (one check: an `if`, which ruff lays out as printed):
 ///
 ///   if _rt.is_dynamo_compiling():
 ///       return (
@@ -182,40 +181,38 @@ std::vector<Code> flat_arguments(
 ///           if _rt.FLAT_IN_GRAPH
 ///           else _op_op.overload(x, cfg.w, ...)
 ///       )
+///   args = (x, *cfg._structop_flat)
+///   if _rt.has_torch_function(args):
+///       return _op_op.overload(*args)
+///   return _op_op.boxed(*args)
 ///
 /// _rt.FLAT_IN_GRAPH says which of the two costs Dynamo fewer guards with
 /// this torch (structop_runtime/_loading.py).
 struct FlatCall {
-  Code traced;
+  Code traced;  // `if _rt.is_dynamo_compiling(): return ...`, or empty
   Code tuple;
-  Code call;
-  /// With `traced`, one check left (has_torch_function(args)): the call as
-  /// statements instead, `if check: return overload(*args)`, then
-  /// `return boxed(*args)` (`call` then calls boxed).
-  Code check;
-  Code overload;
+  Code call;  // the statements that call the op
 };
-
-bool splats_a_record(const Module& mod, const lower::LoweredOp& lo) {
-  for (size_t pi = 0; pi < lo.api_params.size(); ++pi) {
-    if (!flat_splat(mod, lo, pi).empty()) return true;
-  }
-  return false;
-}
 
 FlatCall flat_call(
     const Module& mod,
     const lower::LoweredOp& lo,
     const std::string& handle,
-    const std::vector<std::string>& lists) {
-  const std::vector<Code> arguments = flat_arguments(mod, lo, lists, true);
-  Code traced;
-  if (splats_a_record(mod, lo)) {
-    const std::string overload = handle + ".overload";
-    traced = conditional(
-        call(overload, arguments),
-        "_rt.FLAT_IN_GRAPH",
-        call(overload, flat_arguments(mod, lo, lists, false)));
+    const std::vector<std::string>& lists,
+    const std::function<Code(const Code&)>& results) {
+  const std::vector<Code> splats = record_splats(mod, lo);
+  const bool splat = std::any_of(splats.begin(), splats.end(), [](const Code& c) {
+    return !c.empty();
+  });
+  const std::vector<Code> arguments = flat_arguments(lo, lists, &splats);
+  const std::string overload = handle + ".overload";
+  FlatCall out;
+  if (splat) {
+    out.traced = "if _rt.is_dynamo_compiling():\n    return " +
+                 results(conditional(
+                     call(overload, arguments),
+                     "_rt.FLAT_IN_GRAPH",
+                     call(overload, flat_arguments(lo, lists, nullptr))));
   }
   // Op.boxed takes positional arguments only, and an empty tuple would hide
   // an active TorchFunctionMode from has_torch_function.
@@ -224,19 +221,15 @@ FlatCall flat_call(
                        return s.kwarg_only;
                      });
   if (!boxed) {
-    return {
-        traced,
-        {},
-        (traced.empty()
-             ? conditional(handle + ".overload", "_rt.is_dynamo_compiling()", handle + ".eager")
-             : Code(handle + ".eager")) +
-            "(" + Code::list(arguments) + ")",
-        {},
-        {}};
+    const Code callee = splat
+                            ? Code(handle + ".eager")
+                            : conditional(overload, "_rt.is_dynamo_compiling()", handle + ".eager");
+    out.call = "return " + results(callee + "(" + Code::list(arguments) + ")");
+    return out;
   }
   const std::string& args = lo.locals.args;
   std::vector<Code> checks;
-  if (traced.empty()) checks.push_back("_rt.is_dynamo_compiling()");
+  if (!splat) checks.push_back("_rt.is_dynamo_compiling()");
   checks.push_back(call("_rt.has_torch_function", {args}));
   for (size_t i = 0; i < lo.slots.size(); ++i) {
     if (!lo.slots[i].tensor_list) continue;
@@ -245,20 +238,15 @@ FlatCall flat_call(
                                        : Code(lists[i]);
     checks.push_back(call("_rt.has_torch_function", {list}));
   }
-  if (!traced.empty() && checks.size() == 1) {
-    return {
-        traced,
-        args + " = " + tuple(arguments),
-        handle + ".boxed(*" + args + ")",
-        checks[0],
-        handle + ".overload(*" + args + ")"};
+  out.tuple = args + " = " + tuple(arguments);
+  const std::string spread = "(*" + args + ")";
+  if (checks.size() == 1) {
+    out.call = "if " + checks[0] + ":\n    return " + results(overload + spread) + "\nreturn " +
+               results(handle + ".boxed" + spread);
+  } else {
+    out.call = "return " + results(conditional(overload, checks, handle + ".boxed") + spread);
   }
-  return {
-      traced,
-      args + " = " + tuple(arguments),
-      conditional(handle + ".overload", checks, handle + ".boxed") + "(*" + args + ")",
-      {},
-      {}};
+  return out;
 }
 
 /// `_rt.Op(_IDL_STEM, schema, checks, slot_map, ...)`: what the IDL says of
@@ -326,10 +314,9 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
 
   const std::string handle = "_" + name + "_op";
   const ListLeaves lists = list_leaves(lo);
-  const FlatCall flat = flat_call(mod, lo, handle, lists.locals);
-  const auto results = [&](const Code& call_) {
+  const FlatCall flat = flat_call(mod, lo, handle, lists.locals, [&](const Code& call_) {
     return lo.has_record_return ? call("_" + name + "_results", {call_}) : call_;
-  };
+  });
   p.line();
   p.line();
   p.emit(
@@ -340,15 +327,9 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
             ":"},
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
        {"lists", lists.loops},
-       {"traced",
-        flat.traced.empty() ? Code()
-                            : "if _rt.is_dynamo_compiling():\n    return " + results(flat.traced)},
+       {"traced", flat.traced},
        {"flat", flat.tuple},
-       {"call",
-        (flat.check.empty()
-             ? Code()
-             : "if " + flat.check + ":\n    return " + results(flat.overload) + "\n") +
-            "return " + results(flat.call)},
+       {"call", flat.call},
        {"error", lo.locals.error},
        {"failed",
         "return " +

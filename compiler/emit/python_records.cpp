@@ -96,13 +96,7 @@ Code flat_tuple_init(const model::Record& r, const lower::RecordLayout& layout) 
     if (type.is_record()) {
       if (!field.leaf_count) continue;
       nested = true;
-      const Code flat = value + "." + kFlatAttr;
-      values.push_back(
-          "*" + (type.is_plain_record() ? flat
-                                        : conditional(
-                                              flat,
-                                              value + " is not None",
-                                              tuple(std::vector<Code>(field.leaf_count, "None")))));
+      values.push_back(splat_flat(value, type.is_optional_record(), field.leaf_count));
     } else {
       values.push_back(passes_enum_str(type) ? enum_str(value) : Code(value));
     }
