@@ -45,8 +45,9 @@ fi
 case $mode in
   main | tests)
     # The Python that makes .venv-torch needs venv (ensurepip) and, for
-    # torch.compile's C++ code, its headers: Debian splits both off a system
-    # Python; a Python built elsewhere (pyenv, conda) has them.
+    # torch.compile's C++ code and structop_runtime._native, its headers:
+    # Debian splits both off a system Python; a Python built elsewhere
+    # (pyenv, conda) has them.
     python=${STRUCTOP_PIP_PYTHON:-python3}
     if command -v "$python" >/dev/null; then
       base=$("$python" -c 'import sys; print(sys.base_prefix)')
@@ -71,7 +72,7 @@ case $mode in
   distro)
     packages+=(
       catch2                                    # Catch2 3 on Debian 13
-      libtorch-dev python3-torch python3-dev    # torch 2.6; python3-dev: inductor compiles C++
+      libtorch-dev python3-torch python3-dev    # torch 2.6; python3-dev: inductor and structop_runtime._native compile C
       python3-pyflakes
       valgrind                                  # the instruction-count guards, on torch 2.6
       libbenchmark-dev                          # run_benchmarks.py --all on torch 2.6

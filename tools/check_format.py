@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 SOURCE_DIRS = ("compiler", "runtime", "tests", "idl_examples", "tools")
-EXTENSIONS = (".cpp", ".h", ".cu", ".cc", ".hpp")
+EXTENSIONS = (".c", ".cpp", ".h", ".cu", ".cc", ".hpp")
 
 
 def project_files(root):

@@ -74,9 +74,18 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
       as_str ? enum_str(s.api_path) : Code(s.api_path));
 }
 
-/// The leaves of lists of records (Slot::list_depth), one list per leaf,
-/// filled by one loop per list of records (cheaper than a comprehension per
-/// leaf, which builds a function and a frame):
+/// The leaves of lists of records (Slot::list_depth), one list per leaf.
+/// Eagerly, a list whose records hold their flat values (kFlatAttr) is taken
+/// apart in C (structop_runtime/_native.c: a tuple per flat value of its
+/// records, then whether a value may define __torch_function__, or'ed over
+/// the lists):
+///
+///   args_1, args_2, override = _rt.record_columns(cfg.layers, Layer, 2)
+///   args_3, override = _rt.record_columns(cfg.heads, Head, 1, override)
+///
+/// Any other list, and every list that Dynamo traces (it cannot trace C),
+/// by one loop per list of records (cheaper than a comprehension per leaf,
+/// which builds a function and a frame):
 ///
 ///   args_1 = []
 ///   args_2 = []
@@ -84,15 +93,33 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
 ///       args_1.append(r.w)
 ///       args_2.append(getattr(r.mode, "_value_", r.mode))
 struct ListLeaves {
-  Code loops;                       // the statements, one per line
+  Code loops;           // every list's loop, one statement per line
+  Code columns;         // the eager statements: record_columns where it can, else the loop
+  bool native = false;  // some list is taken apart by record_columns
   std::vector<std::string> locals;  // per slot: its list's local, or empty
+  std::vector<bool> in_columns;     // per slot: its list is taken apart by record_columns
 };
 
-ListLeaves list_leaves(const lower::LoweredOp& lo) {
+/// The record class of the items of the list of records that slot `s`
+/// (Slot::list_depth) is a leaf of.
+model::Type list_item(const Module& mod, const lower::LoweredOp& lo, const lower::Slot& s) {
+  model::Type t = mod.m.ops[lo.op].params[s.param].type;
+  for (size_t i = 0; i < *s.list_depth; ++i) t = mod.record(t).fields[s.fields[i]].type;
+  return t.inner();
+}
+
+ListLeaves list_leaves(const Module& mod, const lower::LoweredOp& lo) {
   ListLeaves out;
   out.locals.resize(lo.slots.size());
-  std::vector<std::string> lists;  // the lists of records, in slot order
-  std::vector<std::vector<std::pair<std::string, Code>>> appends;
+  out.in_columns.resize(lo.slots.size());
+  struct List {
+    std::string expression;                             // `cfg.layers`
+    std::vector<std::pair<std::string, Code>> appends;  // per leaf: its local, its value
+    std::vector<size_t> slots;                          // per leaf: its slot
+    model::Type item;                                   // the records' type
+    bool flat = true;                                   // the leaves are the records' flat values
+  };
+  std::vector<List> lists;  // the lists of records, in slot order
   for (size_t k = 0; k < lo.slots.size(); ++k) {
     const lower::Slot& s = lo.slots[k];
     if (!s.list_depth) continue;
@@ -101,23 +128,50 @@ ListLeaves list_leaves(const lower::LoweredOp& lo) {
     const std::string list = fmt::format("{}", fmt::join(parts.begin(), end, "."));
     const std::string item = fmt::format("{}.{}", lo.locals.item, fmt::join(end, parts.end(), "."));
     out.locals[k] = fmt::format("{}_{}", lo.locals.args, k);
-    const size_t at = static_cast<size_t>(
-        std::find(lists.begin(), lists.end(), list) - lists.begin());
-    if (at == lists.size()) {
-      lists.push_back(list);
-      appends.emplace_back();
+    auto at = std::find_if(lists.begin(), lists.end(), [&](const List& l) {
+      return l.expression == list;
+    });
+    if (at == lists.end()) {
+      at = lists.insert(lists.end(), List{list, {}, {}, list_item(mod, lo, s)});
     }
-    appends[at].emplace_back(out.locals[k], enum_value_leaf(s) ? enum_str(item) : Code(item));
+    at->appends.emplace_back(out.locals[k], enum_value_leaf(s) ? enum_str(item) : Code(item));
+    at->slots.push_back(k);
+    at->flat = at->flat && s.optional_at.empty();
   }
-  std::vector<Code> lines;
-  for (size_t l = 0; l < lists.size(); ++l) {
-    for (const auto& [local, value] : appends[l]) lines.push_back(local + " = []");
-    lines.push_back("for " + lo.locals.item + " in " + lists[l] + ":");
-    for (const auto& [local, value] : appends[l]) {
-      lines.push_back("    " + call(local + ".append", {value}));
+  std::vector<Code> loops, columns;
+  for (List& l : lists) {
+    std::vector<Code> loop;
+    for (const auto& [local, value] : l.appends) loop.push_back(local + " = []");
+    loop.push_back("for " + lo.locals.item + " in " + l.expression + ":");
+    for (const auto& [local, value] : l.appends) {
+      loop.push_back("    " + call(local + ".append", {value}));
     }
+    loops.insert(loops.end(), loop.begin(), loop.end());
+    // The slots of a list are its records' leaves in leaf order (lowering
+    // flattens each record the same way), so they are its flat values.
+    const lower::RecordLayout& layout = mod.layout(l.item.decl);
+    l.flat = l.flat && has_flat_tuple(layout) && !layout.has_optional_record &&
+             layout.leaves.size() == l.appends.size();
+    if (!l.flat) {
+      columns.insert(columns.end(), loop.begin(), loop.end());
+      continue;
+    }
+    std::vector<Code> targets,
+        arguments = {l.expression, mod.hint(l.item, false), std::to_string(l.appends.size())};
+    for (const auto& [local, value] : l.appends) targets.push_back(local);
+    for (size_t k : l.slots) out.in_columns[k] = true;
+    targets.push_back(lo.locals.override);
+    if (out.native) arguments.push_back(lo.locals.override);
+    columns.push_back(Code::list(targets) + " = " + call("_rt.record_columns", arguments));
+    out.native = true;
   }
-  for (const Code& line : lines) out.loops += (out.loops.empty() ? Code() : Code("\n")) + line;
+  const auto join = [](const std::vector<Code>& lines) {
+    Code all;
+    for (const Code& line : lines) all += (all.empty() ? Code() : Code("\n")) + line;
+    return all;
+  };
+  out.loops = join(loops);
+  out.columns = join(columns);
   return out;
 }
 
@@ -198,21 +252,32 @@ FlatCall flat_call(
     const Module& mod,
     const lower::LoweredOp& lo,
     const std::string& handle,
-    const std::vector<std::string>& lists,
+    const ListLeaves& list_leaves,
     const std::function<Code(const Code&)>& results) {
+  const std::vector<std::string>& lists = list_leaves.locals;
   const std::vector<Code> splats = record_splats(mod, lo);
   const bool splat = std::any_of(splats.begin(), splats.end(), [](const Code& c) {
     return !c.empty();
   });
   const std::vector<Code> arguments = flat_arguments(lo, lists, &splats);
   const std::string overload = handle + ".overload";
+  // A traced branch of its own where the eager call passes what Dynamo
+  // should not read (a record's flat values, on torch < 2.13) or cannot
+  // trace (record_columns).
+  const bool traced = splat || list_leaves.native;
   FlatCall out;
-  if (splat) {
-    out.traced = "if _rt.is_dynamo_compiling():\n    return " +
-                 results(conditional(
-                     call(overload, arguments),
-                     "_rt.FLAT_IN_GRAPH",
-                     call(overload, flat_arguments(lo, lists, nullptr))));
+  if (traced) {
+    Code body = "if _rt.is_dynamo_compiling():";
+    if (list_leaves.native) {
+      for (const Code& line : list_leaves.loops.lines()) body += "\n    " + line;
+    }
+    out.traced = body + "\n    return " +
+                 results(
+                     splat ? conditional(
+                                 call(overload, arguments),
+                                 "_rt.FLAT_IN_GRAPH",
+                                 call(overload, flat_arguments(lo, lists, nullptr)))
+                           : call(overload, arguments));
   }
   // Op.boxed takes positional arguments only, and an empty tuple would hide
   // an active TorchFunctionMode from has_torch_function.
@@ -221,7 +286,7 @@ FlatCall flat_call(
                        return s.kwarg_only;
                      });
   if (!boxed) {
-    const Code callee = splat
+    const Code callee = traced
                             ? Code(handle + ".eager")
                             : conditional(overload, "_rt.is_dynamo_compiling()", handle + ".eager");
     out.call = "return " + results(callee + "(" + Code::list(arguments) + ")");
@@ -229,10 +294,11 @@ FlatCall flat_call(
   }
   const std::string& args = lo.locals.args;
   std::vector<Code> checks;
-  if (!splat) checks.push_back("_rt.is_dynamo_compiling()");
+  if (!traced) checks.push_back("_rt.is_dynamo_compiling()");
+  if (list_leaves.native) checks.push_back(lo.locals.override);
   checks.push_back(call("_rt.has_torch_function", {args}));
   for (size_t i = 0; i < lo.slots.size(); ++i) {
-    if (!lo.slots[i].tensor_list) continue;
+    if (!lo.slots[i].tensor_list || list_leaves.in_columns[i]) continue;
     // An absent list (None) has no tensor to check.
     const Code list = lists[i].empty() ? Code(fmt::format("{}[{}] or ()", args, i))
                                        : Code(lists[i]);
@@ -313,8 +379,8 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
       lo.schema);
 
   const std::string handle = "_" + name + "_op";
-  const ListLeaves lists = list_leaves(lo);
-  const FlatCall flat = flat_call(mod, lo, handle, lists.locals, [&](const Code& call_) {
+  const ListLeaves lists = list_leaves(mod, lo);
+  const FlatCall flat = flat_call(mod, lo, handle, lists, [&](const Code& call_) {
     return lo.has_record_return ? call("_" + name + "_results", {call_}) : call_;
   });
   p.line();
@@ -326,8 +392,9 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
         "def " + name + "(" + Code::list(params, ListKind::Params) + ") -> " + mod.return_hint(lo) +
             ":"},
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
-       {"lists", lists.loops},
+       {"lists", lists.native ? Code() : lists.loops},
        {"traced", flat.traced},
+       {"columns", lists.native ? lists.columns : Code()},
        {"flat", flat.tuple},
        {"call", flat.call},
        {"error", lo.locals.error},
@@ -344,6 +411,7 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
         try:
             $lists$
             $traced$
+            $columns$
             $flat$
             $call$
         except (AttributeError, TypeError, RuntimeError) as $error$:

@@ -106,6 +106,7 @@ void OpLowering::local_names(const std::vector<std::string>& api_names) {
   // function itself (which `failed` takes).
   params.push_back(out_.cpp_name);
   out_.locals.item = lang::first_free("r", params);
+  out_.locals.override = lang::first_free("override", params);
   // The tuple `args` and the lists `args_<k>`.
   const auto taken = [&params](const std::string& base) {
     return std::any_of(params.begin(), params.end(), [&base](const std::string& p) {

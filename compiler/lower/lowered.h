@@ -218,6 +218,9 @@ struct LocalNames {
   /// The Python function's loop variable over a list of records; the list
   /// of a leaf across it is the local `<args>_<k>` (k: its slot's index).
   std::string item = "r";
+  /// The eager call's flag from _rt.record_columns: some value of the lists
+  /// of records may define __torch_function__.
+  std::string override = "override";
 };
 
 struct LoweredOp {

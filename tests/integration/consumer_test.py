@@ -138,12 +138,14 @@ def check_python_runtime_from(build, folder):
 
 
 def check_subproject_defines_only_the_compiler(build):
-    """The structop subproject builds structopc and the runtime library, nothing else
-    (no tests, benchmarks or examples, whatever options are passed down)."""
+    """The structop subproject builds structopc, the runtime library and the Python
+    runtime's C module (_native), nothing else (no tests, benchmarks or examples,
+    whatever options are passed down)."""
     targets = json.loads(run(["meson", "introspect", "--targets", build]).stdout)
     sub = os.sep + os.path.join("subprojects", "structop") + os.sep
     compiler = sub + os.path.join("compiler", "meson.build")
     runtime = sub + os.path.join("runtime", "meson.build")
+    python_runtime = sub + os.path.join("runtime", "python", "structop_runtime", "meson.build")
     from_structop = [t for t in targets if sub in t["defined_in"]]
     if not any(t["name"] == "structopc" and t["type"] == "executable" for t in from_structop):
         fail("the structop subproject does not define structopc")
@@ -159,12 +161,17 @@ def check_subproject_defines_only_the_compiler(build):
             or (
                 t["defined_in"].endswith(runtime)
                 # (structop_runtime_unity: the library's unity files, tools/unity.py)
-                and t["name"] in ("structop_runtime", "structop_runtime_unity")
+                and t["name"] in ("structop_runtime", "structop_runtime_unity", "_native")
             )
+            # The build folder's copy of the C module (runtime/meson.build's is installed).
+            or (t["defined_in"].endswith(python_runtime) and t["name"] == "_native")
         )
     )
     if others:
-        fail(f"the structop subproject defines more than structopc and structop_runtime: {others}")
+        fail(
+            "the structop subproject defines more than structopc, structop_runtime and "
+            f"_native: {others}"
+        )
     tests = json.loads(run(["meson", "introspect", "--tests", build]).stdout)
     names = sorted(t["name"] for t in tests)
     if names != ["consumer", "consumer-python"]:

@@ -15,7 +15,8 @@ Stages, in order; one wheel serves them all:
           full user path (about 65 s here; kept in WORK_DIR/venv while the
           pins do not change, with structop uninstalled first).
   wheel   `pip wheel` of SOURCE_ROOT (meson-python, in pip's isolated build
-          environment, which needs no torch): the tag is this platform's; the
+          environment, which needs no torch): tagged cpXY-abi3 (the runtime's
+          C module uses the limited API) and this platform; the
           wheel holds structopc, the packages structop_runtime and structop
           and nothing else (no tests, benchmarks, examples).
   install `pip install` of the wheel: structopc on the environment's PATH,
@@ -241,16 +242,21 @@ def stage_wheel(ctx):
     if len(wheels) != 1:
         fail(f"expected one wheel in {dist}, found {wheels}")
     wheel = wheels[0]
+    # abi3: structop_runtime._native uses the limited API, from the Python
+    # that built the wheel on.
+    python_tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     match = re.fullmatch(
-        r"structop-([0-9][^-]*)-py3-none-([a-z0-9_]+)\.whl", os.path.basename(wheel)
+        r"structop-([0-9][^-]*)-([a-z0-9]+)-abi3-([a-z0-9_]+)\.whl", os.path.basename(wheel)
     )
     if not match:
         fail(
-            f"unexpected wheel name {os.path.basename(wheel)} (want structop-VERSION-py3-none-PLATFORM.whl)"
+            f"unexpected wheel name {os.path.basename(wheel)} (want structop-VERSION-{python_tag}-abi3-PLATFORM.whl)"
         )
     ctx.version = match.group(1)
-    if match.group(2) != platform_tag():
-        fail(f"the wheel is tagged {match.group(2)}, not this platform ({platform_tag()})")
+    if match.group(2) != python_tag:
+        fail(f"the wheel is for {match.group(2)}, not the Python that built it ({python_tag})")
+    if match.group(3) != platform_tag():
+        fail(f"the wheel is tagged {match.group(3)}, not this platform ({platform_tag()})")
     ctx.wheel = wheel
 
     with zipfile.ZipFile(wheel) as z:
@@ -260,7 +266,7 @@ def stage_wheel(ctx):
         allowed = (
             f"structop-{ctx.version}.dist-info/",
             data + "scripts/structopc",
-            data + "purelib/structop_runtime/",
+            "structop_runtime/",
             data + "purelib/structop/",
         )
         stray = [n for n in names if not n.startswith(allowed)]
@@ -269,22 +275,23 @@ def stage_wheel(ctx):
                 f"the wheel holds files outside structopc, structop_runtime and structop/: {stray}"
             )
         for required in (
-            "scripts/structopc",
-            "purelib/structop_runtime/__init__.py",
-            "purelib/structop_runtime/_autograd.py",
-            "purelib/structop_runtime/_checks.py",
-            "purelib/structop_runtime/_kernels.py",
-            "purelib/structop_runtime/_loading.py",
-            "purelib/structop_runtime/_pytree.py",
-            "purelib/structop_runtime/_records.py",
-            "purelib/structop/__init__.py",
-            "purelib/structop/include/structop/runtime.h",
-            "purelib/structop/include/structop/registration.h",
-            "purelib/structop/runtime_src/autograd.cpp",
-            "purelib/structop/cmake/structopConfig.cmake",
-            "purelib/structop/cmake/structopConfigVersion.cmake",
+            data + "scripts/structopc",
+            "structop_runtime/__init__.py",
+            "structop_runtime/_autograd.py",
+            "structop_runtime/_checks.py",
+            "structop_runtime/_kernels.py",
+            "structop_runtime/_loading.py",
+            "structop_runtime/_native.abi3.so",
+            "structop_runtime/_pytree.py",
+            "structop_runtime/_records.py",
+            data + "purelib/structop/__init__.py",
+            data + "purelib/structop/include/structop/runtime.h",
+            data + "purelib/structop/include/structop/registration.h",
+            data + "purelib/structop/runtime_src/autograd.cpp",
+            data + "purelib/structop/cmake/structopConfig.cmake",
+            data + "purelib/structop/cmake/structopConfigVersion.cmake",
         ):
-            if data + required not in names:
+            if required not in names:
                 fail(f"the wheel has no {required}")
         check_no_machine_paths(ctx, {n: z.read(n) for n in names}, "the wheel")
     size = os.path.getsize(wheel)
@@ -335,6 +342,20 @@ def stage_install(ctx):
     cmakedir = ctx.structop("--cmakedir")
     if not os.path.exists(os.path.join(cmakedir, "structopConfig.cmake")):
         fail(f"--cmakedir {cmakedir} has no structopConfig.cmake")
+    # The runtime's C module imports (else the runtime would take its Python
+    # loop, silently): record_columns comes from it.
+    where = run(
+        [
+            ctx.python,
+            "-c",
+            "import structop_runtime; print(structop_runtime.record_columns.__module__)",
+        ],
+        ctx.env,
+    ).stdout.strip()
+    if where != "structop_runtime._native":
+        fail(
+            f"the installed structop_runtime.record_columns comes from {where!r}, not its C module"
+        )
 
     # The installed files, as pip recorded them. Left out: the .pyc files pip
     # compiles at install time (they name where they were installed) and

@@ -674,6 +674,113 @@ class FlatValues(unittest.TestCase):
         )
 
 
+class RecordColumns(unittest.TestCase):
+    """A list of records reaches the op as one tuple per leaf, which
+    structop_runtime.record_columns builds from the records' flat values: in
+    C (_native.c) where it was built, as in this build; the same in Python
+    (_loading._record_columns) otherwise. Both are checked against each
+    other and against the flat call."""
+
+    def setUp(self):
+        from structop_runtime import _loading
+
+        self.native, self.python = _loading.record_columns, _loading._record_columns
+
+    def test_this_build_has_the_c_module(self):
+        self.assertEqual(self.native.__module__, "structop_runtime._native")
+        self.assertIsNot(self.native, self.python)
+
+    def both(self, *args):
+        """Each version's result, or its exception as (type, message, name); a
+        generator is given to each as a fresh copy."""
+        items = [list(a) if inspect.isgenerator(a) else None for a in args]
+        results = []
+        for function in (self.native, self.python):
+            given = [a if i is None else (v for v in i) for a, i in zip(args, items)]
+            try:
+                results.append(function(*given))
+            except Exception as e:  # noqa: BLE001 (compared below)
+                results.append((type(e), str(e), getattr(e, "name", None)))
+        return results
+
+    def test_c_and_python_agree(self):
+        w, b = t64(3), t64(3)
+        sub = t64(3).as_subclass(Seen)
+        terms = [multi.Term(w=w), multi.Term(w=b, b=w, scale=2.0)]
+        blank = object.__new__(multi.Term)
+        odd = multi.Term(w=w)
+        object.__setattr__(odd, "_structop_flat", (w, None))
+        cases = {
+            "list": (terms, multi.Term, 3),
+            "tuple": (tuple(terms), multi.Term, 3),
+            "generator": ((t for t in terms), multi.Term, 3),
+            "empty": ([], multi.Term, 3),
+            "override given": (terms, multi.Term, 3, True),
+            "override not given": (terms, multi.Term, 3, 0),
+            "subclass value": ([multi.Term(w=sub)], multi.Term, 3),
+            "parameter value": ([multi.Term(w=torch.nn.Parameter(w))], multi.Term, 3),
+            "int and bool values": (
+                [multi.Term(w=w, scale=2), multi.Term(w=w, scale=True)],
+                multi.Term,
+                3,
+            ),
+            "other value": ([multi.Term(w=w, scale=[1.0])], multi.Term, 3),
+            "wrong item": ([terms[0], 5], multi.Term, 3),
+            "wrong record": ([weights.Inner(w, b)], multi.Term, 3),
+            "made without __init__": ([blank], multi.Term, 3),
+            "wrong count": ([odd], multi.Term, 3),
+            "not a list": (5, multi.Term, 3),
+        }
+        for name, args in cases.items():
+            with self.subTest(name):
+                native, python = self.both(*args)
+                self.assertEqual(native, python)
+        native, _ = self.both(terms, multi.Term, 3)
+        self.assertEqual(native, ((w, b), (None, w), (1.0, 2.0), False))
+        self.assertIs(native[0][0], w)
+        self.assertTrue(self.both([multi.Term(w=sub)], multi.Term, 3)[0][-1])
+        self.assertFalse(self.both([multi.Term(w=torch.nn.Parameter(w))], multi.Term, 3)[0][-1])
+        self.assertTrue(self.both([multi.Term(w=w, scale=[1.0])], multi.Term, 3)[0][-1])
+        self.assertEqual(
+            self.both([terms[0], 5], multi.Term, 3)[0],
+            (TypeError, "item 1: expected Term, got int", None),
+        )
+        self.assertEqual(
+            self.both([blank], multi.Term, 3)[0][::2], (AttributeError, "_structop_flat")
+        )
+
+    def test_no_reference_is_lost_or_kept(self):
+        w, b = t64(3), t64(3)
+        terms = [multi.Term(w=w, b=b) for _ in range(4)]
+        bad = terms + [5]
+        before = sys.getrefcount(w), sys.getrefcount(b), sys.getrefcount(terms[0])
+        for _ in range(1000):
+            self.native(terms, multi.Term, 3)
+            with self.assertRaises(TypeError):
+                self.native(bad, multi.Term, 3)
+        self.assertEqual(
+            (sys.getrefcount(w), sys.getrefcount(b), sys.getrefcount(terms[0])), before
+        )
+
+    def test_op_calls_with_any_sequence_of_records(self):
+        x, w, b = t64(3), t64(3), t64(3)
+        terms = [multi.Term(w=w), multi.Term(w=b, b=w, scale=2.0)]
+        expected = x + (w + 0) + 2.0 * (b + w)
+        for made in (terms, tuple(terms), iter(terms)):
+            torch.testing.assert_close(multi.blend(x, made), expected)
+        torch.testing.assert_close(multi.blend(x, []), x)
+
+    def test_a_wrong_item_is_explained(self):
+        x, w = t64(3), t64(3)
+        for items, message in (
+            ([multi.Term(w=w), 5], "`terms[1]` must be Term, got int"),
+            ([weights.Inner(w, w)], "`terms[0]` must be Term, got Inner"),
+        ):
+            with self.subTest(message), self.assertRaises(TypeError) as cm:
+                multi.blend(x, items)
+            self.assertIn(message, str(cm.exception))
+
+
 class Introspection(unittest.TestCase):
     def test_slot_map(self):
         self.assertEqual(

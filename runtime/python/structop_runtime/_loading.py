@@ -37,6 +37,38 @@ FLAT_IN_GRAPH = torch.torch_version.TorchVersion(torch.__version__) >= (2, 13)
 # Tensor, a number, a str or None costs a type comparison.
 has_torch_function = torch._C._has_torch_function
 
+# The types of values that cannot define __torch_function__ (exact types).
+_PLAIN_TYPES = frozenset((torch.Tensor, torch.nn.Parameter, type(None), bool, int, float, str))
+
+
+def _record_columns(records, cls, n, override=False):
+    """A list of records taken apart into an op's flat arguments: n tuples,
+    tuple k holding every record's k-th flat value (`_structop_flat`), in
+    order; then `override` or'ed with whether some value's type may define
+    __torch_function__ (the call must then take the OpOverload). The C version
+    (_native.c: the same contract and messages) replaces it where it was
+    built."""
+    columns = tuple([] for _ in range(n))
+    for i, item in enumerate(records):
+        if not isinstance(item, cls):
+            raise TypeError(f"item {i}: expected {cls.__qualname__}, got {type(item).__qualname__}")
+        flat = item._structop_flat
+        if type(flat) is not tuple or len(flat) != n:
+            raise TypeError(f"item {i}: _structop_flat is not a tuple of {n} values")
+        for column, value in zip(columns, flat):
+            column.append(value)
+            override = override or type(value) not in _PLAIN_TYPES
+    return (*map(tuple, columns), bool(override))
+
+
+try:
+    from ._native import plain_types as _plain_types
+    from ._native import record_columns
+
+    _plain_types(torch.Tensor, torch.nn.Parameter)
+except ImportError:  # built without Python's headers: the same in Python
+    record_columns = _record_columns
+
 # torch namespace -> the Op objects of the generated modules (bound when a
 # compiled extension of the namespace is loaded, or an op defined from Python).
 _OPS = {}

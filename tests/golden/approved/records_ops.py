@@ -17,7 +17,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(9, __name__)
+_rt.require_version(10, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -382,19 +382,17 @@ def layers(x: torch.Tensor, items: typing.Sequence[Inner]) -> torch.Tensor:
     Calls torch.ops.golden.layers, whose lowered schema is
     layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor"""
     try:
-        args_1 = []
-        args_2 = []
-        for r in items:
-            args_1.append(r.w)
-            args_2.append(r.b)
+        if _rt.is_dynamo_compiling():
+            args_1 = []
+            args_2 = []
+            for r in items:
+                args_1.append(r.w)
+                args_2.append(r.b)
+            return _layers_op.overload(x, args_1, args_2)
+        args_1, args_2, override = _rt.record_columns(items, Inner, 2)
         args = (x, args_1, args_2)
         return (
-            _layers_op.overload
-            if _rt.is_dynamo_compiling()
-            or _rt.has_torch_function(args)
-            or _rt.has_torch_function(args_1)
-            or _rt.has_torch_function(args_2)
-            else _layers_op.boxed
+            _layers_op.overload if override or _rt.has_torch_function(args) else _layers_op.boxed
         )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _layers_op.failed(error, layers, (x, items), {})

@@ -1,0 +1,154 @@
+/* structop_runtime._native: the loop of an op function's eager call that
+ * Python is slow at, in C against the limited API (one build serves every
+ * CPython from 3.10; the file is named _native.abi3.so).
+ *
+ * record_columns(records, cls, n[, override]) takes a list of records
+ * (`Rec[] items`) apart into the op's flat arguments: n tuples, tuple k
+ * holding the k-th flat value (`_structop_flat`, which each record's
+ * __post_init__ sets: its leaves in slot order) of every record, in the
+ * records' order; then a flag, `override` or'ed with whether some value is
+ * neither a plain tensor (exactly torch.Tensor or torch.nn.Parameter, as
+ * plain_types() set them) nor None, a bool, an int, a float or a str: such a
+ * value may define __torch_function__, so the call must take the OpOverload.
+ * The generated function calls it as
+ *
+ *     args_1, args_2, override = _rt.record_columns(items, Item, 2)
+ *     args = (x, args_1, args_2)
+ *     if override or _rt.has_torch_function(args): ...
+ *
+ * where it used to append every leaf of every record in a Python loop and
+ * ask torch about each list of tensors. It raises TypeError for an item that
+ * is not a `cls` (a subclass is one) or whose flat values are not n, and
+ * lets AttributeError through for a record made without its __init__; the
+ * op function's except clause then explains the call (_checks.py).
+ * _loading._record_columns is the same in Python, used where this module
+ * was not built (no Python headers). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject* flat_name;      /* "_structop_flat", interned */
+static PyObject* tensor_type;    /* torch.Tensor, once plain_types() ran */
+static PyObject* parameter_type; /* torch.nn.Parameter */
+
+/* Whether `value` can take the dispatcher's path without __torch_function__. */
+static int plain(PyObject* value) {
+  PyObject* type = (PyObject*)Py_TYPE(value);
+  return value == Py_None || type == tensor_type || type == parameter_type ||
+         type == (PyObject*)&PyFloat_Type || type == (PyObject*)&PyLong_Type ||
+         type == (PyObject*)&PyBool_Type || type == (PyObject*)&PyUnicode_Type;
+}
+
+static PyObject* record_columns(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  if (nargs != 3 && nargs != 4) {
+    PyErr_Format(PyExc_TypeError, "record_columns() takes 3 or 4 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  PyObject* records = args[0];
+  PyObject* cls = args[1];
+  const Py_ssize_t n = PyLong_AsSsize_t(args[2]);
+  if (n < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "record_columns(): n < 0");
+    return NULL;
+  }
+  int override = nargs == 4 ? PyObject_IsTrue(args[3]) : 0;
+  if (override < 0) return NULL;
+  /* A list or tuple as it is; any other iterable once through list(). */
+  PyObject* items = (PyList_Check(records) || PyTuple_Check(records)) ? Py_NewRef(records)
+                                                                      : PySequence_List(records);
+  if (items == NULL) return NULL;
+  const int is_list = PyList_Check(items);
+  const Py_ssize_t count = is_list ? PyList_Size(items) : PyTuple_Size(items);
+  PyObject* result = PyTuple_New(n + 1);
+  if (result == NULL) goto failed;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* column = PyTuple_New(count);
+    if (column == NULL || PyTuple_SetItem(result, k, column) < 0) goto failed;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* item = is_list ? PyList_GetItem(items, i) : PyTuple_GetItem(items, i);
+    if (item == NULL) goto failed;
+    const int is_record = PyObject_IsInstance(item, cls);
+    if (is_record < 0) goto failed;
+    if (!is_record) {
+      PyObject* want = PyObject_GetAttrString(cls, "__qualname__");
+      PyObject* got = PyObject_GetAttrString((PyObject*)Py_TYPE(item), "__qualname__");
+      if (want != NULL && got != NULL) {
+        PyErr_Format(PyExc_TypeError, "item %zd: expected %S, got %S", i, want, got);
+      }
+      Py_XDECREF(want);
+      Py_XDECREF(got);
+      goto failed;
+    }
+    PyObject* flat = PyObject_GetAttr(item, flat_name);
+    if (flat == NULL) goto failed;
+    if (!PyTuple_Check(flat) || PyTuple_Size(flat) != n) {
+      PyErr_Format(PyExc_TypeError, "item %zd: %U is not a tuple of %zd values", i, flat_name, n);
+      Py_DECREF(flat);
+      goto failed;
+    }
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      PyObject* value = PyTuple_GetItem(flat, k); /* borrowed */
+      if (!override && !plain(value)) override = 1;
+      Py_INCREF(value);
+      PyTuple_SetItem(PyTuple_GetItem(result, k), i, value); /* steals value */
+    }
+    Py_DECREF(flat);
+  }
+  Py_DECREF(items);
+  if (PyTuple_SetItem(result, n, PyBool_FromLong(override)) < 0) {
+    Py_DECREF(result);
+    return NULL;
+  }
+  return result;
+
+failed:
+  Py_DECREF(items);
+  Py_XDECREF(result);
+  return NULL;
+}
+
+static PyObject* plain_types(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  if (nargs != 2 || !PyType_Check(args[0]) || !PyType_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "plain_types(tensor_type, parameter_type) takes 2 classes");
+    return NULL;
+  }
+  PyObject* old_tensor = tensor_type;
+  PyObject* old_parameter = parameter_type;
+  tensor_type = Py_NewRef(args[0]);
+  parameter_type = Py_NewRef(args[1]);
+  Py_XDECREF(old_tensor);
+  Py_XDECREF(old_parameter);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"record_columns",
+     (PyCFunction)(void (*)(void))record_columns,
+     METH_FASTCALL,
+     "record_columns(records, cls, n, override=False) -> (column_1, ..., column_n, override):\n"
+     "column k holds the k-th flat value (_structop_flat) of each record, in order;\n"
+     "override is True when it was given true or some value may define\n"
+     "__torch_function__."},
+    {"plain_types",
+     (PyCFunction)(void (*)(void))plain_types,
+     METH_FASTCALL,
+     "plain_types(torch.Tensor, torch.nn.Parameter): the tensor types that define\n"
+     "no __torch_function__ of their own (record_columns' flag)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "structop_runtime._native",
+    .m_doc = "structop's eager-call helpers in C (see _native.c).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+  flat_name = PyUnicode_InternFromString("_structop_flat");
+  if (flat_name == NULL) return NULL;
+  return PyModule_Create(&module);
+}
