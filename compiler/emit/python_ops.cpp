@@ -93,11 +93,14 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
 ///       args_1.append(r.w)
 ///       args_2.append(getattr(r.mode, "_value_", r.mode))
 struct ListLeaves {
-  Code loops;           // every list's loop, one statement per line
-  Code columns;         // the eager statements: record_columns where it can, else the loop
-  bool native = false;  // some list is taken apart by record_columns
+  Code loops;    // every list's loop, one statement per line
+  Code columns;  // the eager statements: record_columns where it can, else the loop
   std::vector<std::string> locals;  // per slot: its list's local, or empty
   std::vector<bool> in_columns;     // per slot: its list is taken apart by record_columns
+  /// Some list is taken apart by record_columns.
+  bool native() const {
+    return std::find(in_columns.begin(), in_columns.end(), true) != in_columns.end();
+  }
 };
 
 /// The record class of the items of the list of records that slot `s`
@@ -158,12 +161,12 @@ ListLeaves list_leaves(const Module& mod, const lower::LoweredOp& lo) {
     }
     std::vector<Code> targets,
         arguments = {l.expression, mod.hint(l.item, false), std::to_string(l.appends.size())};
+    // After the first such list, each passes the flag on.
+    if (out.native()) arguments.push_back(lo.locals.override);
     for (const auto& [local, value] : l.appends) targets.push_back(local);
-    for (size_t k : l.slots) out.in_columns[k] = true;
     targets.push_back(lo.locals.override);
-    if (out.native) arguments.push_back(lo.locals.override);
+    for (size_t k : l.slots) out.in_columns[k] = true;
     columns.push_back(Code::list(targets) + " = " + call("_rt.record_columns", arguments));
-    out.native = true;
   }
   const auto join = [](const std::vector<Code>& lines) {
     Code all;
@@ -264,11 +267,11 @@ FlatCall flat_call(
   // A traced branch of its own where the eager call passes what Dynamo
   // should not read (a record's flat values, on torch < 2.13) or cannot
   // trace (record_columns).
-  const bool traced = splat || list_leaves.native;
+  const bool traced = splat || list_leaves.native();
   FlatCall out;
   if (traced) {
     Code body = "if _rt.is_dynamo_compiling():";
-    if (list_leaves.native) {
+    if (list_leaves.native()) {
       for (const Code& line : list_leaves.loops.lines()) body += "\n    " + line;
     }
     out.traced = body + "\n    return " +
@@ -295,7 +298,7 @@ FlatCall flat_call(
   const std::string& args = lo.locals.args;
   std::vector<Code> checks;
   if (!traced) checks.push_back("_rt.is_dynamo_compiling()");
-  if (list_leaves.native) checks.push_back(lo.locals.override);
+  if (list_leaves.native()) checks.push_back(lo.locals.override);
   checks.push_back(call("_rt.has_torch_function", {args}));
   for (size_t i = 0; i < lo.slots.size(); ++i) {
     if (!lo.slots[i].tensor_list || list_leaves.in_columns[i]) continue;
@@ -392,9 +395,9 @@ void op_function(CodePrinter& p, const Module& mod, const lower::LoweredOp& lo) 
         "def " + name + "(" + Code::list(params, ListKind::Params) + ") -> " + mod.return_hint(lo) +
             ":"},
        {"doc", keeps_docstring(doc) ? docstring(doc) : Code()},
-       {"lists", lists.native ? Code() : lists.loops},
+       {"lists", lists.native() ? Code() : lists.loops},
        {"traced", flat.traced},
-       {"columns", lists.native ? lists.columns : Code()},
+       {"columns", lists.native() ? lists.columns : Code()},
        {"flat", flat.tuple},
        {"call", flat.call},
        {"error", lo.locals.error},

@@ -37,8 +37,9 @@ FLAT_IN_GRAPH = torch.torch_version.TorchVersion(torch.__version__) >= (2, 13)
 # Tensor, a number, a str or None costs a type comparison.
 has_torch_function = torch._C._has_torch_function
 
-# The types of values that cannot define __torch_function__ (exact types).
-_PLAIN_TYPES = frozenset((torch.Tensor, torch.nn.Parameter, type(None), bool, int, float, str))
+# The exact types of values that define no __torch_function__ of their own,
+# the commonest first (the C version compares them in this order).
+_PLAIN_TYPES = (torch.Tensor, float, int, bool, str, type(None), torch.nn.Parameter)
 
 
 def _record_columns(records, cls, n, override=False):
@@ -65,7 +66,7 @@ try:
     from ._native import plain_types as _plain_types
     from ._native import record_columns
 
-    _plain_types(torch.Tensor, torch.nn.Parameter)
+    _plain_types(*_PLAIN_TYPES)
 except ImportError:  # built without Python's headers: the same in Python
     record_columns = _record_columns
 

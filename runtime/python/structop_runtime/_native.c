@@ -6,10 +6,10 @@
  * (`Rec[] items`) apart into the op's flat arguments: n tuples, tuple k
  * holding the k-th flat value (`_structop_flat`, which each record's
  * __post_init__ sets: its leaves in slot order) of every record, in the
- * records' order; then a flag, `override` or'ed with whether some value is
- * neither a plain tensor (exactly torch.Tensor or torch.nn.Parameter, as
- * plain_types() set them) nor None, a bool, an int, a float or a str: such a
- * value may define __torch_function__, so the call must take the OpOverload.
+ * records' order; then a flag, `override` or'ed with whether some value's
+ * exact type is not one of plain_types() (_loading._PLAIN_TYPES: plain
+ * tensors, None, bool, int, float, str): such a value may define
+ * __torch_function__, so the call must take the OpOverload.
  * The generated function calls it as
  *
  *     args_1, args_2, override = _rt.record_columns(items, Item, 2)
@@ -26,16 +26,21 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject* flat_name;      /* "_structop_flat", interned */
-static PyObject* tensor_type;    /* torch.Tensor, once plain_types() ran */
-static PyObject* parameter_type; /* torch.nn.Parameter */
+static PyObject* flat_name; /* "_structop_flat", interned */
+
+/* The exact types of values that define no __torch_function__ of their
+ * own, as plain_types() set them (_loading._PLAIN_TYPES, the one list). */
+#define MAX_PLAIN_TYPES 8
+static PyObject* plain_types_[MAX_PLAIN_TYPES];
+static Py_ssize_t plain_count;
 
 /* Whether `value` can take the dispatcher's path without __torch_function__. */
 static int plain(PyObject* value) {
   PyObject* type = (PyObject*)Py_TYPE(value);
-  return value == Py_None || type == tensor_type || type == parameter_type ||
-         type == (PyObject*)&PyFloat_Type || type == (PyObject*)&PyLong_Type ||
-         type == (PyObject*)&PyBool_Type || type == (PyObject*)&PyUnicode_Type;
+  for (Py_ssize_t i = 0; i < plain_count; ++i) {
+    if (type == plain_types_[i]) return 1;
+  }
+  return 0;
 }
 
 static PyObject* record_columns(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -110,16 +115,19 @@ failed:
 
 static PyObject* plain_types(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
-  if (nargs != 2 || !PyType_Check(args[0]) || !PyType_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "plain_types(tensor_type, parameter_type) takes 2 classes");
+  if (nargs > MAX_PLAIN_TYPES) {
+    PyErr_Format(PyExc_TypeError, "plain_types() takes at most %d classes", MAX_PLAIN_TYPES);
     return NULL;
   }
-  PyObject* old_tensor = tensor_type;
-  PyObject* old_parameter = parameter_type;
-  tensor_type = Py_NewRef(args[0]);
-  parameter_type = Py_NewRef(args[1]);
-  Py_XDECREF(old_tensor);
-  Py_XDECREF(old_parameter);
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (!PyType_Check(args[i])) {
+      PyErr_SetString(PyExc_TypeError, "plain_types() takes classes");
+      return NULL;
+    }
+  }
+  for (Py_ssize_t i = 0; i < plain_count; ++i) Py_DECREF(plain_types_[i]);
+  for (Py_ssize_t i = 0; i < nargs; ++i) plain_types_[i] = Py_NewRef(args[i]);
+  plain_count = nargs;
   Py_RETURN_NONE;
 }
 
