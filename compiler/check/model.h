@@ -206,8 +206,11 @@ struct Op {
 
   /// `name.overload`, or `name`.
   std::string qualified_name() const { return overload.empty() ? name : name + "." + overload; }
-  /// `name_overload`, or `name`: the C++ and Python identifier.
-  std::string cpp_name() const { return overload.empty() ? name : name + "_" + overload; }
+  /// `name_overload`, or `name` (before api_name's spelling rules), in `out`.
+  void cpp_name_into(std::string& out) const {
+    out.assign(name);
+    if (!overload.empty()) out.append(1, '_').append(overload);
+  }
 };
 
 /// An IDL file the main file includes, directly or through another include.

@@ -1,13 +1,12 @@
 #include "check/names.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "base/name_index.h"
 #include "lang/api_names.h"
 
 namespace structop {
@@ -49,14 +48,14 @@ class ClashChecker {
     generated_names();
     // Declarations of included files are checked when those are compiled,
     // but take their names here too.
-    declared_.reserve(op_spelled_.size() + record_spelled_.size() + enum_spelled_.size());
+    declared_ = NameIndex(spelled_.size());
+    declared_list_.reserve(spelled_.size());
     for (size_t i = 0; i < m_.records.size(); ++i) {
       if (m_.records[i].from_include)
-        declared_.emplace(record_spelled_[i], Declared{"record", &m_.records[i]});
+        declare(record_spelled_[i], Declared{"record", &m_.records[i]});
     }
     for (size_t i = 0; i < m_.enums.size(); ++i) {
-      if (m_.enums[i].from_include)
-        declared_.emplace(enum_spelled_[i], Declared{"enum", &m_.enums[i]});
+      if (m_.enums[i].from_include) declare(enum_spelled_[i], Declared{"enum", &m_.enums[i]});
     }
     for (size_t i = 0; i < m_.records.size(); ++i) {
       const model::Record& r = m_.records[i];
@@ -66,8 +65,7 @@ class ClashChecker {
       const model::Enum& e = m_.enums[i];
       if (!e.from_include) declaration(e.span, Declared{"enum", &e}, enum_spelled_[i]);
     }
-    for (size_t i = 0; i < m_.ops.size(); ++i)
-      declaration(m_.ops[i].name_span, Declared{"op", &m_.ops[i]}, op_spelled_[i]);
+    for (const model::Op& op : m_.ops) declaration(op.name_span, Declared{"op", &op}, op.api_name);
     kernel_clashes();
     hidden_types();
     python_locals();
@@ -81,18 +79,18 @@ class ClashChecker {
     for (const auto& r : m_.records) record_spelled_.push_back(lang::api_spelling(r.name));
     enum_spelled_.reserve(m_.enums.size());
     for (const auto& e : m_.enums) enum_spelled_.push_back(lang::api_spelling(e.name));
-    op_spelled_.reserve(m_.ops.size());
-    for (const auto& op : m_.ops) op_spelled_.push_back(op.api_name);
-    spelled_.reserve(record_spelled_.size() + enum_spelled_.size() + op_spelled_.size());
-    for (const auto* names : {&record_spelled_, &enum_spelled_, &op_spelled_})
-      spelled_.insert(names->begin(), names->end());
+    spelled_ = NameIndex(record_spelled_.size() + enum_spelled_.size() + m_.ops.size());
+    for (const auto* names : {&record_spelled_, &enum_spelled_}) {
+      for (const std::string& name : *names) spelled_.insert(name, 0);
+    }
+    for (const model::Op& op : m_.ops) spelled_.insert(op.api_name, 0);
   }
 
   // A name of the generated code, kept (in uses_, with its own copy) only
   // when a declaration is spelled like it.
   void take(std::string_view name, GeneratedUse use) {
     use.order = order_++;
-    if (spelled_.count(name)) uses_.emplace(owned_.emplace_back(name), use);
+    if (spelled_.contains(name)) uses_.emplace(owned_.keep(name), use);
   }
   void take(std::string_view name, const char* what) { take(name, GeneratedUse{what}); }
   void take(std::string_view name, const char* what, const model::Record& r) {
@@ -122,7 +120,7 @@ class ClashChecker {
     std::string name;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
-      const std::string& cpp = op_spelled_[i];
+      const std::string& cpp = op.api_name;
       lang::join_identifier_into(name, {"op", cpp});
       take(name, "the C++ adapter of op `{}`", op);
       take(lang::python_op_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
@@ -161,7 +159,8 @@ class ClashChecker {
     const char* kind = self.kind;
     // The use taken first is the one reported.
     const GeneratedUse* clash = nullptr;
-    auto [first, last] = uses_.equal_range(spelled);
+    auto [first, last] = uses_.empty() ? std::pair(uses_.end(), uses_.end())
+                                       : uses_.equal_range(spelled);
     for (auto it = first; it != last; ++it) {
       if (it->second.owner == self.decl) continue;
       if (it->second.types_only && kind == std::string_view("op")) continue;  // ATen's `std`
@@ -181,12 +180,11 @@ class ClashChecker {
     }
     // Records, enums and ops share one namespace in C++ and Python. (Two
     // ops, or a record and an enum of one name, are reported by the resolver.)
-    auto [other, fresh] = declared_.emplace(spelled, self);
-    if (fresh) return;
-    const bool both_ops = other->second.kind == std::string_view("op") &&
-                          kind == other->second.kind;
-    const bool both_types = other->second.kind != std::string_view("op") &&
-                            kind != std::string_view("op") && other->second.name() == self.name();
+    const Declared* other = declare(spelled, self);
+    if (!other) return;
+    const bool both_ops = other->kind == std::string_view("op") && kind == other->kind;
+    const bool both_types = other->kind != std::string_view("op") &&
+                            kind != std::string_view("op") && other->name() == self.name();
     if (!both_ops && !both_types) {
       diags_.error(
           span,
@@ -195,21 +193,29 @@ class ClashChecker {
               kind,
               self.name(),
               spelled,
-              other->second.kind,
-              other->second.name()),
+              other->kind,
+              other->name()),
           fmt::format("rename the {}", kind));
     }
+  }
+
+  // Takes `spelled` for `self`; the declaration that already had it, if one did.
+  const Declared* declare(std::string_view spelled, const Declared& self) {
+    auto [index, fresh] = declared_.insert(spelled, static_cast<uint32_t>(declared_list_.size()));
+    if (!fresh) return &declared_list_[index];
+    declared_list_.push_back(self);
+    return nullptr;
   }
 
   // The kernels the user writes share namespace `kernels`: `a_cpu` is the
   // CPU kernel of `a` with `dispatch: [CPU]`, and the kernel of an op `a_cpu`.
   void kernel_clashes() {
-    std::unordered_map<std::string, size_t> owner;  // kernel name -> op index
-    owner.reserve(2 * m_.ops.size());
+    NameIndex owner(2 * m_.ops.size());  // kernel name -> op index
+    NameArena names;
     std::vector<std::string> kernels;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
-      const std::string& cpp = op_spelled_[i];
+      const std::string& cpp = op.api_name;
       kernels.clear();
       lang::op_kernel_names(op, cpp, &kernels);
       if (op.meta == model::MetaKind::Custom)
@@ -219,10 +225,14 @@ class ClashChecker {
         kernels.push_back(lang::join_identifier({cpp, "backward"}));
       }
       for (auto& k : kernels) {
-        auto [it, fresh] = owner.try_emplace(std::move(k), i);
+        const uint32_t* first_owner = owner.find(k);
+        if (!first_owner) {
+          owner.insert(names.keep(k), static_cast<uint32_t>(i));
+          continue;
+        }
         // The same C++ name twice is reported by the resolver.
-        if (fresh || it->second == i || op_spelled_[it->second] == cpp) continue;
-        const model::Op& first = m_.ops[it->second];
+        if (*first_owner == i || m_.ops[*first_owner].api_name == cpp) continue;
+        const model::Op& first = m_.ops[*first_owner];
         diags_.error(
             op.name_span,
             fmt::format(
@@ -325,7 +335,7 @@ class ClashChecker {
     std::string py_op;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
-      lang::python_op_global(py_op, op_spelled_[i], "_op");
+      lang::python_op_global(py_op, op.api_name, "_op");
       const auto& globals = lang::python_function_globals();
       for (const auto& p : op.params) {
         // A reserved word is spelled with a trailing `_`, which none of these has.
@@ -347,13 +357,15 @@ class ClashChecker {
 
   const model::Module& m_;
   Diagnostics& diags_;
-  // Parallel to m_.records, m_.enums and m_.ops: their C++ and Python names.
-  std::vector<std::string> record_spelled_, enum_spelled_, op_spelled_;
-  std::unordered_set<std::string_view> spelled_;  // all of them
+  // Parallel to m_.records and m_.enums: their C++ and Python names (an
+  // op's is model::Op::api_name).
+  std::vector<std::string> record_spelled_, enum_spelled_;
+  NameIndex spelled_;  // all of them, and the ops'
   std::unordered_multimap<std::string_view, GeneratedUse> uses_;
-  std::deque<std::string> owned_;  // the names in uses_
+  NameArena owned_;  // the names in uses_
   size_t order_ = 0;
-  std::unordered_map<std::string_view, Declared> declared_;
+  NameIndex declared_;  // spelled name -> index in declared_list_
+  std::vector<Declared> declared_list_;
 };
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "base/name_index.h"
 #include "check/resolver_impl.h"
 #include "lang/generated_names.h"
 
@@ -246,36 +247,56 @@ void Resolver::check_tags(const syntax::OpDecl& decl, model::Op& op) {
 }
 
 void Resolver::check_op_names() {
+  // Ops of one C++ name (`a.b` and `a_b`, or one op declared twice): a flat
+  // index finds them, and each op keeps its earlier namesake (rarely one).
   const auto& ops = module_->ops;
-  std::vector<std::string> qualified, cpp;
-  qualified.reserve(ops.size());
-  cpp.reserve(ops.size());
-  for (const auto& op : ops) {
-    qualified.push_back(op.qualified_name());
-    cpp.push_back(op.cpp_name());
+  constexpr uint32_t kNone = UINT32_MAX;
+  NameIndex last_named(ops.size());  // C++ name -> the last op called so
+  NameArena names;
+  std::vector<uint32_t> earlier(ops.size(), kNone);
+  std::string cpp;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ops[i].cpp_name_into(cpp);
+    auto [last, fresh] = last_named.insert(names.keep(cpp), static_cast<uint32_t>(i));
+    if (fresh) continue;
+    earlier[i] = last;
+    last = static_cast<uint32_t>(i);
   }
-  std::vector<bool> repeated(ops.size(), false);
-  for (auto [first, later] :
-       find_duplicates(std::vector<std::string_view>(qualified.begin(), qualified.end()))) {
-    repeated[later] = true;
+  // Per op with an earlier namesake, the first op of its qualified name (the
+  // same op twice) else the first of its C++ name; reported in that order.
+  std::vector<std::pair<size_t, size_t>> twice, same_cpp;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (earlier[i] == kNone) continue;
+    size_t first = i, first_same_op = kNone;
+    for (uint32_t j = earlier[i]; j != kNone; j = earlier[j]) {
+      first = j;
+      if (ops[j].name == ops[i].name && ops[j].overload == ops[i].overload) first_same_op = j;
+    }
+    if (first_same_op != kNone) {
+      twice.emplace_back(first_same_op, i);
+    } else {
+      same_cpp.emplace_back(first, i);
+    }
+  }
+  for (auto [first, later] : twice) {
     diags_.error(
         ops_spans_[later],
-        fmt::format("op `{}` is declared twice", qualified[later]),
+        fmt::format("op `{}` is declared twice", ops[later].qualified_name()),
         "give one of them an overload name, e.g. `name.variant(...)`");
     diags_.note(ops_spans_[first], "first declared here");
   }
-  for (auto [first, later] :
-       find_duplicates(std::vector<std::string_view>(cpp.begin(), cpp.end()))) {
-    if (repeated[later]) continue;  // the same op twice: reported above
+  for (auto [first, later] : same_cpp) {
+    const std::string first_name = ops[first].qualified_name();
+    ops[later].cpp_name_into(cpp);
     diags_.error(
         ops_spans_[later],
         fmt::format(
             "ops `{}` and `{}` would both be called `{}` in C++ and Python",
-            qualified[first],
-            qualified[later],
-            cpp[later]),
+            first_name,
+            ops[later].qualified_name(),
+            cpp),
         "rename one of them");
-    diags_.note(ops_spans_[first], fmt::format("`{}` is declared here", qualified[first]));
+    diags_.note(ops_spans_[first], fmt::format("`{}` is declared here", first_name));
   }
 }
 

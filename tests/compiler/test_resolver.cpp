@@ -995,6 +995,26 @@ TEST_CASE("op names: duplicates and C++ name clashes", "[resolver]") {
       "main.ops.yaml:3:11: note: `op.x` is declared here\n"
       " 3 |   - func: op.x(Tensor x) -> Tensor\n"
       "   |           ^~\n");
+  // Three ops of one C++ name: the repeat is reported against its own first
+  // declaration, the clash against the first op of that C++ name.
+  std::string both = errors_of(yaml(R"(
+      ops:
+        - func: op_x(Tensor x) -> Tensor
+        - func: op.x(Tensor x) -> Tensor
+        - func: op.x(Tensor y) -> Tensor
+        - func: op(Tensor x) -> Tensor
+        - func: op_x.y(Tensor x) -> Tensor
+  )"));
+  const size_t twice = both.find("main.ops.yaml:5:11: error: op `op.x` is declared twice\n");
+  const size_t first = both.find("main.ops.yaml:4:11: note: first declared here\n");
+  const size_t same = both.find(
+      "main.ops.yaml:4:11: error: ops `op_x` and `op.x` would both be called `op_x` in C++ and "
+      "Python\n");
+  CHECK(twice != std::string::npos);
+  CHECK(first != std::string::npos);
+  CHECK(same != std::string::npos);
+  CHECK(contains(both, "main.ops.yaml:3:11: note: `op_x` is declared here\n"));
+  CHECK(std::count(both.begin(), both.end(), '^') == 4);  // two errors, two notes
 }
 
 TEST_CASE("all errors of a file are reported, in source order", "[resolver]") {
