@@ -9,7 +9,7 @@ namespace {
 
 struct BuiltinEntry {
   Builtin type;
-  const char* name;
+  std::string_view name;  // (not a `const char*`: a lookup compares lengths first)
   bool in_record;
 };
 
@@ -106,7 +106,7 @@ std::vector<std::string> names_of(const NamedConstant (&table)[N]) {
 
 const char* schema_name(Builtin b) {
   for (const auto& e : kBuiltins) {
-    if (e.type == b) return e.name;
+    if (e.type == b) return e.name.data();  // a literal: NUL-terminated
   }
   return "?";
 }

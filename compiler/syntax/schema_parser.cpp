@@ -332,10 +332,11 @@ class SchemaParser {
     Token base = cur_;
     type->base = std::string(spelling(cur_));
     advance();
-    if ((type->base == "Dict" || type->base == "dict") && is_punct('(')) {
+    const std::string_view name = type->base;
+    if (is_punct('(') && (name == "Dict" || name == "dict")) {
       return fail(base, "dict types are not supported", "use separate fields or a record");
     }
-    if ((type->base == "Tuple" || type->base == "tuple") && is_punct('(')) {
+    if (is_punct('(') && (name == "Tuple" || name == "tuple")) {
       return fail(base, "tuple types are not supported", "use a list `T[]` or separate fields");
     }
     if (is_punct('(')) {
