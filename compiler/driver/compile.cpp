@@ -91,6 +91,7 @@ CompileResult compile(const CompileOptions& options, FileReader& reader) {
     return k != OutputKind::Json;
   });
   lowering.api_facts = !options.emit.empty() || options.explain_op.has_value();
+  lowering.keep_ops = lowering.api_facts;  // --check: lowering's diagnostics alone
   Analysis analysis =
       analyze(options.input, options.include_dirs, reader, sources, diags, lowering);
   const model::Module& module = analysis.module;

@@ -517,6 +517,13 @@ lower::LoweredModule lower_module(
     const LowerOptions& options) {
   lower::LoweredModule out;
   if (options.record_layouts) out.records = record_layouts(module);
+  if (!options.keep_ops) {
+    for (size_t i = 0; i < module.ops.size(); ++i) {
+      lower::LoweredOp op;
+      OpLowering(module, i, diags, op).run(options.api_facts);
+    }
+    return out;
+  }
   out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i)
     OpLowering(module, i, diags, out.ops.emplace_back()).run(options.api_facts);

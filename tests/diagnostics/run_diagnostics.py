@@ -62,7 +62,16 @@ def main():
                 timeout=60,
             )
             written = os.listdir(out)
+        # --check lowers without keeping the lowered ops (LowerOptions::keep_ops):
+        # it must report the same problems, lowering's included.
+        check = subprocess.run(
+            [structopc, "--check", idl], cwd=cwd, capture_output=True, text=True, timeout=60
+        )
         problems = []
+        if (check.returncode, check.stderr) != (run.returncode, run.stderr):
+            problems.append(
+                f"--check differs from --emit: exit {check.returncode}, stderr {check.stderr!r}"
+            )
         if run.returncode != 1:
             problems.append(f"exit status {run.returncode}, expected 1")
         if written:
