@@ -22,7 +22,7 @@ struct Type {
   Kind kind = Kind::Builtin;
   Builtin builtin = Builtin::Tensor;  // when kind == Builtin
   int decl = -1;                      // index into Module::enums or Module::records
-  std::optional<syntax::AliasAnnotation> alias;
+  syntax::AliasRef alias;
   std::vector<syntax::TypeSuffix> suffixes;
 
   bool is_builtin(Builtin b) const { return kind == Kind::Builtin && builtin == b; }

@@ -236,7 +236,7 @@ Code CppTypes::leaf_list(
                             leaf.is_builtin(Builtin::Bool)));
   if (stack_list) return fmt::format("structop::leaf_list<{}>({})", value_type(leaf), ivalue);
   model::Type list = leaf;
-  list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+  list.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, nullptr});
   return flat_to_value(list, stack_arg(list, ivalue), path);
 }
 

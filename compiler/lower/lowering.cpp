@@ -127,7 +127,7 @@ void OpLowering::flatten_record(
       s.type = f.type;
       s.declared_type = f.type;
       if (list_depth_) {
-        s.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+        s.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, nullptr});
         s.list_depth = list_depth_;
       }
       s.default_value = value;
@@ -136,7 +136,7 @@ void OpLowering::flatten_record(
         // default is the leaf's (the record's own field defaults are the
         // APIs' business).
         if (!s.type.is_optional())
-          s.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
+          s.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, nullptr});
         s.optional_at = optional_at_;
         s.default_value = optional_default_;
       }
@@ -281,10 +281,10 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
             ++*l.list_depth;
           } else if (f.type.is_record_list()) {  // one list per leaf
             l.list_depth = 1;
-            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, std::nullopt});
+            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::List, -1, nullptr});
           }
           if (f.type.is_optional_record() && !l.type.is_optional())
-            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
+            l.type.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, nullptr});
           layout.leaves.push_back(std::move(l));
         }
         if (f.type.is_plain_record()) {

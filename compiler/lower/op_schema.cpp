@@ -224,9 +224,9 @@ void OpLowering::print_schema() {
     const std::string_view base = schema_base(s.type);
     s.schema_type.clear();
     if (s.mutated) {
-      syntax::AliasAnnotation a;
-      a.before.push_back(fresh());
-      a.is_write = true;
+      auto a = std::make_shared<syntax::AliasAnnotation>();
+      a->before.push_back(fresh());
+      a->is_write = true;
       syntax::append_schema_type(s.schema_type, base, a, s.type.suffixes);
     } else {
       syntax::append_schema_type(s.schema_type, base, s.type.alias, s.type.suffixes);

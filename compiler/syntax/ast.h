@@ -27,6 +27,10 @@ struct AliasAnnotation {
   bool has_arrow = false;
 };
 
+/// A type's alias annotation, or null: shared, never changed after parsing,
+/// so a copied type (the model's, each lowered slot's) copies no sets.
+using AliasRef = std::shared_ptr<const AliasAnnotation>;
+
 /// One type suffix, applied left to right: `Tensor?[]` is Optional then List.
 struct TypeSuffix {
   enum class Kind { Optional, List };
@@ -34,7 +38,7 @@ struct TypeSuffix {
   /// For List: the fixed size of `T[N]`, or -1 for `T[]`.
   int64_t size = -1;
   /// An alias annotation written after `[]` (`Tensor(a)[](b)`), rare.
-  std::optional<AliasAnnotation> alias;
+  AliasRef alias;
 };
 
 /// A type as written in a schema or a record field: `Tensor(a!)`, `int[2]`,
@@ -42,7 +46,7 @@ struct TypeSuffix {
 struct TypeExpr {
   std::string base;
   Span span;  // the whole type
-  std::optional<AliasAnnotation> alias;
+  AliasRef alias;
   std::vector<TypeSuffix> suffixes;
 };
 

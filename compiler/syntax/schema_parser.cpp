@@ -342,15 +342,15 @@ class SchemaParser {
     if (is_punct('(')) {
       AliasAnnotation a;
       if (!alias(&a)) return false;
-      type->alias = std::move(a);
+      type->alias = std::make_shared<const AliasAnnotation>(std::move(a));
     }
     while (true) {
       if (is_punct('?')) {
         advance();
-        type->suffixes.push_back({TypeSuffix::Kind::Optional, -1, std::nullopt});
+        type->suffixes.push_back({TypeSuffix::Kind::Optional, -1, nullptr});
       } else if (is_punct('[')) {
         advance();
-        TypeSuffix s{TypeSuffix::Kind::List, -1, std::nullopt};
+        TypeSuffix s{TypeSuffix::Kind::List, -1, nullptr};
         if (cur_.kind == Tok::Number) {
           std::string_view n = spelling(cur_);
           if (n.find_first_not_of("0123456789") != std::string_view::npos || n.size() > 9) {
@@ -365,7 +365,7 @@ class SchemaParser {
         if (is_punct('(')) {
           AliasAnnotation a;
           if (!alias(&a)) return false;
-          s.alias = std::move(a);
+          s.alias = std::make_shared<const AliasAnnotation>(std::move(a));
         }
         type->suffixes.push_back(std::move(s));
       } else {

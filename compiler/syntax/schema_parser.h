@@ -63,7 +63,7 @@ std::string to_schema(const TypeExpr& type);
 void append_schema_type(
     std::string& out,
     std::string_view base,
-    const std::optional<AliasAnnotation>& alias,
+    const AliasRef& alias,
     const std::vector<TypeSuffix>& suffixes);
 /// Schema spelling of an alias annotation, without parentheses: `a! -> *`.
 std::string to_schema(const AliasAnnotation& alias);

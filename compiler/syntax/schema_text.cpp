@@ -19,7 +19,7 @@ std::string to_schema(const AliasAnnotation& alias) {
 void append_schema_type(
     std::string& out,
     std::string_view base,
-    const std::optional<AliasAnnotation>& alias,
+    const AliasRef& alias,
     const std::vector<TypeSuffix>& suffixes) {
   out += base;
   if (alias) out += '(' + to_schema(*alias) + ')';

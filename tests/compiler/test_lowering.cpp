@@ -812,7 +812,7 @@ TEST_CASE("schema_type and schema_default helpers", "[lowering]") {
   model::Type t;
   t.kind = model::Type::Kind::Builtin;
   t.builtin = model::Builtin::Float;
-  t.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, std::nullopt});
+  t.suffixes.push_back({syntax::TypeSuffix::Kind::Optional, -1, nullptr});
   CHECK(schema_type(t) == "float?");
   model::Default none;
   none.literal.kind = syntax::Literal::Kind::None;
