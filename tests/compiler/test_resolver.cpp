@@ -5,6 +5,7 @@
 #include "check/describe.h"
 #include "test_support.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
