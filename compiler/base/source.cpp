@@ -24,8 +24,23 @@ std::string_view SourceFile::line_text(int line) const {
 }
 
 Span SourceFile::span_at(int file_id, size_t offset, int length) const {
-  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-  size_t line_index = static_cast<size_t>(it - line_starts_.begin()) - 1;
+  size_t line_index = 0;
+  return span_at(file_id, offset, length, &line_index);
+}
+
+Span SourceFile::span_at(int file_id, size_t offset, int length, size_t* line_hint) const {
+  size_t line_index = *line_hint;
+  const auto on_line = [&](size_t i) {
+    return line_starts_[i] <= offset &&
+           (i + 1 == line_starts_.size() || offset < line_starts_[i + 1]);
+  };
+  if (line_index >= line_starts_.size() || line_starts_[line_index] > offset) line_index = 0;
+  for (int step = 0; step < 4 && !on_line(line_index); ++step) ++line_index;
+  if (!on_line(line_index)) {
+    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    line_index = static_cast<size_t>(it - line_starts_.begin()) - 1;
+  }
+  *line_hint = line_index;
   Span s;
   s.file = file_id;
   s.line = static_cast<int>(line_index) + 1;

@@ -43,6 +43,10 @@ class SourceFile {
   std::string_view line_text(int line) const;
   /// Converts a byte offset into a 1-based line and column.
   Span span_at(int file_id, size_t offset, int length = 1) const;
+  /// The same for offsets that mostly grow (a parser's): `*line_hint`, the
+  /// line index of the previous lookup, is tried and a few lines after it
+  /// before a binary search, and updated.
+  Span span_at(int file_id, size_t offset, int length, size_t* line_hint) const;
 
  private:
   std::string path_;

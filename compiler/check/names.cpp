@@ -1,7 +1,6 @@
 #include "check/names.h"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -67,8 +66,7 @@ class ClashChecker {
     }
     for (const model::Op& op : m_.ops) declaration(op.name_span, Declared{"op", &op}, op.api_name);
     kernel_clashes();
-    hidden_types();
-    python_locals();
+    hidden_names();
   }
 
  private:
@@ -247,50 +245,83 @@ class ClashChecker {
     }
   }
 
+  /// Names a parameter or field cannot take, and what each names (for messages).
+  struct Hidden {
+    NameIndex index;
+    std::vector<std::string> what;
+
+    void add(std::string_view name, std::string description) {
+      if (index.insert(name, static_cast<uint32_t>(what.size())).second)
+        what.push_back(std::move(description));
+    }
+    const std::string* find(std::string_view name) const {
+      const uint32_t* i = index.find(name);
+      return i ? &what[*i] : nullptr;
+    }
+  };
+
   // A parameter or field named like a type hides it in C++ (`const Cfg&
-  // Cfg, const Cfg& other` does not compile) and in a Python class body.
-  void hidden_types() {
-    std::map<std::string, std::string> types;
+  // Cfg, const Cfg& other` does not compile) and in a Python class body;
+  // and the generated Python function of an op reads some globals after
+  // its parameters are bound, which a parameter of the same name would hide.
+  // One pass over the parameters checks both.
+  void hidden_names() {
+    Hidden types;
     for (const lang::FixedName& fixed : lang::unqualified_cpp_types())
-      types.emplace(fixed.name, fixed.what);
-    for (const auto& r : m_.records)
-      types.emplace(lang::api_spelling(r.name), fmt::format("record `{}`", r.name));
-    for (const auto& e : m_.enums)
-      types.emplace(lang::api_spelling(e.name), fmt::format("enum `{}`", e.name));
+      types.add(fixed.name, std::string(fixed.what));
+    for (size_t i = 0; i < m_.records.size(); ++i)
+      types.add(record_spelled_[i], fmt::format("record `{}`", m_.records[i].name));
+    for (size_t i = 0; i < m_.enums.size(); ++i)
+      types.add(enum_spelled_[i], fmt::format("enum `{}`", m_.enums[i].name));
     // The body of a generated dataclass uses these for its fields.
-    std::map<std::string, std::string> class_body = types;
+    Hidden class_body = types;
     for (const lang::FixedName& fixed : lang::record_body_names())
-      class_body.emplace(fixed.name, fixed.what);
+      class_body.add(fixed.name, std::string(fixed.what));
     for (const auto& r : m_.records) {
       if (r.from_include) continue;
       for (const auto& f : r.fields) {
-        auto it = class_body.find(lang::api_spelling(f.name));
-        if (it == class_body.end()) continue;
+        const std::string* hidden = class_body.find(lang::api_spelling(f.name));
+        if (!hidden) continue;
         diags_.error(
             f.span,
             fmt::format(
                 "field `{}.{}` has the name of {}: the field would hide it in C++ and Python",
                 r.name,
                 f.name,
-                it->second),
+                *hidden),
             "rename the field");
       }
     }
+    const auto& globals = lang::python_function_globals();
+    std::string py_op;
     for (const auto& op : m_.ops) {
+      lang::python_op_global(py_op, op.api_name, "_op");
       for (const auto& p : op.params) {
-        auto it = types.find(p.api_name);
-        if (it == types.end()) {
-          if (p.type.is_record()) leaf_names(op, p, p.type.decl, p.name, types);
-          continue;
+        if (const std::string* hidden = types.find(p.api_name)) {
+          diags_.error(
+              p.span,
+              fmt::format(
+                  "parameter `{}` of op `{}` has the name of {}: the parameter would hide it in "
+                  "C++",
+                  p.name,
+                  op.qualified_name(),
+                  *hidden),
+              "rename the parameter");
+        } else if (p.type.is_record()) {
+          leaf_names(op, p, p.type.decl, p.name, types);
         }
-        diags_.error(
-            p.span,
-            fmt::format(
-                "parameter `{}` of op `{}` has the name of {}: the parameter would hide it in C++",
-                p.name,
-                op.qualified_name(),
-                it->second),
-            "rename the parameter");
+        // A reserved word is spelled with a trailing `_`, which none of these has.
+        if (p.name == py_op || std::find(globals.begin(), globals.end(), p.name) != globals.end()) {
+          diags_.error(
+              p.span,
+              fmt::format(
+                  "parameter `{}` of op `{}` would hide `{}`, a global the generated Python "
+                  "function uses",
+                  p.name,
+                  op.qualified_name(),
+                  p.name),
+              "rename the parameter");
+        }
       }
     }
   }
@@ -305,15 +336,15 @@ class ClashChecker {
       const model::Param& p,
       int record,
       const std::string& lowered,
-      const std::map<std::string, std::string>& types) {
+      const Hidden& types) {
     for (const auto& f : m_.records[static_cast<size_t>(record)].fields) {
       const std::string name = f.schema_name ? f.schema_name->text : lowered + "__" + f.name;
       if (f.type.is_record()) {
         if (leaf_names(op, p, f.type.decl, name, types)) return true;
         continue;
       }
-      auto it = types.find(name);
-      if (it == types.end()) continue;
+      const std::string* hidden = types.find(name);
+      if (!hidden) continue;
       diags_.error(
           p.span,
           fmt::format(
@@ -322,37 +353,11 @@ class ClashChecker {
               op.qualified_name(),
               name,
               p.name,
-              it->second),
+              *hidden),
           "rename the record or enum, or the field");
       return true;
     }
     return false;
-  }
-
-  // The generated Python function of an op reads these globals after its
-  // parameters are bound; a parameter of the same name would hide them.
-  void python_locals() {
-    std::string py_op;
-    for (size_t i = 0; i < m_.ops.size(); ++i) {
-      const model::Op& op = m_.ops[i];
-      lang::python_op_global(py_op, op.api_name, "_op");
-      const auto& globals = lang::python_function_globals();
-      for (const auto& p : op.params) {
-        // A reserved word is spelled with a trailing `_`, which none of these has.
-        if (p.name != py_op && std::find(globals.begin(), globals.end(), p.name) == globals.end())
-          continue;
-        const std::string& name = p.name;
-        diags_.error(
-            p.span,
-            fmt::format(
-                "parameter `{}` of op `{}` would hide `{}`, a global the generated Python "
-                "function uses",
-                p.name,
-                op.qualified_name(),
-                name),
-            "rename the parameter");
-      }
-    }
   }
 
   const model::Module& m_;

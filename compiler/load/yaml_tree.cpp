@@ -72,7 +72,7 @@ class TreeBuilder : public YAML::EventHandler {
  private:
   Span span_of(const YAML::Mark& mark) const {
     if (mark.is_null() || mark.pos < 0) return Span{file_id_, 0, 0, 1};
-    return file_.span_at(file_id_, static_cast<size_t>(mark.pos));
+    return file_.span_at(file_id_, static_cast<size_t>(mark.pos), 1, &line_hint_);
   }
 
   int index_of(const YamlNode& node) const { return static_cast<int>(&node - doc_.nodes.data()); }
@@ -124,8 +124,11 @@ class TreeBuilder : public YAML::EventHandler {
     const std::string& text = file_.text();
     size_t pos = static_cast<size_t>(mark.pos);
     if (pos < text.size() && (text[pos] == '"' || text[pos] == '\'')) ++pos;
-    node.span =
-        file_.span_at(file_id_, pos, static_cast<int>(std::max<size_t>(1, node.value.size())));
+    node.span = file_.span_at(
+        file_id_,
+        pos,
+        static_cast<int>(std::max<size_t>(1, node.value.size())),
+        &line_hint_);
     node.verbatim = node.value.find('\n') == std::string::npos &&
                     text.compare(pos, node.value.size(), node.value) == 0;
     if (!node.verbatim) node.span.length = 1;
@@ -133,6 +136,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   const SourceFile& file_;
   int file_id_;
+  mutable size_t line_hint_ = 0;  // SourceFile::span_at's: nodes come in source order
   Diagnostics& diags_;
   YamlDocument& doc_;
   const YamlLimits& limits_;

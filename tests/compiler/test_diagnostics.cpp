@@ -1,5 +1,8 @@
 // Unit tests of base/: source positions, the diagnostics sink and its GCC-style
 // rendering, and the "did you mean" helpers.
+#include <string>
+#include <vector>
+
 #include "catch2.h"
 
 #include "base/diagnostics.h"
@@ -29,6 +32,27 @@ TEST_CASE("SourceFile maps byte offsets to 1-based lines and columns", "[base]")
   CHECK(f.line_text(4) == "f");
   CHECK(f.line_text(0).empty());
   CHECK(f.line_text(5).empty());
+}
+
+TEST_CASE("span_at with a line hint agrees with the search, in any order", "[base]") {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += std::string(static_cast<size_t>(i % 4), 'x') + "\n";
+  SourceFile f("a", text);
+  // Growing offsets (the parser's), then jumps back, far ahead and past the end.
+  std::vector<size_t> offsets;
+  for (size_t o = 0; o <= text.size() + 2; ++o) offsets.push_back(o);
+  for (size_t o : {50, 3, 70, 0, 69, 12, 1000}) offsets.push_back(o);
+  size_t hint = 0;
+  for (size_t o : offsets) {
+    const Span with = f.span_at(0, o, 1, &hint);
+    const Span plain = f.span_at(0, o);
+    CAPTURE(o);
+    CHECK(with.line == plain.line);
+    CHECK(with.column == plain.column);
+    CHECK(hint == static_cast<size_t>(plain.line - 1));
+  }
+  hint = 999;  // a hint past the last line is ignored
+  CHECK(f.span_at(0, 5, 1, &hint).line == 3);
 }
 
 TEST_CASE("line_text drops CR of CRLF line ends", "[base]") {
