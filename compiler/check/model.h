@@ -23,7 +23,7 @@ struct Type {
   Builtin builtin = Builtin::Tensor;  // when kind == Builtin
   int decl = -1;                      // index into Module::enums or Module::records
   syntax::AliasRef alias;
-  std::vector<syntax::TypeSuffix> suffixes;
+  syntax::Suffixes suffixes;
 
   bool is_builtin(Builtin b) const { return kind == Kind::Builtin && builtin == b; }
   bool is_record() const { return kind == Kind::Record; }

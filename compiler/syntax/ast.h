@@ -41,13 +41,88 @@ struct TypeSuffix {
   AliasRef alias;
 };
 
+/// A type's suffixes, in order: up to two in place (`Tensor?[]`), more on
+/// the heap. A type is copied into the model and into each lowered slot;
+/// this way a copy allocates nothing.
+class Suffixes {
+ public:
+  Suffixes() = default;
+  Suffixes(const Suffixes& other) { *this = other; }
+  Suffixes(Suffixes&& other) noexcept { *this = std::move(other); }
+  Suffixes& operator=(const Suffixes& other) {
+    if (this == &other) return *this;
+    clear();
+    for (const TypeSuffix& s : other) push_back(s);
+    return *this;
+  }
+  Suffixes& operator=(Suffixes&& other) noexcept {
+    if (this == &other) return *this;
+    size_ = other.size_;
+    heap_ = std::move(other.heap_);
+    for (size_t i = 0; i < kInPlace; ++i) in_place_[i] = std::move(other.in_place_[i]);
+    other.size_ = 0;
+    other.heap_.clear();
+    return *this;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TypeSuffix* begin() const { return data(); }
+  const TypeSuffix* end() const { return data() + size_; }
+  TypeSuffix* begin() { return data(); }
+  TypeSuffix* end() { return data() + size_; }
+  const TypeSuffix& operator[](size_t i) const { return data()[i]; }
+  TypeSuffix& operator[](size_t i) { return data()[i]; }
+  const TypeSuffix& front() const { return data()[0]; }
+  const TypeSuffix& back() const { return data()[size_ - 1]; }
+  TypeSuffix& back() { return data()[size_ - 1]; }
+
+  void push_back(TypeSuffix s) {
+    if (size_ < kInPlace) {
+      in_place_[size_++] = std::move(s);
+      return;
+    }
+    if (size_ == kInPlace) {  // from here on all of them live on the heap
+      heap_.reserve(2 * kInPlace);
+      for (TypeSuffix& t : in_place_) heap_.push_back(std::move(t));
+    }
+    heap_.push_back(std::move(s));
+    ++size_;
+  }
+  void pop_back() {
+    if (size_ <= kInPlace) {
+      in_place_[--size_] = TypeSuffix{};
+      return;
+    }
+    heap_.pop_back();
+    if (--size_ == kInPlace) {
+      for (size_t i = 0; i < kInPlace; ++i) in_place_[i] = std::move(heap_[i]);
+      heap_.clear();
+    }
+  }
+  void clear() {
+    for (TypeSuffix& t : in_place_) t = TypeSuffix{};
+    heap_.clear();
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kInPlace = 2;
+  const TypeSuffix* data() const { return size_ <= kInPlace ? in_place_ : heap_.data(); }
+  TypeSuffix* data() { return size_ <= kInPlace ? in_place_ : heap_.data(); }
+
+  TypeSuffix in_place_[kInPlace];
+  std::vector<TypeSuffix> heap_;  // all of them, when there are more than kInPlace
+  size_t size_ = 0;
+};
+
 /// A type as written in a schema or a record field: `Tensor(a!)`, `int[2]`,
 /// `float?`, `MaskType`, `WeightCfg`.
 struct TypeExpr {
   std::string base;
   Span span;  // the whole type
   AliasRef alias;
-  std::vector<TypeSuffix> suffixes;
+  Suffixes suffixes;
 };
 
 /// A default value in schema literal syntax. `text` keeps the spelling (the

@@ -64,7 +64,7 @@ void append_schema_type(
     std::string& out,
     std::string_view base,
     const AliasRef& alias,
-    const std::vector<TypeSuffix>& suffixes);
+    const Suffixes& suffixes);
 /// Schema spelling of an alias annotation, without parentheses: `a! -> *`.
 std::string to_schema(const AliasAnnotation& alias);
 

@@ -20,7 +20,7 @@ void append_schema_type(
     std::string& out,
     std::string_view base,
     const AliasRef& alias,
-    const std::vector<TypeSuffix>& suffixes) {
+    const Suffixes& suffixes) {
   out += base;
   if (alias) out += '(' + to_schema(*alias) + ')';
   for (const auto& s : suffixes) {

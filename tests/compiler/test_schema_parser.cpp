@@ -1,4 +1,9 @@
 // Unit tests of the schema grammar (syntax/schema_parser).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "catch2.h"
 
 #include "base/diagnostics.h"
@@ -144,6 +149,43 @@ TEST_CASE("suffixes apply left to right; fixed list sizes are kept", "[syntax]")
   CHECK(t.suffixes[1].size == 3);
   CHECK(t.span.column == 3);
   CHECK(t.span.length == 10);
+}
+
+TEST_CASE("Suffixes keeps two in place and any number on the heap", "[syntax]") {
+  // Five suffixes with their list sizes 0..4 and an alias on the fourth.
+  syntax::Suffixes s;
+  for (int64_t i = 0; i < 5; ++i) {
+    syntax::TypeSuffix suffix{syntax::TypeSuffix::Kind::List, i, nullptr};
+    if (i == 3) suffix.alias = std::make_shared<const syntax::AliasAnnotation>();
+    s.push_back(suffix);
+    REQUIRE(s.size() == static_cast<size_t>(i + 1));
+    CHECK(s.back().size == i);
+  }
+  auto sizes = [](const syntax::Suffixes& x) {
+    std::vector<int64_t> out;
+    for (const auto& suffix : x) out.push_back(suffix.size);
+    return out;
+  };
+  CHECK(sizes(s) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(s[3].alias);
+  syntax::Suffixes copy = s;
+  CHECK(sizes(copy) == sizes(s));
+  CHECK(copy[3].alias == s[3].alias);  // shared, not copied
+  // Back down through the boundary, where the last two move back in place.
+  for (int64_t i = 4; i >= 1; --i) {
+    s.pop_back();
+    CHECK(s.size() == static_cast<size_t>(i));
+    CHECK(s.back().size == i - 1);
+  }
+  CHECK(sizes(copy) == std::vector<int64_t>{0, 1, 2, 3, 4});  // the copy is its own
+  syntax::Suffixes moved = std::move(copy);
+  CHECK(sizes(moved) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): documented as emptied
+  moved = s;            // heap -> in place
+  CHECK(sizes(moved) == std::vector<int64_t>{0});
+  s.pop_back();
+  CHECK(s.empty());
+  CHECK(s.begin() == s.end());
 }
 
 TEST_CASE("return forms", "[syntax]") {
