@@ -17,7 +17,7 @@ OpLowering::OpLowering(
   out_.cpp_name = op_.api_name;
 }
 
-void OpLowering::run(bool with_api_facts) {
+void OpLowering::run(const LowerOptions& options) {
   const size_t errors_before = diags_.error_count();
   out_.slots.reserve(op_.params.size());
   for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);
@@ -35,8 +35,11 @@ void OpLowering::run(bool with_api_facts) {
   lower_returns();
   resolve_meta();
   apply_schema_defaults();
-  print_schema();
-  if (with_api_facts) api_facts();
+  // The text is for the ops kept (the emitters, --explain); --check needs
+  // only the self-check.
+  if (options.keep_ops) print_schema();
+  if (check_schema_) self_check();
+  if (options.api_facts) api_facts();
 }
 
 void OpLowering::flatten_param(size_t index) {
@@ -520,13 +523,13 @@ lower::LoweredModule lower_module(
   if (!options.keep_ops) {
     for (size_t i = 0; i < module.ops.size(); ++i) {
       lower::LoweredOp op;
-      OpLowering(module, i, diags, op).run(options.api_facts);
+      OpLowering(module, i, diags, op).run(options);
     }
     return out;
   }
   out.ops.reserve(module.ops.size());
   for (size_t i = 0; i < module.ops.size(); ++i)
-    OpLowering(module, i, diags, out.ops.emplace_back()).run(options.api_facts);
+    OpLowering(module, i, diags, out.ops.emplace_back()).run(options);
   return out;
 }
 

@@ -22,9 +22,10 @@ struct LowerOptions {
   /// Each op's API facts (LoweredOp::api_params, api_returns, kernels, grad
   /// slots, C++ names of record slots, locals): every emitter and --explain.
   bool api_facts = true;
-  /// Keep every lowered op in LoweredModule::ops (the emitters and --explain
-  /// read them). Without it each op is lowered for its diagnostics alone, in
-  /// memory the next op reuses while it is in cache, and `ops` stays empty.
+  /// Keep every lowered op in LoweredModule::ops, with its schema text (the
+  /// emitters and --explain read them). Without it each op is lowered for
+  /// its diagnostics alone, in memory the next op reuses while it is in
+  /// cache, its schema is checked but not printed, and `ops` stays empty.
   bool keep_ops = true;
 };
 

@@ -49,7 +49,7 @@ class OpLowering {
       Diagnostics& diags,
       lower::LoweredOp& out);
 
-  void run(bool with_api_facts);
+  void run(const LowerOptions& options);
 
  private:
   // ---- flattening (rules 1-3) ------------------------------------------------
@@ -147,15 +147,17 @@ class OpLowering {
 
   void apply_schema_defaults();
 
+  /// The schema text and each slot's schema type (once per op).
   void print_schema();
 
   // The compiler never hands torch a schema it has not validated: torch's
   // parser rejects a positional parameter without default after one with a
   // default, and duplicate names. Names were checked by check_collisions();
   // check the defaults here, on the slots
-  // the text was printed from. (The text itself is printed from checked
+  // the text is printed from. (The text itself is printed from checked
   // parts only; tests/corpus re-parses every printed schema with torch's own
-  // parser, over all of native_functions.yaml and every example.)
+  // parser, over all of native_functions.yaml and every example.) Runs with
+  // or without the text, which it prints for its message if need be.
   void self_check();
 
   const model::Module& module_;

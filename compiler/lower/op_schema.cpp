@@ -259,7 +259,6 @@ void OpLowering::print_schema() {
   out_.schema += params;
   out_.schema += ") -> ";
   out_.schema += returns;
-  if (check_schema_) self_check();
 }
 
 void OpLowering::self_check() {
@@ -269,6 +268,7 @@ void OpLowering::self_check() {
     if (s.schema_default) {
       if (!first_default) first_default = &s;
     } else if (first_default) {
+      if (out_.schema.empty()) print_schema();
       diags_.error(
           op_.span,
           fmt::format(
