@@ -126,7 +126,9 @@ struct Slot {
   /// The type its record field declares: `type` before a list of records or
   /// an optional record above it made it a list or optional.
   model::Type declared_type;
-  std::string schema_type;  // as in the schema: `Tensor(a!)`, `str`, `float?`
+  /// As in the schema: `Tensor(a!)`, `str`, `float?`. Printed with the
+  /// schema (LowerOptions::keep_ops; --check does not print it).
+  std::string schema_type;
   /// What the IDL declares (the APIs apply it), in the checked model; null if none.
   const model::Default* default_value = nullptr;
   std::optional<std::string>
@@ -160,7 +162,7 @@ struct Output {
   /// `name` is pinned by the leaf field's `schema_name:`.
   bool pinned = false;
   model::Type type;
-  std::string schema_type;
+  std::string schema_type;     // printed with the schema, as Slot::schema_type
   size_t ret = 0;              // index of the IDL's return (model::Op::returns, ApiReturn)
   std::vector<size_t> fields;  // a record leaf: field indices from the record down to it
   std::string api_path;        // `stats.mean` in the APIs (ApiReturn::name for a plain return)

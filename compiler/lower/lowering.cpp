@@ -173,7 +173,8 @@ void OpLowering::lower_returns() {
       return_leaves(i, r.type.decl, return_name(i), "", fields);
     } else {
       // api_path is set below, once every return is named.
-      out_.outputs.push_back({r.name, false, r.type, schema_type(r.type), i, {}, {}, {}});
+      out_.outputs.push_back(
+          {r.name, false, r.type, {}, i, {}, {}, {}});  // (schema_type: print_schema)
     }
     a.output_count = out_.outputs.size() - a.first_output;
     out_.api_returns.push_back(std::move(a));
@@ -215,7 +216,7 @@ void OpLowering::return_leaves(
           {pinned ? field.schema_name->text : leaf,
            pinned,
            field.type,
-           schema_type(field.type),
+           {},  // schema_type: print_schema
            ret,
            fields,
            {},

@@ -177,7 +177,7 @@ void OpLowering::meta_source(const syntax::Name& n) {
 
 std::string OpLowering::return_list() const {
   std::string s;
-  for (const auto& o : out_.outputs) s += (s.empty() ? "" : ", ") + o.schema_type;
+  for (const auto& o : out_.outputs) s += (s.empty() ? "" : ", ") + schema_type(o.type);
   return out_.outputs.size() == 1 ? s : "(" + s + ")";
 }
 
@@ -248,9 +248,11 @@ void OpLowering::print_schema() {
   bool named = std::any_of(out_.outputs.begin(), out_.outputs.end(), [](const auto& o) {
     return !o.name.empty();
   });
-  for (const auto& o : out_.outputs) {
+  for (auto& o : out_.outputs) {
+    o.schema_type = schema_type(o.type);
     if (!returns.empty()) returns += ", ";
-    returns += o.name.empty() ? o.schema_type : o.schema_type + " " + o.name;
+    returns += o.schema_type;
+    if (!o.name.empty()) returns.append(1, ' ').append(o.name);
   }
   if (out_.outputs.size() != 1 || named) returns = "(" + returns + ")";
   out_.schema.reserve(out_.qualified_name.size() + params.size() + returns.size() + 6);
