@@ -23,29 +23,34 @@ std::string_view SourceFile::line_text(int line) const {
   return s;
 }
 
-Span SourceFile::span_at(int file_id, size_t offset, int length) const {
-  size_t line_index = 0;
-  return span_at(file_id, offset, length, &line_index);
-}
-
-Span SourceFile::span_at(int file_id, size_t offset, int length, size_t* line_hint) const {
-  size_t line_index = *line_hint;
-  const auto on_line = [&](size_t i) {
-    return line_starts_[i] <= offset &&
-           (i + 1 == line_starts_.size() || offset < line_starts_[i + 1]);
-  };
-  if (line_index >= line_starts_.size() || line_starts_[line_index] > offset) line_index = 0;
-  for (int step = 0; step < 4 && !on_line(line_index); ++step) ++line_index;
-  if (!on_line(line_index)) {
-    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-    line_index = static_cast<size_t>(it - line_starts_.begin()) - 1;
-  }
-  *line_hint = line_index;
+namespace {
+Span span_on_line(int file_id, size_t line_index, size_t line_start, size_t offset, int length) {
   Span s;
   s.file = file_id;
   s.line = static_cast<int>(line_index) + 1;
-  s.column = static_cast<int>(offset - line_starts_[line_index]) + 1;
+  s.column = static_cast<int>(offset - line_start) + 1;
   s.length = length < 1 ? 1 : length;
+  return s;
+}
+}  // namespace
+
+Span SourceFile::span_at(int file_id, size_t offset, int length) const {
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  const size_t line_index = static_cast<size_t>(it - line_starts_.begin()) - 1;
+  return span_on_line(file_id, line_index, line_starts_[line_index], offset, length);
+}
+
+Span SourceFile::span_at(int file_id, size_t offset, int length, size_t* line_hint) const {
+  // The hint's line or one of the few after it; else the search.
+  for (size_t line = *line_hint; line < line_starts_.size() && line < *line_hint + 5; ++line) {
+    if (line_starts_[line] > offset) break;
+    if (line + 1 == line_starts_.size() || offset < line_starts_[line + 1]) {
+      *line_hint = line;
+      return span_on_line(file_id, line, line_starts_[line], offset, length);
+    }
+  }
+  const Span s = span_at(file_id, offset, length);
+  *line_hint = static_cast<size_t>(s.line - 1);
   return s;
 }
 

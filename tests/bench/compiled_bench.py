@@ -101,7 +101,8 @@ def main():
     # torch.compile compiles first runs slower than the models compiled
     # after it (0.5% to 1% of this model's call in wall time, none in
     # instructions), and that would land on whichever model comes first
-    # below.
+    # below. A copy of flat_model, not flat_model itself: Dynamo keeps its
+    # compiled code per code object, so only another function is compiled anew.
     def warm_up_model(x):
         for cfg in cfgs:
             x = flat(x, cfg.w, cfg.b, 1.0, 0.0, 1e-5, False, 1, "a")

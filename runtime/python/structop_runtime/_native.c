@@ -142,8 +142,8 @@ static PyMethodDef methods[] = {
     {"plain_types",
      (PyCFunction)(void (*)(void))plain_types,
      METH_FASTCALL,
-     "plain_types(torch.Tensor, torch.nn.Parameter): the tensor types that define\n"
-     "no __torch_function__ of their own (record_columns' flag)."},
+     "plain_types(*types): the exact types of values that define no\n"
+     "__torch_function__ of their own (record_columns' flag; _loading._PLAIN_TYPES)."},
     {NULL, NULL, 0, NULL},
 };
 
