@@ -226,6 +226,10 @@ std::string CppTypes::stack_arg(const model::Type& t, const std::string& ivalue)
   return fmt::format("structop::arg<{}>({})", flat_type(t), ivalue);
 }
 
+std::string CppTypes::stack_leaf(const model::Type& t, const std::string& ivalue) const {
+  return fmt::format("structop::arg<{}>({})", flat_spelling(t).type, ivalue);
+}
+
 Code CppTypes::leaf_list(
     const model::Type& leaf,
     const std::string& ivalue,

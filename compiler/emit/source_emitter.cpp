@@ -161,7 +161,7 @@ void SourceEmitter::unflatten_function(int decl) {
         const std::string leaf = fmt::format("leaves[{}]", rf.first_leaf);
         fields.push_back(adapter_types_.flat_to_value(
             f.type,
-            stack_arg(lay.leaves[rf.first_leaf].type, leaf),
+            types_.stack_leaf(lay.leaves[rf.first_leaf].type, leaf),
             leaf_path));
       }
     }

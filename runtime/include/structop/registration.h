@@ -120,8 +120,9 @@ using arg_t = decltype(ivalue_to<T>::call(std::declval<c10::IValue&>()));
 /// A flat argument as the dispatcher's C++ type `T` would pass it (the
 /// unboxing the dispatcher does for unboxed kernels): `const at::Tensor&`
 /// refers into the stack, `at::IntArrayRef` is returned as a vector that lives
-/// until the end of the full expression. Values other than tensors are moved
-/// out of `value`: read each argument once.
+/// until the end of the full expression. Other values, and a tensor asked for
+/// by value (`at::Tensor`, `c10::optional<at::Tensor>`: a record's leaf, which
+/// the record keeps), are moved out of `value`: read each argument once.
 template <class T>
 C10_NOINLINE detail::arg_t<T> arg(c10::IValue& value) {
   return detail::ivalue_to<T>::call(value);
@@ -361,6 +362,8 @@ decltype(auto) call(const OpRef& op, Args&&... args) {
 /// template` here, `template` in runtime/src/instantiations.cpp.
 #define STRUCTOP_RUNTIME_INSTANTIATIONS(KIND)                                                     \
   STRUCTOP_COMMON_FLAT_TYPES(STRUCTOP_FLAT_TYPE_INSTANTIATION, KIND)                              \
+  KIND detail::arg_t<at::Tensor> arg<at::Tensor>(c10::IValue&);                                   \
+  KIND detail::arg_t<c10::optional<at::Tensor>> arg<c10::optional<at::Tensor>>(c10::IValue&);     \
   KIND void detail::push<at::Tensor>(torch::jit::Stack&, at::Tensor&&);                           \
   KIND void detail::push<std::vector<at::Tensor>>(torch::jit::Stack&, std::vector<at::Tensor>&&); \
   KIND void detail::push<c10::IValue>(torch::jit::Stack&, c10::IValue&&);                         \

@@ -28,9 +28,9 @@ namespace {
   return ::golden::features::Opts{
       structop::to_value<std::vector<int64_t>>(structop::arg<at::IntArrayRef>(leaves[0])),
       structop::to_value<std::vector<double>>(structop::arg<at::ArrayRef<double>>(leaves[1])),
-      structop::arg<const c10::optional<at::Tensor>&>(leaves[2]),
+      structop::arg<c10::optional<at::Tensor>>(leaves[2]),
       structop::parse_enum_list<::golden_shared::Act>(
-          structop::arg<const std::vector<std::string>&>(leaves[3]),
+          structop::arg<std::vector<std::string>>(leaves[3]),
           structop::ArgPath(path, "acts")),
       structop::arg<c10::optional<int64_t>>(leaves[4]),
       structop::to_value<c10::optional<std::string>>(

@@ -18,8 +18,8 @@ namespace {
 
 ::golden_names::errno_ unflatten_errno(const structop::ArgPath& path, c10::IValue* leaves) {
   return ::golden_names::errno_{
-      structop::arg<const c10::optional<at::Tensor>&>(leaves[0]),
-      structop::arg<const at::Tensor&>(leaves[1]),
+      structop::arg<c10::optional<at::Tensor>>(leaves[0]),
+      structop::arg<at::Tensor>(leaves[1]),
       structop::arg<int64_t>(leaves[2]),
       structop::arg<double>(leaves[3]),
       structop::arg<bool>(leaves[4]),
@@ -28,14 +28,14 @@ namespace {
           structop::arg<c10::string_view>(leaves[6]),
           structop::ArgPath(path, "linux")),
       structop::arg<int64_t>(leaves[7]),
-      structop::arg<const std::vector<std::string>&>(leaves[8]),
+      structop::arg<std::vector<std::string>>(leaves[8]),
       structop::arg<int64_t>(leaves[9])};
 }
 
 ::golden_names::Outer unflatten_Outer(const structop::ArgPath& path, c10::IValue* leaves) {
   return ::golden_names::Outer{
       unflatten_errno(structop::ArgPath(path, "path"), leaves),
-      structop::arg<const at::Tensor&>(leaves[10])};
+      structop::arg<at::Tensor>(leaves[10])};
 }
 
 // ===========================================================================

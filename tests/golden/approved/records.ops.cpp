@@ -33,8 +33,8 @@ std::vector<::golden::Inner> unflatten_Inner_list(
 
 ::golden::Inner unflatten_Inner(c10::IValue* leaves) {
   return ::golden::Inner{
-      structop::arg<const at::Tensor&>(leaves[0]),
-      structop::arg<const c10::optional<at::Tensor>&>(leaves[1])};
+      structop::arg<at::Tensor>(leaves[0]),
+      structop::arg<c10::optional<at::Tensor>>(leaves[1])};
 }
 
 c10::optional<::golden::Inner> unflatten_Inner_optional(
@@ -64,7 +64,7 @@ c10::optional<::golden::Cfg> unflatten_Cfg_optional(
 
 ::golden::Gate unflatten_Gate(const structop::ArgPath& path, c10::IValue* leaves) {
   return ::golden::Gate{
-      structop::arg<const at::Tensor&>(leaves[0]),
+      structop::arg<at::Tensor>(leaves[0]),
       unflatten_Inner_optional(structop::ArgPath(path, "inner"), leaves + 1)};
 }
 
@@ -80,7 +80,7 @@ c10::optional<::golden::Gate> unflatten_Gate_optional(
   return ::golden::Stack{
       structop::to_value<std::vector<at::Tensor>>(structop::arg<at::TensorList>(leaves[0])),
       structop::to_value<std::vector<c10::optional<at::Tensor>>>(
-          structop::arg<const c10::List<c10::optional<at::Tensor>>&>(leaves[1]))};
+          structop::arg<c10::List<c10::optional<at::Tensor>>>(leaves[1]))};
 }
 
 // ===========================================================================
