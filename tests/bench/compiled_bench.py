@@ -26,7 +26,7 @@ difference over N is one call): the counts repeat whatever the machine's
 load, where a few percent of wall time is within the noise of a shared VM.
 
 Usage: compiled_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--processes N] [--rounds N] [--calls N] [--json FILE]
-                         [--instructions TOGGLE_LIB [--valgrind PATH]]
+                         [--instructions TOGGLE_LIB [--seeds 0,1,2] [--limit X] [--valgrind PATH]]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
