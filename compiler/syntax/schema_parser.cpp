@@ -251,7 +251,9 @@ class SchemaParser {
         advance();
         if (is_punct(')')) return fail(star, "`*` must be followed by keyword-only parameters");
       } else {
-        Param p;
+        // Parsed in place: a Param is large, and moving it in costs as
+        // much as some of its parse. (On error the signature is dropped.)
+        Param& p = sig->params.emplace_back();
         p.kwarg_only = kwarg_only;
         if (!parse_type(&p.type)) return false;
         if (cur_.kind != Tok::Ident) {
@@ -266,11 +268,9 @@ class SchemaParser {
         expect_ident("a parameter name", &p.name);
         if (is_punct('=')) {
           advance();
-          Literal lit;
-          if (!literal(&lit)) return false;
-          p.default_value = std::make_unique<Literal>(std::move(lit));
+          p.default_value = std::make_unique<Literal>();
+          if (!literal(p.default_value.get())) return false;
         }
-        sig->params.push_back(std::move(p));
       }
       if (is_punct(',')) {
         advance();
@@ -311,10 +311,9 @@ class SchemaParser {
   }
 
   bool one_return(FuncSig* sig) {
-    Return r;
+    Return& r = sig->returns.emplace_back();  // in place, as a parameter
     if (!parse_type(&r.type)) return false;
     if (cur_.kind == Tok::Ident) expect_ident("a return name", &r.name);
-    sig->returns.push_back(std::move(r));
     return true;
   }
 
