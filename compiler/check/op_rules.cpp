@@ -56,10 +56,10 @@ bool Resolver::check_signature_names(const syntax::FuncSig& sig, const std::stri
       ok &= check_name(r.name, NameUse::Return, Subject::ret(r.name.text, op_label));
   }
 
-  std::vector<std::string_view> names;
-  names.reserve(sig.params.size());
-  for (const auto& p : sig.params) names.emplace_back(p.name.text);
-  for (auto [first, later] : find_duplicates(names)) {
+  const auto param_name = [&](size_t i) {
+    return std::optional<std::string_view>(sig.params[i].name.text);
+  };
+  for (auto [first, later] : find_duplicates(sig.params.size(), param_name)) {
     const syntax::Name& n = sig.params[later].name;
     diags_.error(
         n.span,

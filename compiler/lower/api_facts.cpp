@@ -181,10 +181,10 @@ void OpLowering::check_pinned_keywords() {
 }
 
 void OpLowering::check_collisions() {
-  std::vector<std::string_view> names;
-  names.reserve(out_.slots.size());
-  for (const auto& s : out_.slots) names.emplace_back(s.name);
-  for (auto [first_index, later_index] : find_duplicates(names)) {
+  const auto slot_name = [&](size_t i) {
+    return std::optional<std::string_view>(out_.slots[i].name);
+  };
+  for (auto [first_index, later_index] : find_duplicates(out_.slots.size(), slot_name)) {
     const lower::Slot& first = out_.slots[first_index];
     const lower::Slot& later = out_.slots[later_index];
     // `from` and `from_`: the same name in the APIs, reported below.

@@ -50,7 +50,8 @@ void OpLowering::flatten_param(size_t index) {
     // normalizes a custom op's arguments by name (inductor, opcheck's
     // schema check) and cannot bind `from` (it special-cases aten's own).
     s.python_keyword = lang::is_python_keyword(p.name);
-    s.name = s.python_keyword ? p.name + "_" : p.name;
+    s.name = p.name;
+    if (s.python_keyword) s.name += '_';
     s.path = p.name;
     s.param = index;
     s.type = p.type;
@@ -162,7 +163,7 @@ void OpLowering::lower_returns() {
   out_.api_returns.reserve(op_.returns.size());
   for (size_t i = 0; i < op_.returns.size(); ++i) {
     const model::Return& r = op_.returns[i];
-    lower::ApiReturn a;
+    lower::ApiReturn& a = out_.api_returns.emplace_back();
     a.type = r.type;
     a.first_output = out_.outputs.size();
     if (r.type.is_plain_record()) {
@@ -172,25 +173,25 @@ void OpLowering::lower_returns() {
       std::vector<size_t> fields;
       return_leaves(i, r.type.decl, return_name(i), "", fields);
     } else {
-      // api_path is set below, once every return is named.
-      out_.outputs.push_back(
-          {r.name, false, r.type, {}, i, {}, {}, {}});  // (schema_type: print_schema)
+      // api_path is set below, once every return is named; schema_type
+      // with the schema (print_schema).
+      lower::Output& o = out_.outputs.emplace_back();
+      o.name = r.name;
+      o.type = r.type;
+      o.ret = i;
     }
     a.output_count = out_.outputs.size() - a.first_output;
-    out_.api_returns.push_back(std::move(a));
   }
-  std::vector<std::string_view> names;
-  std::vector<size_t> named;
-  for (size_t i = 0; i < out_.outputs.size(); ++i) {
-    if (out_.outputs[i].name.empty()) continue;
-    names.emplace_back(out_.outputs[i].name);
-    named.push_back(i);
-  }
-  for (auto [first, later] : find_duplicates(names)) {
+  const auto output_name = [&](size_t i) {
+    const std::string& name = out_.outputs[i].name;
+    return name.empty() ? std::nullopt : std::optional<std::string_view>(name);
+  };
+  for (auto [first, later] : find_duplicates(out_.outputs.size(), output_name)) {
     (void)first;
+    const lower::Output& o = out_.outputs[later];
     diags_.error(
-        op_.returns[out_.outputs[named[later]].ret].span,
-        fmt::format("op `{}`: two outputs are named `{}`", op_.qualified_name(), names[later]),
+        op_.returns[o.ret].span,
+        fmt::format("op `{}`: two outputs are named `{}`", op_.qualified_name(), o.name),
         "a returned record's leaves are named `return__field`; rename the return or the field");
     check_schema_ = false;
   }
