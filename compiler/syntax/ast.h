@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/source.h"
@@ -46,22 +47,30 @@ struct TypeSuffix {
 /// this way a copy allocates nothing.
 class Suffixes {
  public:
+  // Copies and moves take every member as it is, without a branch per
+  // suffix: the places a suffix does not use hold no alias (push_back moves
+  // them to the heap, pop_back and clear reset them), so copying them is
+  // harmless, and a type is copied or moved several times per parameter.
   Suffixes() = default;
-  Suffixes(const Suffixes& other) { *this = other; }
-  Suffixes(Suffixes&& other) noexcept { *this = std::move(other); }
+  Suffixes(const Suffixes& other)
+      : in_place_{other.in_place_[0], other.in_place_[1]}, heap_(other.heap_), size_(other.size_) {}
+  Suffixes(Suffixes&& other) noexcept
+      : in_place_{std::move(other.in_place_[0]), std::move(other.in_place_[1])},
+        heap_(std::move(other.heap_)),
+        size_(std::exchange(other.size_, 0)) {}
   Suffixes& operator=(const Suffixes& other) {
     if (this == &other) return *this;
-    clear();
-    for (const TypeSuffix& s : other) push_back(s);
+    for (size_t i = 0; i < kInPlace; ++i) in_place_[i] = other.in_place_[i];
+    heap_ = other.heap_;
+    size_ = other.size_;
     return *this;
   }
   Suffixes& operator=(Suffixes&& other) noexcept {
     if (this == &other) return *this;
-    size_ = other.size_;
-    heap_ = std::move(other.heap_);
     for (size_t i = 0; i < kInPlace; ++i) in_place_[i] = std::move(other.in_place_[i]);
-    other.size_ = 0;
+    heap_ = std::move(other.heap_);
     other.heap_.clear();
+    size_ = std::exchange(other.size_, 0);
     return *this;
   }
 
@@ -108,6 +117,7 @@ class Suffixes {
 
  private:
   static constexpr size_t kInPlace = 2;
+  static_assert(kInPlace == 2, "the constructors above name each place");
   const TypeSuffix* data() const { return size_ <= kInPlace ? in_place_ : heap_.data(); }
   TypeSuffix* data() { return size_ <= kInPlace ? in_place_ : heap_.data(); }
 
