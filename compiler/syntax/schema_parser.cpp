@@ -176,11 +176,14 @@ class SchemaParser {
   Span span_of(const Token& t) const {
     return origin_.at(t.begin, std::max<size_t>(1, t.end - t.begin));
   }
-  /// The commas from the current token to the end of the text.
+  /// The commas from the current token to the end of the text (found with
+  /// `find`, which skips the text between them faster than a byte-wise count).
   size_t commas_left() const {
-    const auto from = text_.begin() +
-                      static_cast<std::ptrdiff_t>(std::min(cur_.begin, text_.size()));
-    return static_cast<size_t>(std::count(from, text_.end(), ','));
+    size_t n = 0;
+    for (size_t i = text_.find(',', cur_.begin); i != std::string_view::npos;
+         i = text_.find(',', i + 1))
+      ++n;
+    return n;
   }
   bool is_punct(char c) const { return cur_.kind == Tok::Punct && cur_.punct == c; }
   bool is_ident(std::string_view s) const { return cur_.kind == Tok::Ident && spelling(cur_) == s; }
@@ -221,7 +224,7 @@ class SchemaParser {
   bool expect_ident(const char* what, Name* out) {
     if (cur_.kind != Tok::Ident)
       return fail(cur_, fmt::format("expected {}, found {}", what, describe(cur_)));
-    out->text = std::string(spelling(cur_));
+    out->text.assign(spelling(cur_));
     out->span = span_of(cur_);
     advance();
     return true;
@@ -329,7 +332,7 @@ class SchemaParser {
     }
     size_t begin = cur_.begin;
     Token base = cur_;
-    type->base = std::string(spelling(cur_));
+    type->base.assign(spelling(cur_));
     advance();
     const std::string_view name = type->base;
     if (is_punct('(') && (name == "Dict" || name == "dict")) {
@@ -473,7 +476,7 @@ class SchemaParser {
             "defaults are schema literals: None, True, 1, -2, 1.5, 1e-5, \"text\", [1, 2], or "
             "`{field: value, ...}` for a record");
     }
-    lit->text = std::string(text_.substr(begin, prev_end_ - begin));
+    lit->text.assign(text_.substr(begin, prev_end_ - begin));
     lit->span = origin_.at(begin, std::max<size_t>(1, prev_end_ - begin));
     return true;
   }
