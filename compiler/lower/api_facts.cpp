@@ -6,19 +6,22 @@
 
 namespace structop::lowering {
 
-void OpLowering::plain_slot_segments() {
-  // A plain parameter's path is one segment (a record leaf's were set as it
-  // was flattened). Only emitters read them: not made under --check.
+void OpLowering::plain_slot_names() {
+  // A plain parameter's C++ name and API path are its name and its API
+  // spelling, each one segment (a record leaf's were set as it was
+  // flattened). Only emitters read them: not made under --check.
   for (lower::Slot& s : out_.slots) {
-    if (s.segments.empty()) {
-      s.segments = {s.path};
-      s.api_segments = {s.api_path};
-    }
+    if (s.from_record()) continue;
+    const model::Param& p = op_.params[s.param];
+    s.cpp_name = p.name;
+    s.api_path = p.api_name;
+    s.segments = {s.path};
+    s.api_segments = {s.api_path};
   }
 }
 
 void OpLowering::api_facts() {
-  plain_slot_segments();
+  plain_slot_names();
   const lang::OpNames names = lang::op_names(op_);
   out_.names = {
       names.meta,

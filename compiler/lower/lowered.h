@@ -102,7 +102,10 @@ struct Slot {
   /// spelling, `from_`, since torch.fx binds a custom op's arguments by name
   /// and cannot bind a keyword (torch.compile, opcheck).
   bool python_keyword = false;
-  std::string cpp_name;  // its C++ spelling: `cfg_inner_w` (unique in the op, no `__`)
+  /// Its C++ spelling: `cfg_inner_w` (unique in the op, no `__`). A plain
+  /// parameter's, like its api_path and segments, is made with the API
+  /// facts (LowerOptions::api_facts; --check does not need them).
+  std::string cpp_name;
   std::string path;      // original path: `cfg.inner.w` (`x` for a plain parameter)
   std::string api_path;  // the same as the C++ and Python APIs spell it (`from` -> `from_`)
   /// The segments of `path` and `api_path` (`cfg`, `inner`, `w`): emitters

@@ -57,9 +57,7 @@ void OpLowering::flatten_param(size_t index) {
     s.type = p.type;
     s.default_value = p.default_value ? &*p.default_value : nullptr;
     s.kwarg_only = p.kwarg_only;
-    s.cpp_name = p.name;
-    s.api_path = p.api_name;  // (its segments: api_facts)
-    complete_slot(s);
+    complete_slot(s);  // (its C++ name and API path: api_facts)
     return;
   }
   std::vector<size_t> fields;

@@ -90,7 +90,7 @@ class OpLowering {
   // ---- facts for the APIs ---------------------------------------------------
 
   void api_facts();
-  void plain_slot_segments();
+  void plain_slot_names();
 
   // The generated functions' own names give way to the user's (names.h,
   // rule 4): `ctx` (setup_context, backward) and `error` (Python) get a
