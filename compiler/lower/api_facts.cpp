@@ -107,7 +107,7 @@ void OpLowering::local_names(const std::vector<std::string>& api_names) {
   out_.locals.error = lang::first_free("error", params);
   // The Python function's other locals must not hide a parameter, nor the
   // function itself (which `failed` takes).
-  params.push_back(out_.cpp_name);
+  params.push_back(op_.api_name);
   out_.locals.item = lang::first_free("r", params);
   out_.locals.override = lang::first_free("override", params);
   // The tuple `args` and the lists `args_<k>`.

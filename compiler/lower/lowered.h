@@ -229,9 +229,11 @@ struct LocalNames {
 };
 
 struct LoweredOp {
-  size_t op = 0;               // index into model::Module::ops
-  std::string qualified_name;  // `op.overload`
-  std::string cpp_name;        // `op_overload`: the C++ and Python identifier
+  size_t op = 0;  // index into model::Module::ops
+  /// `op.overload` and `op_overload` (the C++ and Python identifier); set
+  /// for the ops kept (LowerOptions::keep_ops).
+  std::string qualified_name;
+  std::string cpp_name;
   CppNames names;
   LocalNames locals;
   std::vector<Slot> slots;

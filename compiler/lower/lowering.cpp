@@ -13,11 +13,13 @@ OpLowering::OpLowering(
     lower::LoweredOp& out)
     : module_(module), op_(module.ops[op_index]), diags_(diags), out_(out) {
   out_.op = op_index;
-  out_.qualified_name = op_.qualified_name();
-  out_.cpp_name = op_.api_name;
 }
 
 void OpLowering::run(const LowerOptions& options) {
+  if (options.keep_ops) {  // (an op lowered for its diagnostics alone needs no names)
+    out_.qualified_name = op_.qualified_name();
+    out_.cpp_name = op_.api_name;
+  }
   const size_t errors_before = diags_.error_count();
   out_.slots.reserve(op_.params.size());
   for (size_t i = 0; i < op_.params.size(); ++i) flatten_param(i);

@@ -255,8 +255,9 @@ void OpLowering::print_schema() {
     if (!o.name.empty()) returns.append(1, ' ').append(o.name);
   }
   if (out_.outputs.size() != 1 || named) returns = "(" + returns + ")";
-  out_.schema.reserve(out_.qualified_name.size() + params.size() + returns.size() + 6);
-  out_.schema += out_.qualified_name;
+  out_.schema.reserve(op_.name.size() + op_.overload.size() + params.size() + returns.size() + 7);
+  out_.schema += op_.name;
+  if (!op_.overload.empty()) out_.schema.append(1, '.').append(op_.overload);
   out_.schema += '(';
   out_.schema += params;
   out_.schema += ") -> ";
