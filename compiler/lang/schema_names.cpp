@@ -15,8 +15,12 @@ bool is_schema_keyword(std::string_view name) {
   static constexpr std::string_view kWords5[] = {"False", "break", "class", "raise", "while"};
   static constexpr std::string_view kWords6[] = {"assert", "global", "import", "return"};
   static constexpr std::string_view kWords8[] = {"Ellipsis", "NoneType", "continue"};
+  // (The first letters are compared before whole words: most names match
+  // none, and a comparison of equal lengths is a call to memcmp.)
   auto in = [&](const auto& words) {
-    return std::find(std::begin(words), std::end(words), name) != std::end(words);
+    return std::any_of(std::begin(words), std::end(words), [&](std::string_view w) {
+      return w.front() == name.front() && w == name;
+    });
   };
   switch (name.size()) {
     case 2:
