@@ -17,6 +17,8 @@ namespace {
 
 using load::MappingWalker;
 using syntax::Name;
+// Keys and keywords are compared as `"..."sv`: lengths first, no strlen.
+using namespace std::string_view_literals;
 
 /// The keys each mapping of the IDL may have (empty: any name).
 const std::vector<std::string> kFileKeys =
@@ -46,21 +48,21 @@ class IdlReader {
     bool has_namespace = false;
     bool clean =
         walker_.walk(root, kFileKeys, "the file", [&](const Name& key, const YamlNode& value) {
-          if (key.text == "namespace") {
+          if (key.text == "namespace"sv) {
             has_namespace = true;  // a bad one is reported by read_identifier
             read_identifier(value, "namespace", &out->namespace_);
-          } else if (key.text == "cpp_namespace") {
+          } else if (key.text == "cpp_namespace"sv) {
             Name ns;
             if (read_cpp_namespace(value, &ns)) out->cpp_namespace = ns;
-          } else if (key.text == "include") {
+          } else if (key.text == "include"sv) {
             read_includes(value, &out->includes);
-          } else if (key.text == "doc") {
+          } else if (key.text == "doc"sv) {
             read_doc(value, &out->doc);
-          } else if (key.text == "enums") {
+          } else if (key.text == "enums"sv) {
             read_enums(value, &out->enums);
-          } else if (key.text == "records") {
+          } else if (key.text == "records"sv) {
             read_records(value, &out->records);
-          } else if (key.text == "ops") {
+          } else if (key.text == "ops"sv) {
             read_ops(value, &out->ops);
           }
         });
@@ -126,8 +128,8 @@ class IdlReader {
   bool read_bool(const YamlNode& node, const char* what, bool* out) {
     if (node.alias) return false;
     if (node.is_scalar() && !node.quoted) {
-      if (node.value == "true" || node.value == "True") return *out = true, true;
-      if (node.value == "false" || node.value == "False") return *out = false, true;
+      if (node.value == "true"sv || node.value == "True"sv) return *out = true, true;
+      if (node.value == "false"sv || node.value == "False"sv) return *out = false, true;
     }
     diags_.error(
         node.span,
@@ -295,7 +297,7 @@ class IdlReader {
             kEnumKeys,
             fmt::format("enum `{}`", name.text).c_str(),
             [&](const Name& key, const YamlNode& v) {
-              if (key.text == "values")
+              if (key.text == "values"sv)
                 values = &v;
               else
                 read_doc(v, &e.doc);
@@ -384,7 +386,7 @@ class IdlReader {
           kRecordKeys,
           fmt::format("record `{}`", name.text).c_str(),
           [&](const Name& key, const YamlNode& v) {
-            if (key.text == "doc") {
+            if (key.text == "doc"sv) {
               read_doc(v, &r.doc);
             } else {
               has_fields = true;
@@ -469,11 +471,11 @@ class IdlReader {
     const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
     bool clean =
         walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
-          if (key.text == "type")
+          if (key.text == "type"sv)
             type = &v;
-          else if (key.text == "default")
+          else if (key.text == "default"sv)
             def = &v;
-          else if (key.text == "schema_name")
+          else if (key.text == "schema_name"sv)
             pin = &v;
           else
             read_doc(v, &f->doc);
@@ -620,7 +622,7 @@ class IdlReader {
       bool has_func = false;
       bool func_ok = false;
       bool clean = walker_.walk(item, kOpKeys, "an op", [&](const Name& key, const YamlNode& v) {
-        if (key.text == "func") {
+        if (key.text == "func"sv) {
           has_func = true;
           if (!expect_scalar(v, "func")) return;
           op.func_span = v.span;
@@ -629,17 +631,17 @@ class IdlReader {
             op.sig = std::move(*sig);
             func_ok = true;
           }
-        } else if (key.text == "mutates") {
+        } else if (key.text == "mutates"sv) {
           read_name_list(v, "mutates", &op.mutates);
-        } else if (key.text == "backward") {
+        } else if (key.text == "backward"sv) {
           read_bool(v, "backward", &op.backward);
-        } else if (key.text == "meta") {
+        } else if (key.text == "meta"sv) {
           read_meta(v, &op.meta);
-        } else if (key.text == "dispatch") {
+        } else if (key.text == "dispatch"sv) {
           read_name_list(v, "dispatch", &op.dispatch);
-        } else if (key.text == "tags") {
+        } else if (key.text == "tags"sv) {
           read_name_list(v, "tags", &op.tags);
-        } else if (key.text == "annotations") {
+        } else if (key.text == "annotations"sv) {
           read_annotations(v, &op.annotations);
         } else {
           read_doc(v, &op.doc);
@@ -655,9 +657,10 @@ class IdlReader {
   void read_meta(const YamlNode& node, syntax::MetaDecl* meta) {
     meta->span = node.span;
     if (node.alias) return;
-    if (node.is_scalar() && !node.quoted && (node.value == "identity" || node.value == "custom")) {
-      meta->kind = node.value == "identity" ? syntax::MetaDecl::Kind::Identity
-                                            : syntax::MetaDecl::Kind::Custom;
+    if (node.is_scalar() && !node.quoted &&
+        (node.value == "identity"sv || node.value == "custom"sv)) {
+      meta->kind = node.value == "identity"sv ? syntax::MetaDecl::Kind::Identity
+                                              : syntax::MetaDecl::Kind::Custom;
       return;
     }
     if (node.is_sequence()) {
