@@ -215,17 +215,18 @@ struct CppNames {
 };
 
 /// The generated functions' own parameters and locals that a parameter or
-/// output could hide: numbered where one takes their name (`ctx2`).
+/// output could hide: numbered where one takes their name (`ctx2`). Made
+/// with the API facts (LowerOptions::api_facts), like every name here.
 struct LocalNames {
-  std::string ctx = "ctx";      // setup_context's and backward's AutogradContext*
-  std::string error = "error";  // the caught exception in the Python function
-  std::string args = "args";    // the Python function's flat arguments, a tuple
-  /// The Python function's loop variable over a list of records; the list
-  /// of a leaf across it is the local `<args>_<k>` (k: its slot's index).
-  std::string item = "r";
-  /// The eager call's flag from _rt.record_columns: some value of the lists
-  /// of records may define __torch_function__.
-  std::string override = "override";
+  std::string ctx;    // `ctx`: setup_context's and backward's AutogradContext*
+  std::string error;  // `error`: the caught exception in the Python function
+  std::string args;   // `args`: the Python function's flat arguments, a tuple
+  /// `r`: the Python function's loop variable over a list of records; the
+  /// list of a leaf across it is the local `<args>_<k>` (k: its slot's index).
+  std::string item;
+  /// `override`: the eager call's flag from _rt.record_columns: some value of
+  /// the lists of records may define __torch_function__.
+  std::string override;
 };
 
 struct LoweredOp {
