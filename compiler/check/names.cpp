@@ -11,6 +11,11 @@
 namespace structop {
 namespace {
 
+/// `name` ends with `suffix`.
+bool ends_with(std::string_view name, std::string_view suffix) {
+  return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+}
+
 /// What a name of the generated code is, and which declaration it belongs to
 /// (none for the fixed names). The description is only spelled out for a
 /// diagnostic: `what` is a format with `{}` for the owner's name.
@@ -79,9 +84,16 @@ class ClashChecker {
     for (const auto& e : m_.enums) enum_spelled_.push_back(lang::api_spelling(e.name));
     spelled_ = NameIndex(record_spelled_.size() + enum_spelled_.size() + m_.ops.size());
     for (const auto* names : {&record_spelled_, &enum_spelled_}) {
-      for (const std::string& name : *names) spelled_.insert(name, 0);
+      for (const std::string& name : *names) spell(name);
     }
-    for (const model::Op& op : m_.ops) spelled_.insert(op.api_name, 0);
+    for (const model::Op& op : m_.ops) spell(op.api_name);
+  }
+  void spell(std::string_view name) {
+    spelled_.insert(name, 0);
+    shapes_.adapter |= name.substr(0, 2) == "op";
+    shapes_.py_op |= ends_with(name, "_op");
+    shapes_.py_results |= ends_with(name, "_results");
+    shapes_.py_outputs |= ends_with(name, "_outputs");
   }
 
   // A name of the generated code, kept (in uses_, with its own copy) only
@@ -115,22 +127,31 @@ class ClashChecker {
     }
     // The names of lang::op_names, spelled into one buffer (most ops have
     // thousands of siblings and no clash: nothing is kept for them).
+    // A name of a shape no declaration has (`op_...`, `_..._op`...) is not
+    // spelled at all: it could not be kept.
     std::string name;
     for (size_t i = 0; i < m_.ops.size(); ++i) {
       const model::Op& op = m_.ops[i];
       const std::string& cpp = op.api_name;
-      lang::join_identifier_into(name, {"op", cpp});
-      take(name, "the C++ adapter of op `{}`", op);
-      take(lang::python_op_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
+      if (shapes_.adapter) {
+        lang::join_identifier_into(name, {"op", cpp});
+        take(name, "the C++ adapter of op `{}`", op);
+      }
+      if (shapes_.py_op)
+        take(lang::python_op_global(name, cpp, "_op"), "the Python global holding op `{}`", op);
       // (Generated for ops that return records; reserved for every op.)
-      take(
-          lang::python_op_global(name, cpp, "_results"),
-          "the Python function giving op `{}`'s results record form",
-          op);
-      take(
-          lang::python_op_global(name, cpp, "_outputs"),
-          "the Python function giving op `{}`'s record results flat",
-          op);
+      if (shapes_.py_results) {
+        take(
+            lang::python_op_global(name, cpp, "_results"),
+            "the Python function giving op `{}`'s results record form",
+            op);
+      }
+      if (shapes_.py_outputs) {
+        take(
+            lang::python_op_global(name, cpp, "_outputs"),
+            "the Python function giving op `{}`'s record results flat",
+            op);
+      }
       if (op.backward) {
         lang::join_identifier_into(name, {cpp, "grads"});
         take(name, "the C++ struct of op `{}`'s gradients", op);
@@ -366,6 +387,11 @@ class ClashChecker {
   // op's is model::Op::api_name).
   std::vector<std::string> record_spelled_, enum_spelled_;
   NameIndex spelled_;  // all of them, and the ops'
+  /// Whether some of them has the shape of an op's adapter (`op_...`, see
+  /// lang::op_names) or of its Python globals (`_..._op`, `_results`, `_outputs`).
+  struct {
+    bool adapter = false, py_op = false, py_results = false, py_outputs = false;
+  } shapes_;
   std::unordered_multimap<std::string_view, GeneratedUse> uses_;
   NameArena owned_;  // the names in uses_
   size_t order_ = 0;
