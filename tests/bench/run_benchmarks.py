@@ -187,14 +187,25 @@ def everything(args):
     frontend_bench = os.path.join(bench_dir, "frontend", "frontend_bench")
     counter = os.path.join(build_dir, "tests", "instructions", "frontend_instructions")
     toggle = os.path.join(build_dir, "tests", "instructions", "libcallgrind_toggle.so")
-    subprocess.run(["ninja", "-C", build_dir, *targets], check=True, stdout=subprocess.DEVNULL)
+    # The optional ones where this build defines them (valgrind, Google
+    # Benchmark and torch found at configure time), built or not: some are not
+    # built by default, and a fresh build folder has none of them yet.
+    defined = subprocess.run(
+        ["ninja", "-C", build_dir, "-t", "targets", "all"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    defined = {line.split(":")[0] for line in defined.splitlines()}
     for exe in (frontend_bench, counter, toggle):
-        if os.path.exists(exe):
-            subprocess.run(
-                ["ninja", "-C", build_dir, os.path.relpath(exe, build_dir)],
-                check=True,
-                stdout=subprocess.DEVNULL,
+        target = os.path.relpath(exe, build_dir)
+        if target in defined:
+            targets.append(target)
+        else:
+            print(
+                f"run_benchmarks.py: {target} is not defined in {build_dir}: its rows are left out"
             )
+    subprocess.run(["ninja", "-C", build_dir, *targets], check=True, stdout=subprocess.DEVNULL)
     if args.cpu >= 0:
         os.sched_setaffinity(0, {args.cpu})  # inherited by the benchmark processes
     env = dict(os.environ)
@@ -209,6 +220,8 @@ def everything(args):
 
     # Each Python benchmark timed and, where valgrind runs, counted in instructions.
     counting = os.path.exists(toggle) and shutil.which("valgrind")
+    if not counting:
+        print("run_benchmarks.py: no valgrind or no callgrind toggle: Python calls are not counted")
     modes = [
         ("shim_bench.py", "Python eager calls"),
         ("compiled_bench.py", "torch.compile, inductor"),

@@ -38,11 +38,16 @@ With --instructions TOGGLE_LIB (tests/instructions' libcallgrind_toggle.so)
 the same ratios are counted in instructions instead of timed: the script
 runs itself under `valgrind --tool=callgrind --instr-atstart=no` and counts
 N and 2N calls of each case between callgrind client requests; (I(2N) -
-I(N)) / N is one call. The counts repeat within about 1% whatever the
-machine's load, where times on a loaded machine spread by tens of percent.
+I(N)) / N is one call. A process's counts do not depend on the machine's
+load (times on a loaded machine spread by tens of percent), but they move
+with Python's hash seed (dicts of names), by up to 8% for one case (torch
+2.6, Python 3.13: dc8's flat call 29,609 instructions under seed 8, 27,477
+to 27,668 under seeds 0 to 7), so one process is counted per seed
+(--seeds, PYTHONHASHSEED 0, 1 and 2 by default) and a ratio is the median
+of the seeds' ratios.
 
 Usage: shim_bench.py LIBBENCH_OPS.so DIR_WITH_bench_ops.py [--rounds N] [--calls N] [--json FILE]
-                     [--instructions TOGGLE_LIB [--valgrind PATH]]
+                     [--instructions TOGGLE_LIB [--valgrind PATH] [--seeds 0,1,2]]
 bench_ops.py imports structop's Python runtime: put BUILD/runtime/python on
 PYTHONPATH (meson test --benchmark does).
 """
@@ -52,6 +57,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
 import statistics
 import sys
 import typing
@@ -240,6 +246,11 @@ def main():
         help="count instructions under callgrind instead of timing",
     )
     p.add_argument("--valgrind", default="valgrind")
+    p.add_argument(
+        "--seeds",
+        default="0,1,2",
+        help="with --instructions: the PYTHONHASHSEED of each counted process (comma-separated)",
+    )
     p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
     if a.instructions:
@@ -312,15 +323,20 @@ COUNTED = 200  # calls per counted loop (and twice as many)
 
 def instructions(a):
     """--instructions: this script under callgrind; the ratios of instructions per call."""
-    per_call = {name: [value] for name, value in counted_rerun(__file__, a, COUNTED).items()}
+    seeds = [int(seed) for seed in a.seeds.split(",")]
+    runs = [
+        counted_rerun(__file__, a, COUNTED, env=dict(os.environ, PYTHONHASHSEED=str(seed)))
+        for seed in seeds
+    ]
+    per_call = {name: [run[name] for run in runs] for name in runs[0]}  # in seed order
     print(
         f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
-        f"{COUNTED} and {2 * COUNTED} calls)"
+        f"{COUNTED} and {2 * COUNTED} calls; PYTHONHASHSEED {', '.join(map(str, seeds))})"
     )
-    for name, (value,) in per_call.items():
-        print(f"  {name:<22}{value:>10.0f}")
+    for name, values in per_call.items():
+        print(f"  {name:<22}" + "".join(f"{value:>10.0f}" for value in values))
     print()
-    report(per_call, a.json, lambda x, y: x[0] / y[0], unit="instructions")
+    report(per_call, a.json, median_ratio, unit="instructions")
 
 
 def report(values, json_path, ratio_of, unit="time"):
