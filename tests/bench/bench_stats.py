@@ -53,3 +53,25 @@ def counted_rerun(script, a, n, names=None, env=None):
     2n times."""
     command = [sys.executable, os.path.abspath(script), a.library, a.module_dir]
     return counted(command + ["--count", a.instructions], n, a.valgrind, names, env)
+
+
+def add_seeds_argument(parser):
+    """--seeds: the PYTHONHASHSEED of each counted process. Python seeds its
+    string hashing per process, and the dicts the calls look names up in lay
+    out differently with it: one process's count is one sample of that."""
+    parser.add_argument(
+        "--seeds",
+        default="0,1,2",
+        help="with --instructions: the PYTHONHASHSEED of each counted process (comma-separated)",
+    )
+
+
+def counted_per_seed(script, a, n, names=None):
+    """(seeds, [counted_rerun's {name: instructions of one call} per seed]):
+    one counted process per seed of a.seeds (add_seeds_argument)."""
+    seeds = [int(seed) for seed in a.seeds.split(",")]
+    runs = [
+        counted_rerun(script, a, n, names, dict(os.environ, PYTHONHASHSEED=str(seed)))
+        for seed in seeds
+    ]
+    return seeds, runs

@@ -41,7 +41,13 @@ import tempfile
 
 import torch
 
-from bench_stats import count_calls, counted_rerun, interleaved_times, median_ratio
+from bench_stats import (
+    add_seeds_argument,
+    count_calls,
+    counted_per_seed,
+    interleaved_times,
+    median_ratio,
+)
 
 LAYERS = 10
 
@@ -60,11 +66,7 @@ def main():
         help="count instructions under callgrind instead of timing",
     )
     p.add_argument("--valgrind", default="valgrind")
-    p.add_argument(
-        "--seeds",
-        default="0,1,2",
-        help="with --instructions: the PYTHONHASHSEED of each counted process (comma-separated)",
-    )
+    add_seeds_argument(p)
     p.add_argument(
         "--limit",
         type=float,
@@ -223,11 +225,7 @@ def instructions(a):
     # the compiled code look names up differs with it: one process's counts
     # move by up to 2% from another's. Counted under fixed seeds (--seeds),
     # the ratio is the median of the seeds' ratios.
-    seeds = [int(seed) for seed in a.seeds.split(",")]
-    runs = [
-        counted_rerun(__file__, a, COUNTED, COMPILED, dict(os.environ, PYTHONHASHSEED=str(seed)))
-        for seed in seeds
-    ]
+    seeds, runs = counted_per_seed(__file__, a, COUNTED, COMPILED)
     per_model = {name: statistics.median(run[name] for run in runs) for name in COMPILED}
     print(
         f"torch.compile'd models (10 layers of rec8), torch {torch.__version__}: instructions "

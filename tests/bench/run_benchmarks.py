@@ -190,13 +190,13 @@ def everything(args):
     # The optional ones where this build defines them (valgrind, Google
     # Benchmark and torch found at configure time), built or not: some are not
     # built by default, and a fresh build folder has none of them yet.
-    defined = subprocess.run(
+    listed = subprocess.run(
         ["ninja", "-C", build_dir, "-t", "targets", "all"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    defined = {line.split(":")[0] for line in defined.splitlines()}
+    defined = {line.split(":")[0] for line in listed.splitlines()}
     for exe in (frontend_bench, counter, toggle):
         target = os.path.relpath(exe, build_dir)
         if target in defined:

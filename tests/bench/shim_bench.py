@@ -57,14 +57,19 @@ import dataclasses
 import functools
 import inspect
 import json
-import os
 import statistics
 import sys
 import typing
 
 import torch
 
-from bench_stats import count_calls, counted_rerun, interleaved_times, median_ratio
+from bench_stats import (
+    add_seeds_argument,
+    count_calls,
+    counted_per_seed,
+    interleaved_times,
+    median_ratio,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,11 +251,7 @@ def main():
         help="count instructions under callgrind instead of timing",
     )
     p.add_argument("--valgrind", default="valgrind")
-    p.add_argument(
-        "--seeds",
-        default="0,1,2",
-        help="with --instructions: the PYTHONHASHSEED of each counted process (comma-separated)",
-    )
+    add_seeds_argument(p)
     p.add_argument("--count", metavar="TOGGLE_LIB", help=argparse.SUPPRESS)  # under callgrind
     a = p.parse_args()
     if a.instructions:
@@ -323,11 +324,7 @@ COUNTED = 200  # calls per counted loop (and twice as many)
 
 def instructions(a):
     """--instructions: this script under callgrind; the ratios of instructions per call."""
-    seeds = [int(seed) for seed in a.seeds.split(",")]
-    runs = [
-        counted_rerun(__file__, a, COUNTED, env=dict(os.environ, PYTHONHASHSEED=str(seed)))
-        for seed in seeds
-    ]
+    seeds, runs = counted_per_seed(__file__, a, COUNTED)
     per_call = {name: [run[name] for run in runs] for name in runs[0]}  # in seed order
     print(
         f"Python eager calls, torch {torch.__version__}: instructions per call (callgrind, "
