@@ -94,11 +94,17 @@ bool passes_enum_str(const model::Type& leaf);
 
 /// The attribute that holds a record's flat values: its leaves in slot
 /// order (the values a flat call passes: enum values as enum_str, None for
-/// the leaves of an absent optional record), a tuple its __post_init__ sets
-/// once (the record is frozen), which the op functions splat instead of
-/// reading each leaf. Only records with no list of records at any depth
-/// have it: such a list may change after the record is made.
+/// the leaves of an absent optional record), a tuple its __init__ sets once
+/// (the record is frozen), which the op functions splat instead of reading
+/// each leaf. Only records with no list of records at any depth have it:
+/// such a list may change after the record is made.
 inline constexpr const char* kFlatAttr = "_structop_flat";
+/// The attribute that holds a record's guard key: the values of its value
+/// leaves (lower::RecordLayout::value_leaves) as one frozenset, or None
+/// (_rt.value_key), set with kFlatAttr by records that have value leaves.
+/// Traced code reads those leaves from it (_rt.traced_flat), so that Dynamo
+/// guards them with one equality check.
+inline constexpr const char* kKeyAttr = "_structop_key";
 inline bool has_flat_tuple(const lower::RecordLayout& layout) {
   return !layout.has_record_list && !layout.leaves.empty();
 }

@@ -180,8 +180,10 @@ ListLeaves list_leaves(const Module& mod, const lower::LoweredOp& lo) {
 
 /// Per parameter, how the flat call can pass it at once: its record's flat
 /// values splatted (splat_flat); empty where it cannot (not a record or an
-/// optional one, keyword-only, or a record without the tuple).
-std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo) {
+/// optional one, keyword-only, or a record without the tuple). `traced`:
+/// for the call Dynamo traces, where a record with value leaves passes
+/// them from its guard key (kKeyAttr), `*_rt.traced_flat(cfg, (2, 3))`.
+std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo, bool traced) {
   const model::Op& op = mod.m.ops[lo.op];
   std::vector<Code> splats(op.params.size());
   for (size_t pi = 0; pi < op.params.size(); ++pi) {
@@ -189,8 +191,14 @@ std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo) {
     if (p.kwarg_only || !(p.type.is_plain_record() || p.type.is_optional_record())) continue;
     const lower::RecordLayout& layout = mod.layout(p.type.decl);
     if (!has_flat_tuple(layout)) continue;
-    splats[pi] =
-        splat_flat(lo.api_params[pi].name, p.type.is_optional_record(), layout.leaves.size());
+    const std::string& name = lo.api_params[pi].name;
+    if (traced && p.type.is_plain_record() && !layout.value_leaves.empty()) {
+      std::vector<Code> keyed;
+      for (size_t leaf : layout.value_leaves) keyed.push_back(std::to_string(leaf));
+      splats[pi] = "*" + call("_rt.traced_flat", {name, tuple(keyed)});
+      continue;
+    }
+    splats[pi] = splat_flat(name, p.type.is_optional_record(), layout.leaves.size());
   }
   return splats;
 }
@@ -258,11 +266,12 @@ FlatCall flat_call(
     const ListLeaves& list_leaves,
     const std::function<Code(const Code&)>& results) {
   const std::vector<std::string>& lists = list_leaves.locals;
-  const std::vector<Code> splats = record_splats(mod, lo);
+  const std::vector<Code> splats = record_splats(mod, lo, false);
   const bool splat = std::any_of(splats.begin(), splats.end(), [](const Code& c) {
     return !c.empty();
   });
   const std::vector<Code> arguments = flat_arguments(lo, lists, &splats);
+  const std::vector<Code> traced_splats = record_splats(mod, lo, true);
   const std::string overload = handle + ".overload";
   // A traced branch of its own where the eager call passes what Dynamo
   // should not read (a record's flat values, on torch < 2.13) or cannot
@@ -277,7 +286,7 @@ FlatCall flat_call(
     out.traced = body + "\n    return " +
                  results(
                      splat ? conditional(
-                                 call(overload, arguments),
+                                 call(overload, flat_arguments(lo, lists, &traced_splats)),
                                  "_rt.FLAT_IN_GRAPH",
                                  call(overload, flat_arguments(lo, lists, nullptr)))
                            : call(overload, arguments));

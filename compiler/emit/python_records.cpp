@@ -16,25 +16,38 @@ std::string or_default(std::string_view doc, std::string fallback) {
   return text.empty() ? fallback : text;
 }
 
-/// A field's default: ` = value`, or a factory for a list or a record, which
-/// is built afresh for each instance (a lambda, not the class itself:
-/// torch.compile (2.13) cannot trace a dataclass default_factory that is a
-/// class); empty without a default.
-Code field_default(const Module& mod, const model::Field& f, const lower::RecordField& lf) {
+/// A field's default, as the dataclass declares it and as the generated
+/// __init__ takes it.
+struct FieldDefault {
+  /// ` = value`, or a factory for a list or a record, which is built afresh
+  /// for each instance (a lambda, not the class itself: torch.compile (2.13)
+  /// cannot trace a dataclass default_factory that is a class); empty
+  /// without a default.
+  Code field;
+  /// ` = value`, or ` = _rt.FACTORY` where the field has a factory.
+  Code param;
+  /// What the factory builds (`[1, 2]`, `Inner()`), or empty.
+  Code factory;
+};
+
+FieldDefault field_default(const Module& mod, const model::Field& f, const lower::RecordField& lf) {
+  FieldDefault out;
   const std::optional<lower::Value>& value = lf.default_value;
+  if (value && !(f.type.is_list() && value->kind == lower::Value::Kind::List) &&
+      !f.type.is_plain_record()) {
+    out.field = out.param = " = " + mod.literal(*value, false);
+    return out;
+  }
   if (value) {
-    if ((f.type.is_list() && value->kind == lower::Value::Kind::List) || f.type.is_plain_record()) {
-      return " = " +
-             call("dataclasses.field", {"default_factory=lambda: " + mod.literal(*value, true)});
-    }
-    return " = " + mod.literal(*value, false);
+    out.factory = mod.literal(*value, true);
+  } else if (f.type.is_plain_record() && mod.record(f.type).all_defaulted) {
+    out.factory = api_name(mod.record(f.type).name) + "()";
+  } else {
+    return out;
   }
-  if (f.type.is_plain_record() && mod.record(f.type).all_defaulted) {
-    return " = " + call(
-                       "dataclasses.field",
-                       {"default_factory=lambda: " + api_name(mod.record(f.type).name) + "()"});
-  }
-  return "";
+  out.field = " = " + call("dataclasses.field", {"default_factory=lambda: " + out.factory});
+  out.param = " = _rt.FACTORY";
+  return out;
 }
 
 /// `<Record>Grad`: what a Python backward may return for a record (its
@@ -82,31 +95,104 @@ void grad_class(CodePrinter& p, const Module& mod, const model::Record& r) {
   )py");
 }
 
-/// `def __post_init__(self)`, which sets the record's flat values
-/// (kFlatAttr) from its fields, a nested record's from its own tuple; empty
-/// for a record without them (has_flat_tuple).
-Code flat_tuple_init(const model::Record& r, const lower::RecordLayout& layout) {
+/// A value leaf's kind for _rt.value_key: `f` float (an int will do), `i`
+/// int, `b` bool, `s` str (an enum's value); upper case where it may be
+/// None.
+char value_kind(const model::Type& leaf) {
+  const bool optional = leaf.is_optional();
+  const model::Type t = optional ? leaf.inner() : leaf;
+  char kind = t.is_builtin(model::Builtin::Float)  ? 'f'
+              : t.is_builtin(model::Builtin::Int)  ? 'i'
+              : t.is_builtin(model::Builtin::Bool) ? 'b'
+                                                   : 's';
+  return optional ? static_cast<char>(kind - 'a' + 'A') : kind;
+}
+
+/// The generated `__init__` of a record with flat values (has_flat_tuple),
+/// in place of the dataclass's: it stores the fields, the flat values
+/// (kFlatAttr) and the guard key (kKeyAttr) straight into the instance's
+/// __dict__, which costs less than a frozen dataclass's object.__setattr__
+/// per field and a __post_init__ (a `Cfg8`: 1.3 against 1.55 us, key
+/// included):
+///
+///   def __init__(self, w: torch.Tensor, scale: float = 1.0, mode: Mode = Mode.a) -> None:
+///       flat = (w, scale, getattr(mode, "_value_", mode))
+///       if _rt.is_dynamo_compiling():
+///           _rt.init_record(self, flat, w=w, scale=scale, mode=mode)
+///           return
+///       d = self.__dict__
+///       d["w"] = w
+///       d["scale"] = scale
+///       d["mode"] = mode
+///       d["_structop_flat"] = flat
+///       d["_structop_key"] = _rt.value_key(flat, (1, 2), "fs")
+///
+/// A field with a factory (a list, a record) takes _rt.FACTORY for its
+/// default and builds it first. A nested record's flat values come from its
+/// own tuple; where a field holds something else than its record, the
+/// record gets its fields only (`flat = None`), and a call with it explains
+/// the field.
+/// `self`, `flat` and `d` are the record's init names (lowering), which no
+/// field hides. Empty for a record without flat values.
+Code record_init(const Module& mod, const model::Record& r, const lower::RecordLayout& layout,
+                 bool kw_only) {
   if (!has_flat_tuple(layout)) return {};
-  std::vector<Code> values;
+  const lower::RecordLayout::InitNames& names = layout.init;
+  std::vector<Code> params = {names.self}, fields, values;
+  if (kw_only) params.push_back("*");
+  Code body;
+  const auto line = [&body](const Code& code) {
+    body += (body.empty() ? "" : "\n") + ("    " + code);
+  };
   bool nested = false;
   for (size_t fi = 0; fi < r.fields.size(); ++fi) {
-    const model::Type& type = r.fields[fi].type;
+    const model::Field& f = r.fields[fi];
     const lower::RecordField& field = layout.fields[fi];
-    const std::string value = "self." + field.api_name;
-    if (type.is_record()) {
+    const std::string& name = field.api_name;
+    const FieldDefault d = field_default(mod, f, field);
+    params.push_back(name + ": " + mod.hint(f.type, false) + d.param);
+    if (!d.factory.empty()) {
+      line("if " + name + " is _rt.FACTORY:");
+      line("    " + name + " = " + d.factory);
+    }
+    fields.push_back(name);
+    if (f.type.is_record()) {
       if (!field.leaf_count) continue;
       nested = true;
-      values.push_back(splat_flat(value, type.is_optional_record(), field.leaf_count));
+      values.push_back(splat_flat(name, f.type.is_optional_record(), field.leaf_count));
     } else {
-      values.push_back(passes_enum_str(type) ? enum_str(value) : Code(value));
+      values.push_back(passes_enum_str(f.type) ? enum_str(name) : Code(name));
     }
   }
-  const Code set = call("object.__setattr__", {"self", quoted(kFlatAttr), tuple(values)});
-  // A record field holding something else than its record has no tuple:
-  // then neither has this record, and a call with it explains the field.
-  return "def __post_init__(self) -> None:\n" +
-         (nested ? "    try:\n        " + set + "\n    except AttributeError:\n        pass"
-                 : "    " + set);
+  const Code flat = names.flat + " = " + tuple(values);
+  if (nested) {
+    line("try:");
+    line("    " + flat);
+    line("except AttributeError:  # a field that is not its record: a call explains it");
+    line("    " + names.flat + " = None");
+    line("if " + names.flat + " is None or _rt.is_dynamo_compiling():");
+  } else {
+    line(flat);
+    line("if _rt.is_dynamo_compiling():");
+  }
+  std::vector<Code> init_args = {names.self, names.flat};
+  for (const Code& name : fields) init_args.push_back(name + "=" + name);
+  line("    " + call("_rt.init_record", init_args));
+  line("    return");
+  line(names.dict + " = " + names.self + ".__dict__");
+  for (const Code& name : fields) line(names.dict + "[" + quoted(name.flat()) + "] = " + name);
+  line(names.dict + "[" + quoted(kFlatAttr) + "] = " + names.flat);
+  if (!layout.value_leaves.empty()) {
+    std::vector<Code> keyed;
+    std::string kinds;
+    for (size_t leaf : layout.value_leaves) {
+      keyed.push_back(std::to_string(leaf));
+      kinds += value_kind(layout.leaves[leaf].type);
+    }
+    line(names.dict + "[" + quoted(kKeyAttr) + "] = " +
+         call("_rt.value_key", {names.flat, tuple(keyed), quoted(kinds)}));
+  }
+  return "def __init__(" + Code::list(params, ListKind::Params) + ") -> None:\n" + body;
 }
 
 }  // namespace
@@ -147,7 +233,7 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
   for (size_t fi = 0; fi < r.fields.size(); ++fi) {
     const model::Field& f = r.fields[fi];
     const std::string& name = layout.fields[fi].api_name;
-    const Code value = field_default(mod, f, layout.fields[fi]);
+    const Code value = field_default(mod, f, layout.fields[fi]).field;
     if (!value.empty())
       seen_default = true;
     else if (seen_default)
@@ -173,7 +259,7 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
        {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
        {"doc", docstring(doc)},
        {"fields", fields},
-       {"post_init", flat_tuple_init(r, layout)},
+       {"init", record_init(mod, r, layout, kw_only)},
        {"specs", api_name(r.name) + "._structop_fields = " + tuple(specs)},
        {"register",
         call(
@@ -186,7 +272,7 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
 
         $fields$
 
-        $post_init$
+        $init$
 
 
     $specs$

@@ -115,10 +115,15 @@ const std::vector<FixedName>& record_body_names() {
       {"typing", "`typing`, which the generated dataclass uses"},
       {"torch", "`torch`, which the generated dataclass uses"},
       {"str", "`str`, which the generated dataclass uses"},
+      // What the generated __init__ reads besides its parameters (the fields).
+      {"_rt", "`_rt`, which the generated dataclass's __init__ uses"},
+      {"getattr", "`getattr`, which the generated dataclass's __init__ uses"},
+      {"AttributeError", "`AttributeError`, which the generated dataclass's __init__ uses"},
       // Class attributes X_ops.py sets on each record (a field's default is one too).
       {"_structop_fields", "`_structop_fields`, which structop sets on the generated dataclass"},
       {"_structop_grad", "`_structop_grad`, which structop sets on the generated dataclass"},
       {"_structop_flat", "`_structop_flat`, which structop sets on each record"},
+      {"_structop_key", "`_structop_key`, which structop sets on each record"},
   };
   return kNames;
 }

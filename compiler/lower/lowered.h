@@ -91,6 +91,18 @@ struct RecordLayout {
   /// record is absent exactly when that leaf is None, and then every leaf
   /// must be None; when it is present, every one of these must be given.
   std::vector<size_t> required_leaves;
+  /// The leaves that hold one value compared with `==` (int, float, bool,
+  /// str or an enum, optional or not; not SymInt, which torch.compile may
+  /// make symbolic, and not in a list), in leaf order. The Python record
+  /// guards them under torch.compile as one value (`_structop_key`).
+  std::vector<size_t> value_leaves;
+  /// The Python record's `__init__`: its `self` parameter and its locals,
+  /// named so that no field (a parameter there) hides them.
+  struct InitNames {
+    std::string self;  // `self`
+    std::string flat;  // `flat`: the flat values
+    std::string dict;  // `d`: the instance's __dict__
+  } init;
 };
 
 /// One flat parameter of the lowered schema.

@@ -259,6 +259,17 @@ using lowering::OpLowering;
 using lowering::schema_base;
 using model::Builtin;
 
+/// Whether `leaf` holds one value compared with `==`
+/// (RecordLayout::value_leaves).
+bool is_value_leaf(const lower::RecordLeaf& leaf) {
+  if (leaf.list_depth) return false;
+  const model::Type& t = leaf.type.is_optional() ? leaf.type.inner() : leaf.type;
+  if (!t.suffixes.empty()) return false;
+  if (t.is_enum()) return true;
+  return t.is_builtin(Builtin::Int) || t.is_builtin(Builtin::Float) ||
+         t.is_builtin(Builtin::Bool) || t.is_builtin(Builtin::Str);
+}
+
 /// How each record flattens; records come in dependency order, so a nested
 /// record's layout is complete when its container needs it.
 std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
@@ -314,6 +325,14 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
       field.leaf_count = layout.leaves.size() - field.first_leaf;
       layout.fields.push_back(std::move(field));
     }
+    for (size_t i = 0; i < layout.leaves.size(); ++i) {
+      if (is_value_leaf(layout.leaves[i])) layout.value_leaves.push_back(i);
+    }
+    std::vector<std::string> fields;
+    for (const auto& f : layout.fields) fields.push_back(f.api_name);
+    layout.init.self = lang::first_free("self", fields);
+    layout.init.flat = lang::first_free("flat", fields);
+    layout.init.dict = lang::first_free("d", fields);
   }
   return out;
 }

@@ -621,8 +621,8 @@ class Errors(unittest.TestCase):
 
 class FlatValues(unittest.TestCase):
     """Each record without a list of records holds its leaves' flat values in
-    slot order (`_structop_flat`, set by its __post_init__), which the op
-    functions pass instead of reading each leaf."""
+    slot order (`_structop_flat`, set by its generated __init__), which the
+    op functions pass instead of reading each leaf."""
 
     def leaf(self, record, path):
         value = record
@@ -672,6 +672,202 @@ class FlatValues(unittest.TestCase):
         self.assertIn(
             "weights::op: this WeightCfg was made without its __init__", str(cm.exception)
         )
+
+
+def record_classes():
+    """Every record class the examples' generated modules define (not their grad records)."""
+    found = []
+    for module in (weights, attention, nn_norm, mlp, multi, dtypes, compose, optim, sampling):
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and dataclasses.is_dataclass(value)
+                and value.__module__ == module.__name__
+                and hasattr(value, "_structop_fields")
+                and value not in found
+            ):
+                found.append(value)
+    return found
+
+
+class RecordInit(unittest.TestCase):
+    """A record with flat values gets a generated __init__ in place of the
+    dataclass's: it must take what the dataclass's would (the fields in
+    order, keyword-only where the class is, the same defaults, a factory's
+    default built afresh), and store the same fields."""
+
+    def test_signature_is_the_dataclass_fields(self):
+        checked = 0
+        for cls in record_classes():
+            with self.subTest(cls.__name__):
+                fields = dataclasses.fields(cls)
+                params = list(inspect.signature(cls).parameters.values())
+                self.assertEqual([p.name for p in params], [f.name for f in fields])
+                for p, f in zip(params, fields):
+                    kind = (
+                        inspect.Parameter.KEYWORD_ONLY
+                        if f.kw_only
+                        else inspect.Parameter.POSITIONAL_OR_KEYWORD
+                    )
+                    self.assertEqual(p.kind, kind, f.name)
+                    if f.default is not dataclasses.MISSING:  # the same literal, made again
+                        self.assertEqual(p.default, f.default, f.name)
+                        self.assertIs(type(p.default), type(f.default), f.name)
+                    elif f.default_factory is not dataclasses.MISSING:
+                        self.assertEqual(repr(p.default), "<factory>", f.name)
+                    else:
+                        self.assertIs(p.default, inspect.Parameter.empty, f.name)
+                # The dataclass's own __init__ is compiled from a string.
+                checked += cls.__init__.__code__.co_filename != "<string>"
+        self.assertGreater(checked, 10)  # records with flat values have the generated one
+
+    def test_factory_defaults_are_fresh_and_equal(self):
+        a, b = multi.PadCfg(), multi.PadCfg()
+        self.assertEqual(a.pad, b.pad)
+        self.assertIsNot(a.pad, b.pad)
+        self.assertIs(a._structop_flat[0], a.pad)
+        lora_a, lora_b = mlp.Linear(t64(2, 2)).lora, mlp.Linear(t64(2, 2)).lora
+        self.assertEqual(type(lora_a).__name__, "Lora")
+        self.assertIsNot(lora_a, lora_b)
+
+    def test_positional_keyword_and_replace_store_the_same_fields(self):
+        w, b = t64(3), t64(3)
+        inner = weights.Inner(w, b)
+        made = [
+            weights.WeightCfg(inner, 2.0, weights.MaskType.full),
+            weights.WeightCfg(inner=inner, mode=weights.MaskType.full, scale=2.0),
+            dataclasses.replace(weights.WeightCfg(inner), scale=2.0, mode=weights.MaskType.full),
+        ]
+        for cfg in made:
+            self.assertEqual(
+                (cfg.inner, cfg.scale, cfg.mode), (inner, 2.0, weights.MaskType.full)
+            )
+            self.assertEqual(cfg._structop_flat, (w, b, 2.0, "full"))
+        self.assertEqual(made[0], made[1])
+        self.assertEqual(repr(made[0]), repr(made[2]))
+        with self.assertRaises(TypeError):
+            weights.WeightCfg(inner, 2.0, weights.MaskType.full, 5)
+        with self.assertRaises(TypeError):
+            weights.WeightCfg(inner, scal=2.0)
+
+
+class GuardKeys(unittest.TestCase):
+    """A record with value leaves (int, float, bool, str, enum; optional or
+    not) also holds them as one frozenset, `_structop_key`, which the call
+    that torch.compile traces reads them from: Dynamo then guards one value
+    per record, not each leaf. A key only exists where every such value has
+    its field's type (an int will do for a float) and no float is a nan;
+    otherwise the traced call reads the tuple, as it would without keys."""
+
+    def setUp(self):
+        from structop_runtime import _loading
+
+        self.native, self.python = _loading.value_key, _loading._value_key
+
+    def test_this_build_has_the_c_version(self):
+        self.assertEqual(self.native.__module__, "structop_runtime._native")
+
+    def test_the_key_is_the_value_leaves(self):
+        cfg = weights.WeightCfg(weights.Inner(t64(3), t64(3)), 2.0, weights.MaskType.full)
+        self.assertEqual(cfg._structop_key, frozenset({(2.0, "full")}))
+        self.assertEqual(weights.WeightCfg(cfg.inner, 2, "full")._structop_key, cfg._structop_key)
+        # No key: a nan, a bool for a float, a float for an int (eager calls reject it),
+        # an enum field given something that is no str.
+        w = t64(3)
+        for made in (
+            weights.WeightCfg(cfg.inner, math.nan),
+            weights.WeightCfg(cfg.inner, True),
+            weights.WeightCfg(cfg.inner, 2.0, 5),
+            multi.Term(w=w, scale=[1.0]),
+        ):
+            self.assertIsNone(made._structop_key)
+        # A record without value leaves has no key.
+        self.assertFalse(hasattr(cfg.inner, "_structop_key"))
+
+    def test_c_and_python_agree(self):
+        nan, big = float("nan"), 2**70
+        cases = {
+            "floats and ints": ((1.0, 2, big, -0.0), (0, 1, 2, 3), "ffff"),
+            "a nan": ((1.0, nan), (0, 1), "ff"),
+            "bool for a float": ((True,), (0,), "f"),
+            "float for an int": ((1.0,), (0,), "i"),
+            "bool for an int": ((False,), (0,), "i"),
+            "bools and strs": ((True, "a", "b"), (0, 1, 2), "bss"),
+            "str subclass": ((weights.MaskType.full,), (0,), "s"),
+            "optional absent and given": ((None, None, 1.5, "x"), (0, 1, 2, 3), "FIFS"),
+            "None where not optional": ((None,), (0,), "f"),
+            "a tensor": ((t64(1),), (0,), "f"),
+            "unhashable": (([1],), (0,), "i"),
+            "some indices": ((t64(1), 1.0, t64(1), 2), (1, 3), "fi"),
+            "none": ((t64(1),), (), ""),
+            "index out of range": ((1.0,), (3,), "f"),
+            "kinds and indices disagree": ((1.0,), (0,), "ff"),
+        }
+        for name, args in cases.items():
+            with self.subTest(name):
+                results = []
+                for function in (self.native, self.python):
+                    try:
+                        results.append(function(*args))
+                    except Exception as e:  # noqa: BLE001 (compared below)
+                        results.append(type(e))
+                self.assertEqual(results[0], results[1])
+        self.assertEqual(
+            self.native((1.0, 2, big, -0.0), (0, 1, 2, 3), "ffff"),
+            frozenset({(1.0, 2, big, -0.0)}),
+        )
+        self.assertEqual(self.native((t64(1), 1.0, t64(1), 2), (1, 3), "fi"), frozenset({(1.0, 2)}))
+        for name in ("a nan", "bool for a float", "float for an int", "None where not optional"):
+            self.assertIsNone(self.native(*cases[name]), name)
+        with self.assertRaises(IndexError):
+            self.native(*cases["index out of range"])
+
+    def test_compiled_calls_guard_the_values(self):
+        """Calls with new records of the same values reuse the compiled code;
+        other values compile again; records without a key (a nan) still
+        compute what the eager call computes."""
+        import structop_runtime
+        from torch._dynamo.utils import counters
+
+        x, w, b = t64(3), t64(3), t64(3)
+        inner = weights.Inner(w, b)
+
+        def call(cfg):
+            return weights.op(x, cfg)
+
+        torch._dynamo.reset()
+        compiled = torch.compile(call, backend="eager", fullgraph=True)
+        before = counters["stats"]["unique_graphs"]
+        for cfg, graphs in (
+            (weights.WeightCfg(inner, 2.0), 1),
+            (weights.WeightCfg(inner, 2.0), 1),  # a new record, the same values
+            (weights.WeightCfg(inner, 3.0), 2),
+            (weights.WeightCfg(inner, 3.0, weights.MaskType.full), 3),
+            (weights.WeightCfg(inner, 3.0, "full"), 3),  # the enum's str is the same value
+            (weights.WeightCfg(inner, math.nan), 4),
+            (weights.WeightCfg(inner, float("nan")), 4),  # another nan: no key, the same guards
+        ):
+            with self.subTest(scale=cfg.scale, mode=cfg.mode):
+                torch.testing.assert_close(compiled(cfg), call(cfg), equal_nan=True)
+                # Older Dynamo (torch 2.6) guards each field itself, the traced call
+                # reads the fields (FLAT_IN_GRAPH false), and an enum member and its
+                # str are not the same value there: only the results are compared.
+                if structop_runtime.FLAT_IN_GRAPH:
+                    self.assertEqual(counters["stats"]["unique_graphs"] - before, graphs)
+
+
+    def test_the_traced_call_reads_the_key(self):
+        """The traced call reads a value leaf from the key (FLAT_IN_GRAPH: torch
+        2.13 and later) or from the field (older torch), never from the flat
+        values, which the eager call passes: a record whose flat values were
+        altered behind its back shows which."""
+        x, w, b = t64(3), t64(3), t64(3)
+        cfg = weights.WeightCfg(weights.Inner(w, b), 2.0)
+        object.__setattr__(cfg, "_structop_flat", (w, b, 5.0, "causal"))
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda c: weights.op(x, c), backend="eager", fullgraph=True)
+        torch.testing.assert_close(compiled(cfg), (x * w + b) * 2.0)
+        torch.testing.assert_close(weights.op(x, cfg), (x * w + b) * 5.0)
 
 
 class RecordColumns(unittest.TestCase):

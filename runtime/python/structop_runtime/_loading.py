@@ -1,6 +1,8 @@
 """Binding and loading: Op (what an op function calls), find_op(), load_library()."""
 
+import enum
 import functools
+import typing
 import weakref
 
 import torch
@@ -29,6 +31,63 @@ is_dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compi
 # nothing more, and the tuple would add a guard per leaf (1.034x against
 # 1.007x). Measured on those two versions; the ones between read the fields.
 FLAT_IN_GRAPH = torch.torch_version.TorchVersion(torch.__version__) >= (2, 13)
+
+
+class _Default(enum.Enum):
+    """FACTORY: the default of a record field whose default is built afresh
+    for each record (a list, a record). The generated __init__ builds it
+    when it gets this, as a dataclass's default_factory would. An enum
+    member, which Dynamo can trace where a record is made (it is the
+    __init__'s default: a value without a source)."""
+
+    FACTORY = "factory"
+
+    def __repr__(self):
+        return "<factory>"
+
+
+# Typed Any: a field's default in the generated __init__, whatever the field's type.
+FACTORY: typing.Any = _Default.FACTORY
+
+
+def init_record(record, flat, /, **fields):
+    """What a record's generated __init__ does where it does not store into
+    the instance's __dict__: each field set as a frozen dataclass sets it,
+    then the flat values `flat` unless None, and no `_structop_key`. The
+    __init__ calls it while Dynamo traces (torch 2.6 cannot trace the
+    stores; the key would hash symbolic values) and when a nested field
+    holds something else than its record (`flat` None: a call with the
+    record then explains the field)."""
+    for name, value in fields.items():
+        object.__setattr__(record, name, value)
+    if flat is not None:
+        object.__setattr__(record, "_structop_flat", flat)
+
+
+def traced_flat(record, keyed):
+    """A record's flat values for a call Dynamo traces (torch 2.13 and later,
+    FLAT_IN_GRAPH): the leaves at the indices `keyed` (the record's value
+    leaves, a constant of the op function) from its `_structop_key`, the
+    others from its `_structop_flat`. Dynamo guards what the traced code
+    reads: the key is one frozenset of those values, which it compares in
+    one guard, where each item read from the tuple would cost an index and
+    an equality guard on every call of the compiled code. A record without a
+    key (made while tracing; a nan, or a value of another type than its
+    field's) passes its tuple, item by item."""
+    flat = record._structop_flat
+    key = getattr(record, "_structop_key", None)
+    if key is None:
+        return flat
+    (values,) = key
+    out = []
+    k = 0
+    for i in range(len(flat)):
+        if k < len(keyed) and keyed[k] == i:
+            out.append(values[k])
+            k += 1
+        else:
+            out.append(flat[i])
+    return out
 
 # has_torch_function(args): whether a call with these arguments (a tuple or
 # list) must go through __torch_function__: some argument defines it (a
@@ -62,13 +121,39 @@ def _record_columns(records, cls, n, override=False):
     return (*map(tuple, columns), bool(override))
 
 
+def _fits(value, kind):
+    """Whether `value` fits `kind` (_value_key)."""
+    if kind.isupper():
+        if value is None:
+            return True
+        kind = kind.lower()
+    if kind == "f":
+        return (type(value) is float and value == value) or type(value) is int
+    return type(value) is {"i": int, "b": bool, "s": str}.get(kind)
+
+
+def _value_key(flat, keyed, kinds):
+    """A record's `_structop_key`: frozenset({(flat[keyed[0]], ...)}) when
+    each of those values fits its kind (kinds[j]: 'f' a float that is not
+    nan, or an int; 'i' an int; 'b' a bool; 's' a str; upper case: the same
+    or None; exact types), else None. The C version (_native.c) replaces it
+    where it was built."""
+    values = tuple(flat[i] for i in keyed)
+    if len(kinds) != len(values):
+        raise ValueError("value_key(): one kind per index")
+    if all(_fits(v, k) for v, k in zip(values, kinds)):
+        return frozenset((values,))
+    return None
+
+
 try:
     from ._native import plain_types as _plain_types
-    from ._native import record_columns
+    from ._native import record_columns, value_key
 
     _plain_types(*_PLAIN_TYPES)
 except ImportError:  # built without Python's headers: the same in Python
     record_columns = _record_columns
+    value_key = _value_key
 
 # torch namespace -> the Op objects of the generated modules (bound when a
 # compiled extension of the namespace is loaded, or an op defined from Python).

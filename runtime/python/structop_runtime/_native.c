@@ -22,7 +22,16 @@
  * lets AttributeError through for a record made without its __init__; the
  * op function's except clause then explains the call (_checks.py).
  * _loading._record_columns is the same in Python, used where this module
- * was not built (no Python headers). */
+ * was not built (no Python headers).
+ *
+ * value_key(flat, keyed, kinds) makes a record's `_structop_key`, which its
+ * generated __init__ sets: the values of its value leaves (the indices
+ * `keyed` of its flat values) as one frozenset, frozenset({(v1, v2, ...)}),
+ * which torch.compile's Dynamo guards with one equality check where it
+ * would guard each value read from the tuple on its own; None where a value
+ * is not of its field's type (exactly; an int will do for a float) or is a
+ * nan, which would compare unequal to itself. _loading._value_key is the
+ * same in Python. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -113,6 +122,75 @@ failed:
   return NULL;
 }
 
+/* Whether `value` fits `kind` (value_key): 'f' a float that is not nan, or
+ * an int; 'i' an int; 'b' a bool; 's' a str; the upper case letter: the
+ * same or None. Exact types: a subclass (a bool for an int, a SymInt)
+ * may compare equal to a value of another type. */
+static int fits(PyObject* value, char kind) {
+  if (kind >= 'A' && kind <= 'Z') {
+    if (value == Py_None) return 1;
+    kind = (char)(kind - 'A' + 'a');
+  }
+  switch (kind) {
+    case 'f':
+      if (PyFloat_CheckExact(value)) {
+        const double v = PyFloat_AsDouble(value);
+        return v == v;
+      }
+      return PyLong_CheckExact(value);
+    case 'i':
+      return PyLong_CheckExact(value);
+    case 'b':
+      return PyBool_Check(value);
+    case 's':
+      return PyUnicode_CheckExact(value);
+    default:
+      return 0;
+  }
+}
+
+static PyObject* value_key(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+      !PyUnicode_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "value_key() takes a tuple, a tuple of indices and a str");
+    return NULL;
+  }
+  PyObject* flat = args[0];
+  PyObject* keyed = args[1];
+  const Py_ssize_t n = PyTuple_Size(keyed);
+  Py_ssize_t length = 0;
+  const char* kinds = PyUnicode_AsUTF8AndSize(args[2], &length);
+  if (kinds == NULL) return NULL;
+  if (length != n) {
+    PyErr_SetString(PyExc_ValueError, "value_key(): one kind per index");
+    return NULL;
+  }
+  PyObject* values = PyTuple_New(n);
+  if (values == NULL) return NULL;
+  for (Py_ssize_t j = 0; j < n; ++j) {
+    const Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GetItem(keyed, j));
+    if (i == -1 && PyErr_Occurred()) goto failed;
+    PyObject* value = PyTuple_GetItem(flat, i); /* borrowed; IndexError if out of range */
+    if (value == NULL) goto failed;
+    if (!fits(value, kinds[j])) {
+      Py_DECREF(values);
+      Py_RETURN_NONE;
+    }
+    PyTuple_SetItem(values, j, Py_NewRef(value)); /* steals the new reference */
+  }
+  PyObject* one = PyTuple_Pack(1, values);
+  Py_DECREF(values);
+  if (one == NULL) return NULL;
+  PyObject* key = PyFrozenSet_New(one);
+  Py_DECREF(one);
+  return key;
+
+failed:
+  Py_DECREF(values);
+  return NULL;
+}
+
 static PyObject* plain_types(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
   if (nargs > MAX_PLAIN_TYPES) {
@@ -139,6 +217,13 @@ static PyMethodDef methods[] = {
      "column k holds the k-th flat value (_structop_flat) of each record, in order;\n"
      "override is True when it was given true or some value may define\n"
      "__torch_function__."},
+    {"value_key",
+     (PyCFunction)(void (*)(void))value_key,
+     METH_FASTCALL,
+     "value_key(flat, keyed, kinds) -> frozenset or None: a record's guard key\n"
+     "(_structop_key), frozenset({(flat[keyed[0]], ...)}), when each of those values\n"
+     "fits its kind (kinds[j]: 'f' float but not nan, or int; 'i' int; 'b' bool;\n"
+     "'s' str; upper case: or None); else None."},
     {"plain_types",
      (PyCFunction)(void (*)(void))plain_types,
      METH_FASTCALL,

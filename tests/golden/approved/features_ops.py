@@ -14,7 +14,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(10, __name__)
+_rt.require_version(11, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -66,28 +66,82 @@ class Opts:
     steps: int = 4
     shape: typing.List[int] = dataclasses.field(default_factory=lambda: [2, 3])
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        sizes: typing.List[int] = _rt.FACTORY,
+        weights: typing.List[float] = _rt.FACTORY,
+        mask: typing.Optional[torch.Tensor],
+        acts: typing.List[Act] = _rt.FACTORY,
+        k: typing.Optional[int] = None,
+        label: typing.Optional[str] = None,
+        dtype: torch.dtype = torch.float32,
+        device: typing.Union[torch.device, str] = torch.device("cpu"),
+        window: Window = _rt.FACTORY,
+        fallback: typing.Optional[Act] = None,
+        steps: int = 4,
+        shape: typing.List[int] = _rt.FACTORY,
+    ) -> None:
+        if sizes is _rt.FACTORY:
+            sizes = [1, 2]
+        if weights is _rt.FACTORY:
+            weights = []
+        if acts is _rt.FACTORY:
+            acts = [Act.gelu, Act.relu]
+        if window is _rt.FACTORY:
+            window = Window()
+        if shape is _rt.FACTORY:
+            shape = [2, 3]
         try:
-            object.__setattr__(
-                self,
-                "_structop_flat",
-                (
-                    self.sizes,
-                    self.weights,
-                    self.mask,
-                    self.acts,
-                    self.k,
-                    self.label,
-                    self.dtype,
-                    self.device,
-                    *self.window._structop_flat,
-                    getattr(self.fallback, "_value_", self.fallback),
-                    self.steps,
-                    self.shape,
-                ),
+            flat = (
+                sizes,
+                weights,
+                mask,
+                acts,
+                k,
+                label,
+                dtype,
+                device,
+                *window._structop_flat,
+                getattr(fallback, "_value_", fallback),
+                steps,
+                shape,
             )
-        except AttributeError:
-            pass
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat = None
+        if flat is None or _rt.is_dynamo_compiling():
+            _rt.init_record(
+                self,
+                flat,
+                sizes=sizes,
+                weights=weights,
+                mask=mask,
+                acts=acts,
+                k=k,
+                label=label,
+                dtype=dtype,
+                device=device,
+                window=window,
+                fallback=fallback,
+                steps=steps,
+                shape=shape,
+            )
+            return
+        d = self.__dict__
+        d["sizes"] = sizes
+        d["weights"] = weights
+        d["mask"] = mask
+        d["acts"] = acts
+        d["k"] = k
+        d["label"] = label
+        d["dtype"] = dtype
+        d["device"] = device
+        d["window"] = window
+        d["fallback"] = fallback
+        d["steps"] = steps
+        d["shape"] = shape
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (4, 5, 8, 9, 10), "ISisS")
 
 
 Opts._structop_fields = (
@@ -132,10 +186,17 @@ class Range:
     hi: float
     act: Act = Act.gelu
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "_structop_flat", (self.lo, self.hi, getattr(self.act, "_value_", self.act))
-        )
+    def __init__(self, *, lo: float = 0.0, hi: float, act: Act = Act.gelu) -> None:
+        flat = (lo, hi, getattr(act, "_value_", act))
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, lo=lo, hi=hi, act=act)
+            return
+        d = self.__dict__
+        d["lo"] = lo
+        d["hi"] = hi
+        d["act"] = act
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2), "ffs")
 
 
 Range._structop_fields = (("lo", _rt.FLOAT), ("hi", _rt.FLOAT), ("act", _rt.enum_of(Act)))
@@ -150,15 +211,31 @@ class Tuned:
     backup: Range = dataclasses.field(default_factory=lambda: Range(hi=3, act=Act.relu))
     sizes: typing.List[int] = dataclasses.field(default_factory=lambda: [1])
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        main: Range = _rt.FACTORY,
+        backup: Range = _rt.FACTORY,
+        sizes: typing.List[int] = _rt.FACTORY,
+    ) -> None:
+        if main is _rt.FACTORY:
+            main = Range(hi=2.0)
+        if backup is _rt.FACTORY:
+            backup = Range(hi=3, act=Act.relu)
+        if sizes is _rt.FACTORY:
+            sizes = [1]
         try:
-            object.__setattr__(
-                self,
-                "_structop_flat",
-                (*self.main._structop_flat, *self.backup._structop_flat, self.sizes),
-            )
-        except AttributeError:
-            pass
+            flat = (*main._structop_flat, *backup._structop_flat, sizes)
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat = None
+        if flat is None or _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, main=main, backup=backup, sizes=sizes)
+            return
+        d = self.__dict__
+        d["main"] = main
+        d["backup"] = backup
+        d["sizes"] = sizes
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2, 3, 4, 5), "ffsffs")
 
 
 Tuned._structop_fields = (
@@ -205,7 +282,7 @@ def pick(
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _pick_op.overload(from_, to, *opts._structop_flat)
+                _pick_op.overload(from_, to, *_rt.traced_flat(opts, (4, 5, 8, 9, 10)))
                 if _rt.FLAT_IN_GRAPH
                 else _pick_op.overload(
                     from_,
@@ -299,7 +376,7 @@ def tune(
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _tune_op.overload(x, *t._structop_flat)
+                _tune_op.overload(x, *_rt.traced_flat(t, (0, 1, 2, 3, 4, 5)))
                 if _rt.FLAT_IN_GRAPH
                 else _tune_op.overload(
                     x,

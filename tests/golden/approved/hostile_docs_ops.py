@@ -19,7 +19,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(10, __name__)
+_rt.require_version(11, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -93,21 +93,43 @@ class Texts:
     accents: str = "café → ÿ"
     mode: Mode = Mode.odd
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_structop_flat",
-            (
-                self.cr,
-                self.quoted,
-                self.nul,
-                self.bidi,
-                self.controls,
-                self.trigraph,
-                self.accents,
-                getattr(self.mode, "_value_", self.mode),
-            ),
-        )
+    def __init__(
+        self,
+        cr: str = "carriage\rreturn",
+        quoted: str = 'say "hi" \\ back',
+        nul: str = "nul\x00byte",
+        bidi: str = "\u202eevil\u202c",
+        controls: str = "\x01\x1b[31m\x7f\x85\u2028\t\n",
+        trigraph: str = "??/",
+        accents: str = "café → ÿ",
+        mode: Mode = Mode.odd,
+    ) -> None:
+        flat = (cr, quoted, nul, bidi, controls, trigraph, accents, getattr(mode, "_value_", mode))
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(
+                self,
+                flat,
+                cr=cr,
+                quoted=quoted,
+                nul=nul,
+                bidi=bidi,
+                controls=controls,
+                trigraph=trigraph,
+                accents=accents,
+                mode=mode,
+            )
+            return
+        d = self.__dict__
+        d["cr"] = cr
+        d["quoted"] = quoted
+        d["nul"] = nul
+        d["bidi"] = bidi
+        d["controls"] = controls
+        d["trigraph"] = trigraph
+        d["accents"] = accents
+        d["mode"] = mode
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2, 3, 4, 5, 6, 7), "ssssssss")
 
 
 Texts._structop_fields = (
@@ -167,7 +189,7 @@ def echo(
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _echo_op.overload(x, *t._structop_flat, tag, label)
+                _echo_op.overload(x, *_rt.traced_flat(t, (0, 1, 2, 3, 4, 5, 6, 7)), tag, label)
                 if _rt.FLAT_IN_GRAPH
                 else _echo_op.overload(
                     x,

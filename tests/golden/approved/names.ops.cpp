@@ -35,7 +35,11 @@ namespace {
 ::golden_names::Outer unflatten_Outer(const structop::ArgPath& path, c10::IValue* leaves) {
   return ::golden_names::Outer{
       unflatten_errno(structop::ArgPath(path, "path"), leaves),
-      structop::arg<at::Tensor>(leaves[10])};
+      structop::arg<at::Tensor>(leaves[10]),
+      structop::arg<double>(leaves[11]),
+      structop::arg<int64_t>(leaves[12]),
+      structop::to_value<std::string>(structop::arg<c10::string_view>(leaves[13])),
+      structop::arg<bool>(leaves[14])};
 }
 
 // ===========================================================================
@@ -124,13 +128,20 @@ struct op_from_ {
 //           (default [] in the APIs)
 //   10    kernel.path.fn         kernel__path__fn         int               (default 3 in the APIs)
 //   11    kernel.args            kernel__args             Tensor
-//   12    handle                 handle                   Tensor
-//   13    op_name                op_name                  int      0
+//   12    kernel.self            kernel__self             float
+//           (default 1.0 in the APIs)
+//   13    kernel.flat            kernel__flat             int               (default 0 in the APIs)
+//   14    kernel.d               kernel__d                str
+//           (default "d" in the APIs)
+//   15    kernel.self2           kernel__self2            bool
+//           (default False in the APIs)
+//   16    handle                 handle                   Tensor
+//   17    op_name                op_name                  int      0
 // ===========================================================================
 
 struct op_from_lambda {
   static constexpr const char* op_name = "golden_names::from.lambda";
-  static constexpr std::size_t num_args = 14;
+  static constexpr std::size_t num_args = 18;
   /// The dispatcher's C++ types for the flat schema.
   using signature = std::tuple<at::Tensor, at::Tensor>(
       const at::Tensor&,
@@ -145,6 +156,10 @@ struct op_from_lambda {
       const std::vector<std::string>&,
       int64_t,
       const at::Tensor&,
+      double,
+      int64_t,
+      c10::string_view,
+      bool,
       const at::Tensor&,
       int64_t);
 
@@ -156,8 +171,8 @@ struct op_from_lambda {
         structop::arg<const at::Tensor&>(args[0]),
         structop::Held<::golden_names::Outer>{
             unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1)},
-        structop::arg<const at::Tensor&>(args[12]),
-        structop::arg<int64_t>(args[13]));
+        structop::arg<const at::Tensor&>(args[16]),
+        structop::arg<int64_t>(args[17]));
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -198,7 +213,7 @@ struct op_from_lambda {
   // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] =
       {"x", "kernel.path.at", "kernel.path.path", "kernel.args", "handle"};
-  static constexpr std::size_t grad_slots[] = {0, 1, 2, 11, 12};
+  static constexpr std::size_t grad_slots[] = {0, 1, 2, 11, 16};
   static constexpr structop::BackwardDef backward_def =
       {op_name, grad_paths, grad_slots, nullptr, 5, &setup_context, &backward};
 
@@ -408,6 +423,10 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
       kernel.path.names,
       kernel.path.fn,
       kernel.args,
+      kernel.self,
+      kernel.flat,
+      structop::to_flat<c10::string_view>(kernel.d),
+      kernel.self2,
       handle,
       op_name);
 }
@@ -467,7 +486,7 @@ TORCH_LIBRARY_FRAGMENT(golden_names, m) {
   structop::define(m, R"(from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)");
   structop::define(
       m,
-      R"(from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))");
+      R"(from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))");
   structop::define(
       m,
       R"(scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)");
@@ -492,7 +511,7 @@ TORCH_LIBRARY_IMPL(golden_names, CPU, m) {
 
 TORCH_LIBRARY_IMPL(golden_names, Meta, m) {
   structop::impl_meta_like(m, "from", {0});
-  structop::impl_meta_like(m, "from.lambda", {0, 12});
+  structop::impl_meta_like(m, "from.lambda", {0, 16});
   structop::impl_meta_like(m, "scale", {0});
   structop::impl_meta_like(m, "linux", {0});
   structop::impl_meta_like(m, "yield.from", {0});

@@ -13,11 +13,11 @@
 #include <tuple>
 #include <vector>
 
-STRUCTOP_REQUIRE_RUNTIME_VERSION(10);
+STRUCTOP_REQUIRE_RUNTIME_VERSION(11);
 
 // Fingerprint of the records and enums of names.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_names 0xf2bcd9e165cf1956ULL
+#define STRUCTOP_FINGERPRINT_names 0xda1f8b63667767d5ULL
 
 namespace golden_names {
 
@@ -69,10 +69,14 @@ struct errno_ {
   int64_t fn = 3;
 };
 
-/// Record `Outer` (frozen: kernels take it by const reference).
+/// Fields named like the generated __init__'s own names (`self3`, `flat2`, `d2` give way).
 struct Outer {
   errno_ path;
   at::Tensor args;
+  double self = 1.0;
+  int64_t flat = 0;
+  std::string d = "d";
+  bool self2 = false;
 };
 
 /// Gradients for the tensor fields of errno_: every slot must be given
@@ -146,7 +150,7 @@ at::Tensor from_(
     const at::Tensor& grad_fn);
 
 /// from.lambda(Tensor x, Outer kernel, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)
-/// lowered: golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)
+/// lowered: golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)
 std::tuple<at::Tensor, at::Tensor> from_lambda(
     const at::Tensor& x,
     const Outer& kernel,

@@ -15,7 +15,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(10, __name__)
+_rt.require_version(11, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -85,23 +85,62 @@ class errno_:
     names: typing.List[str] = dataclasses.field(default_factory=lambda: [])
     fn: int = 3
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_structop_flat",
-            (
-                self.at,
-                self.path,
-                self.EDOM_,
-                self.NULL_,
-                self.EOF_,
-                self.INT64_MIN_,
-                getattr(self.linux_, "_value_", self.linux_),
-                self.std,
-                self.names,
-                self.fn,
-            ),
+    def __init__(
+        self,
+        at: typing.Optional[torch.Tensor],
+        path: torch.Tensor,
+        EDOM_: int = 0,
+        NULL_: float = 1.0,
+        EOF_: bool = False,
+        INT64_MIN_: int = -1,
+        linux_: Signal = Signal.NULL_,
+        std: int = 2,
+        names: typing.List[str] = _rt.FACTORY,
+        fn: int = 3,
+    ) -> None:
+        if names is _rt.FACTORY:
+            names = []
+        flat = (
+            at,
+            path,
+            EDOM_,
+            NULL_,
+            EOF_,
+            INT64_MIN_,
+            getattr(linux_, "_value_", linux_),
+            std,
+            names,
+            fn,
         )
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(
+                self,
+                flat,
+                at=at,
+                path=path,
+                EDOM_=EDOM_,
+                NULL_=NULL_,
+                EOF_=EOF_,
+                INT64_MIN_=INT64_MIN_,
+                linux_=linux_,
+                std=std,
+                names=names,
+                fn=fn,
+            )
+            return
+        d = self.__dict__
+        d["at"] = at
+        d["path"] = path
+        d["EDOM_"] = EDOM_
+        d["NULL_"] = NULL_
+        d["EOF_"] = EOF_
+        d["INT64_MIN_"] = INT64_MIN_
+        d["linux_"] = linux_
+        d["std"] = std
+        d["names"] = names
+        d["fn"] = fn
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (2, 3, 4, 5, 6, 7, 9), "ifbisii")
 
 
 errno_._structop_fields = (
@@ -139,20 +178,55 @@ errno_._structop_grad = errnoGrad
 
 @dataclasses.dataclass(frozen=True)
 class Outer:
-    """Record `Outer`."""
+    """Fields named like the generated __init__'s own names (`self3`, `flat2`, `d2` give way)."""
 
     path: errno_
     args: torch.Tensor
+    self: float = 1.0
+    flat: int = 0
+    d: str = "d"
+    self2: bool = False
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self3,
+        path: errno_,
+        args: torch.Tensor,
+        self: float = 1.0,
+        flat: int = 0,
+        d: str = "d",
+        self2: bool = False,
+    ) -> None:
         try:
-            object.__setattr__(self, "_structop_flat", (*self.path._structop_flat, self.args))
-        except AttributeError:
-            pass
+            flat2 = (*path._structop_flat, args, self, flat, d, self2)
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat2 = None
+        if flat2 is None or _rt.is_dynamo_compiling():
+            _rt.init_record(
+                self3, flat2, path=path, args=args, self=self, flat=flat, d=d, self2=self2
+            )
+            return
+        d2 = self3.__dict__
+        d2["path"] = path
+        d2["args"] = args
+        d2["self"] = self
+        d2["flat"] = flat
+        d2["d"] = d
+        d2["self2"] = self2
+        d2["_structop_flat"] = flat2
+        d2["_structop_key"] = _rt.value_key(
+            flat2, (2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14), "ifbisiifisb"
+        )
 
 
-Outer._structop_fields = (("path", _rt.record(errno_)), ("args", _rt.TENSOR))
-_rt.register_pytree(Outer, ("path", "args"), (), NAMESPACE, _IDL_STEM)
+Outer._structop_fields = (
+    ("path", _rt.record(errno_)),
+    ("args", _rt.TENSOR),
+    ("self", _rt.FLOAT),
+    ("flat", _rt.INT),
+    ("d", _rt.STR),
+    ("self2", _rt.BOOL),
+)
+_rt.register_pytree(Outer, ("path", "args"), ("self", "flat", "d", "self2"), NAMESPACE, _IDL_STEM)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +273,7 @@ def from_(
 
 _from_lambda_op = _rt.Op(
     _IDL_STEM,
-    "golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)",
+    "golden_names::from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)",
     (
         ("x", _rt.TENSOR),
         ("kernel", _rt.record(Outer)),
@@ -219,6 +293,10 @@ _from_lambda_op = _rt.Op(
         "kernel.path.names": "kernel__path__names",
         "kernel.path.fn": "kernel__path__fn",
         "kernel.args": "kernel__args",
+        "kernel.self": "kernel__self",
+        "kernel.flat": "kernel__flat",
+        "kernel.d": "kernel__d",
+        "kernel.self2": "kernel__self2",
         "handle": "handle",
         "op_name": "op_name",
     },
@@ -239,11 +317,16 @@ def from_lambda(
     x: torch.Tensor, kernel: Outer, handle: torch.Tensor, op_name: int = 0
 ) -> typing.Tuple[torch.Tensor, torch.Tensor]:
     """Calls torch.ops.golden_names.from.lambda, whose lowered schema is
-    from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
+    from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs)"""
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _from_lambda_op.overload(x, *kernel._structop_flat, handle, op_name)
+                _from_lambda_op.overload(
+                    x,
+                    *_rt.traced_flat(kernel, (2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14)),
+                    handle,
+                    op_name,
+                )
                 if _rt.FLAT_IN_GRAPH
                 else _from_lambda_op.overload(
                     x,
@@ -258,6 +341,10 @@ def from_lambda(
                     kernel.path.names,
                     kernel.path.fn,
                     kernel.args,
+                    kernel.self,
+                    kernel.flat,
+                    kernel.d,
+                    kernel.self2,
                     handle,
                     op_name,
                 )
@@ -317,7 +404,7 @@ def scale(
             return (
                 _scale_op.overload(
                     scale,
-                    *fn._structop_flat,
+                    *_rt.traced_flat(fn, (2, 3, 4, 5, 6, 7, 9)),
                     getattr(Kernel, "_value_", Kernel),
                     getattr(args, "_value_", args),
                     error,

@@ -17,7 +17,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(10, __name__)
+_rt.require_version(11, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -77,8 +77,15 @@ class Inner:
     w: torch.Tensor
     b: typing.Optional[torch.Tensor] = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_structop_flat", (self.w, self.b))
+    def __init__(self, w: torch.Tensor, b: typing.Optional[torch.Tensor] = None) -> None:
+        flat = (w, b)
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, w=w, b=b)
+            return
+        d = self.__dict__
+        d["w"] = w
+        d["b"] = b
+        d["_structop_flat"] = flat
 
 
 Inner._structop_fields = (("w", _rt.TENSOR), ("b", _rt.optional(_rt.TENSOR)))
@@ -105,15 +112,20 @@ class Cfg:
     scale: float = 1.0
     mode: Mode = Mode.exact
 
-    def __post_init__(self) -> None:
+    def __init__(self, inner: Inner, scale: float = 1.0, mode: Mode = Mode.exact) -> None:
         try:
-            object.__setattr__(
-                self,
-                "_structop_flat",
-                (*self.inner._structop_flat, self.scale, getattr(self.mode, "_value_", self.mode)),
-            )
-        except AttributeError:
-            pass
+            flat = (*inner._structop_flat, scale, getattr(mode, "_value_", mode))
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat = None
+        if flat is None or _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, inner=inner, scale=scale, mode=mode)
+            return
+        d = self.__dict__
+        d["inner"] = inner
+        d["scale"] = scale
+        d["mode"] = mode
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (2, 3), "fs")
 
 
 Cfg._structop_fields = (
@@ -142,15 +154,18 @@ class Gate:
     g: torch.Tensor
     inner: typing.Optional[Inner] = None
 
-    def __post_init__(self) -> None:
+    def __init__(self, g: torch.Tensor, inner: typing.Optional[Inner] = None) -> None:
         try:
-            object.__setattr__(
-                self,
-                "_structop_flat",
-                (self.g, *(self.inner._structop_flat if self.inner is not None else (None, None))),
-            )
-        except AttributeError:
-            pass
+            flat = (g, *(inner._structop_flat if inner is not None else (None, None)))
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat = None
+        if flat is None or _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, g=g, inner=inner)
+            return
+        d = self.__dict__
+        d["g"] = g
+        d["inner"] = inner
+        d["_structop_flat"] = flat
 
 
 Gate._structop_fields = (("g", _rt.TENSOR), ("inner", _rt.optional(_rt.record(Inner))))
@@ -176,8 +191,15 @@ class Moments:
     mean: torch.Tensor
     var: torch.Tensor
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_structop_flat", (self.mean, self.var))
+    def __init__(self, mean: torch.Tensor, var: torch.Tensor) -> None:
+        flat = (mean, var)
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, mean=mean, var=var)
+            return
+        d = self.__dict__
+        d["mean"] = mean
+        d["var"] = var
+        d["_structop_flat"] = flat
 
 
 Moments._structop_fields = (("mean", _rt.TENSOR), ("var", _rt.TENSOR))
@@ -203,11 +225,19 @@ class Summary:
     m: Moments
     count: int
 
-    def __post_init__(self) -> None:
+    def __init__(self, m: Moments, count: int) -> None:
         try:
-            object.__setattr__(self, "_structop_flat", (*self.m._structop_flat, self.count))
-        except AttributeError:
-            pass
+            flat = (*m._structop_flat, count)
+        except AttributeError:  # a field that is not its record: a call explains it
+            flat = None
+        if flat is None or _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, m=m, count=count)
+            return
+        d = self.__dict__
+        d["m"] = m
+        d["count"] = count
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (2,), "i")
 
 
 Summary._structop_fields = (("m", _rt.record(Moments)), ("count", _rt.INT))
@@ -232,8 +262,17 @@ class Stack:
     parts: typing.List[torch.Tensor]
     biases: typing.List[typing.Optional[torch.Tensor]]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_structop_flat", (self.parts, self.biases))
+    def __init__(
+        self, parts: typing.List[torch.Tensor], biases: typing.List[typing.Optional[torch.Tensor]]
+    ) -> None:
+        flat = (parts, biases)
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, parts=parts, biases=biases)
+            return
+        d = self.__dict__
+        d["parts"] = parts
+        d["biases"] = biases
+        d["_structop_flat"] = flat
 
 
 Stack._structop_fields = (
@@ -281,7 +320,7 @@ def affine(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _affine_op.overload(x, *cfg._structop_flat)
+                _affine_op.overload(x, *_rt.traced_flat(cfg, (2, 3)))
                 if _rt.FLAT_IN_GRAPH
                 else _affine_op.overload(
                     x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)
@@ -350,7 +389,7 @@ def scale_(x: torch.Tensor, cfg: Cfg) -> None:
     try:
         if _rt.is_dynamo_compiling():
             return (
-                _scale__op.overload(x, *cfg._structop_flat)
+                _scale__op.overload(x, *_rt.traced_flat(cfg, (2, 3)))
                 if _rt.FLAT_IN_GRAPH
                 else _scale__op.overload(
                     x, cfg.inner.w, cfg.inner.b, cfg.scale, getattr(cfg.mode, "_value_", cfg.mode)

@@ -14,7 +14,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(10, __name__)
+_rt.require_version(11, __name__)
 
 __all__ = ["NAMESPACE", "STRUCTOPC_VERSION", "load_library", "Act", "Window"]
 
@@ -46,10 +46,16 @@ class Window:
     size: int = 3
     act: Act = Act.relu
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "_structop_flat", (self.size, getattr(self.act, "_value_", self.act))
-        )
+    def __init__(self, size: int = 3, act: Act = Act.relu) -> None:
+        flat = (size, getattr(act, "_value_", act))
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, size=size, act=act)
+            return
+        d = self.__dict__
+        d["size"] = size
+        d["act"] = act
+        d["_structop_flat"] = flat
+        d["_structop_key"] = _rt.value_key(flat, (0, 1), "is")
 
 
 Window._structop_fields = (("size", _rt.INT), ("act", _rt.enum_of(Act)))
