@@ -739,9 +739,7 @@ class RecordInit(unittest.TestCase):
             dataclasses.replace(weights.WeightCfg(inner), scale=2.0, mode=weights.MaskType.full),
         ]
         for cfg in made:
-            self.assertEqual(
-                (cfg.inner, cfg.scale, cfg.mode), (inner, 2.0, weights.MaskType.full)
-            )
+            self.assertEqual((cfg.inner, cfg.scale, cfg.mode), (inner, 2.0, weights.MaskType.full))
             self.assertEqual(cfg._structop_flat, (w, b, 2.0, "full"))
         self.assertEqual(made[0], made[1])
         self.assertEqual(repr(made[0]), repr(made[2]))
@@ -854,7 +852,6 @@ class GuardKeys(unittest.TestCase):
                 # str are not the same value there: only the results are compared.
                 if structop_runtime.FLAT_IN_GRAPH:
                     self.assertEqual(counters["stats"]["unique_graphs"] - before, graphs)
-
 
     def test_the_traced_call_reads_the_key(self):
         """The traced call reads a value leaf from the key (FLAT_IN_GRAPH: torch

@@ -62,32 +62,36 @@ def init_record(record, flat, /, **fields):
         object.__setattr__(record, name, value)
     if flat is not None:
         object.__setattr__(record, "_structop_flat", flat)
+        object.__setattr__(record, "_structop_key", None)
 
 
 def traced_flat(record, keyed):
     """A record's flat values for a call Dynamo traces (torch 2.13 and later,
     FLAT_IN_GRAPH): the leaves at the indices `keyed` (the record's value
-    leaves, a constant of the op function) from its `_structop_key`, the
-    others from its `_structop_flat`. Dynamo guards what the traced code
-    reads: the key is one frozenset of those values, which it compares in
-    one guard, where each item read from the tuple would cost an index and
-    an equality guard on every call of the compiled code. A record without a
-    key (made while tracing; a nan, or a value of another type than its
-    field's) passes its tuple, item by item."""
+    leaves, in order: a constant of the op function) from its
+    `_structop_key`, the others from its `_structop_flat`. Dynamo guards
+    what the traced code reads: the key is one frozenset of those values,
+    which it compares in one guard, where each item read from the tuple
+    would cost an index and an equality guard on every call of the compiled
+    code. A record without a key (made while tracing; a nan, or a value of
+    another type than its field's) passes its tuple, item by item. No
+    built-in is called: each would cost a guard too."""
     flat = record._structop_flat
-    key = getattr(record, "_structop_key", None)
+    key = record._structop_key
     if key is None:
         return flat
     (values,) = key
     out = []
-    k = 0
-    for i in range(len(flat)):
-        if k < len(keyed) and keyed[k] == i:
-            out.append(values[k])
-            k += 1
-        else:
-            out.append(flat[i])
+    start = 0
+    j = 0
+    for i in keyed:
+        out.extend(flat[start:i])
+        out.append(values[j])
+        j += 1
+        start = i + 1
+    out.extend(flat[start:])
     return out
+
 
 # has_torch_function(args): whether a call with these arguments (a tuple or
 # list) must go through __torch_function__: some argument defines it (a
