@@ -316,7 +316,9 @@ BENCHMARK(items_handwritten_flat_lists)->Name("items/handwritten_flat_lists");
 namespace {
 
 /// `bench_overhead --count TOGGLE_LIB`: no benchmark; the C++ call API's
-/// cases (call/..., items/...) are called N and 2N times each between
+/// cases (call/..., items/..., and forward+backward through the generated
+/// autograd bridge against torch::autograd::Function, fwd_bwd/...) are
+/// called N and 2N times each between
 /// callgrind client requests (tests/instructions' libcallgrind_toggle, loaded
 /// here so that this file needs no valgrind header), for
 /// tests/instructions/cpp_call_instructions.py, which runs this under
@@ -337,13 +339,24 @@ int count(const char* toggle_lib) {
   }
   const Inputs in(false);
   const bench::Cfg8 cfg = in.cfg();
+  const Inputs grad_in(true);
+  const bench::Cfg8 grad_cfg = grad_in.cfg();
   const ItemInputs items;
+  // As run_forward_backward: the call, then the gradients of x, w and b.
+  const auto fwd_bwd = [&](at::Tensor (*call)(const Inputs&, const bench::Cfg8&)) {
+    return [&, call] {
+      const at::Tensor y = call(grad_in, grad_cfg);
+      return torch::autograd::grad({y}, {grad_in.x, grad_in.w, grad_in.b}, {grad_in.grad})[0];
+    };
+  };
   const std::pair<const char*, std::function<at::Tensor()>> cases[] = {
       {"call/generated_record", [&] { return generated_rec8(in, cfg); }},
       {"call/handwritten_flat", [&] { return flat8(in, cfg); }},
       {"items/generated_record_list", [&] { return bench::items8(items.x, items.items); }},
       {"items/handwritten_flat_lists",
        [&] { return bench_ref::flat_items(items.x, items.w, items.b, items.scale, items.steps); }},
+      {"fwd_bwd/generated_bridge", fwd_bwd(generated_rec8_grad)},
+      {"fwd_bwd/autograd_function", fwd_bwd(flat8_fn)},
   };
   constexpr int kCalls = 2000;
   for (const auto& [name, call] : cases) {

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """CI guard: a call through the generated C++ call API costs at most LIMIT
 times the hand-written flat op called through its typed handle, counted in
-instructions (callgrind), not timed. bench_overhead's two pairs
-(tests/bench/bench_main.cpp, C++ kernels, no input requiring grad):
-bench::rec8 with an 8-leaf record (2 tensors, 5 scalars, an enum) against
-bench_ref::flat8, and bench::items8 with a list of 8 records of 4 leaves
-against bench_ref::flat_items on the leaves' lists, built once.
+instructions (callgrind), not timed. bench_overhead's pairs
+(tests/bench/bench_main.cpp, C++ kernels): bench::rec8 with an 8-leaf record
+(2 tensors, 5 scalars, an enum) against bench_ref::flat8, and bench::items8
+with a list of 8 records of 4 leaves against bench_ref::flat_items on the
+leaves' lists, built once, no input requiring grad; and forward+backward
+(torch::autograd::grad of x, w and b) through bench::rec8_grad's generated
+autograd bridge against bench_ref::flat8_fn, a torch::autograd::Function.
 
 `bench_overhead --count TOGGLE_LIB` calls each case N and 2N times between
 callgrind client requests; under `valgrind --tool=callgrind
@@ -13,7 +15,7 @@ callgrind client requests; under `valgrind --tool=callgrind
 loop's start-up cancelled.
 
 Usage: cpp_call_instructions.py BENCH_OVERHEAD TOGGLE_LIB [--limit X]
-         [--list-limit X] [--valgrind PATH]
+         [--list-limit X] [--fwd-bwd-limit X] [--valgrind PATH]
 """
 
 import argparse
@@ -32,6 +34,12 @@ PAIRS = (
         "items/handwritten_flat_lists",
         "list_limit",
     ),
+    (
+        "forward+backward",
+        "fwd_bwd/generated_bridge",
+        "fwd_bwd/autograd_function",
+        "fwd_bwd_limit",
+    ),
 )
 
 
@@ -41,6 +49,9 @@ def main():
     p.add_argument("toggle")
     p.add_argument("--limit", type=float, default=1.0, help="for the 8-leaf record")
     p.add_argument("--list-limit", type=float, default=1.10, help="for the list of records")
+    p.add_argument(
+        "--fwd-bwd-limit", type=float, default=1.0, help="for forward+backward vs a Function"
+    )
     p.add_argument("--valgrind", default="valgrind")
     a = p.parse_args()
     counts, out = steps(
