@@ -110,30 +110,25 @@ char value_kind(const model::Type& leaf) {
 
 /// The generated `__init__` of a record with flat values (has_flat_tuple),
 /// in place of the dataclass's: it stores the fields, the flat values
-/// (kFlatAttr) and the guard key (kKeyAttr) straight into the instance's
-/// __dict__, which costs less than a frozen dataclass's object.__setattr__
-/// per field and a __post_init__ (a `Cfg8`: 1.3 against 1.55 us, key
-/// included):
+/// (kFlatAttr) and the guard key (kKeyAttr, from the value leaves: their
+/// indices and kinds for _rt.value_key) in one call to _rt.set_record (in
+/// C: object's setattr per attribute, as the dataclass's __init__ does, but
+/// without a Python call each), with no __post_init__ (a `Cfg8`: about 1.0
+/// against 1.55 us, key included):
 ///
 ///   def __init__(self, w: torch.Tensor, scale: float = 1.0, mode: Mode = Mode.a) -> None:
 ///       flat = (w, scale, getattr(mode, "_value_", mode))
 ///       if _rt.is_dynamo_compiling():
 ///           _rt.init_record(self, flat, w=w, scale=scale, mode=mode)
 ///           return
-///       d = self.__dict__
-///       d["w"] = w
-///       d["scale"] = scale
-///       d["mode"] = mode
-///       d["_structop_flat"] = flat
-///       d["_structop_key"] = _rt.value_key(flat, (1, 2), "fs")
+///       _rt.set_record(self, ("w", "scale", "mode"), (w, scale, mode), flat, (1, 2), "fs")
 ///
 /// A field with a factory (a list, a record) takes _rt.FACTORY for its
 /// default and builds it first. A nested record's flat values come from its
 /// own tuple; where a field holds something else than its record, the
 /// record gets its fields only (`flat = None`), and a call with it explains
-/// the field.
-/// `self`, `flat` and `d` are the record's init names (lowering), which no
-/// field hides. Empty for a record without flat values.
+/// the field. `self` and `flat` are the record's init names (lowering),
+/// which no field hides. Empty for a record without flat values.
 Code record_init(const Module& mod, const model::Record& r, const lower::RecordLayout& layout,
                  bool kw_only) {
   if (!has_flat_tuple(layout)) return {};
@@ -179,9 +174,9 @@ Code record_init(const Module& mod, const model::Record& r, const lower::RecordL
   for (const Code& name : fields) init_args.push_back(name + "=" + name);
   line("    " + call("_rt.init_record", init_args));
   line("    return");
-  line(names.dict + " = " + names.self + ".__dict__");
-  for (const Code& name : fields) line(names.dict + "[" + quoted(name.flat()) + "] = " + name);
-  line(names.dict + "[" + quoted(kFlatAttr) + "] = " + names.flat);
+  std::vector<Code> quoted_fields;
+  for (const Code& name : fields) quoted_fields.push_back(quoted(name.flat()));
+  std::vector<Code> set_args = {names.self, tuple(quoted_fields), tuple(fields), names.flat};
   if (!layout.value_leaves.empty()) {
     std::vector<Code> keyed;
     std::string kinds;
@@ -189,9 +184,10 @@ Code record_init(const Module& mod, const model::Record& r, const lower::RecordL
       keyed.push_back(std::to_string(leaf));
       kinds += value_kind(layout.leaves[leaf].type);
     }
-    line(names.dict + "[" + quoted(kKeyAttr) + "] = " +
-         call("_rt.value_key", {names.flat, tuple(keyed), quoted(kinds)}));
+    set_args.push_back(tuple(keyed));
+    set_args.push_back(quoted(kinds));
   }
+  line(call("_rt.set_record", set_args));
   return "def __init__(" + Code::list(params, ListKind::Params) + ") -> None:\n" + body;
 }
 

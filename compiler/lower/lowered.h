@@ -96,12 +96,11 @@ struct RecordLayout {
   /// make symbolic, and not in a list), in leaf order. The Python record
   /// guards them under torch.compile as one value (`_structop_key`).
   std::vector<size_t> value_leaves;
-  /// The Python record's `__init__`: its `self` parameter and its locals,
+  /// The Python record's `__init__`: its `self` parameter and its local,
   /// named so that no field (a parameter there) hides them.
   struct InitNames {
     std::string self;  // `self`
     std::string flat;  // `flat`: the flat values
-    std::string dict;  // `d`: the instance's __dict__
   } init;
 };
 

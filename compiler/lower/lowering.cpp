@@ -332,7 +332,6 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
     for (const auto& f : layout.fields) fields.push_back(f.api_name);
     layout.init.self = lang::first_free("self", fields);
     layout.init.flat = lang::first_free("flat", fields);
-    layout.init.dict = lang::first_free("d", fields);
   }
   return out;
 }

@@ -763,7 +763,51 @@ class GuardKeys(unittest.TestCase):
         self.native, self.python = _loading.value_key, _loading._value_key
 
     def test_this_build_has_the_c_version(self):
+        from structop_runtime import _loading
+
         self.assertEqual(self.native.__module__, "structop_runtime._native")
+        self.assertEqual(_loading.set_record.__module__, "structop_runtime._native")
+
+    def test_set_record_c_and_python_agree(self):
+        """set_record stores what the generated __init__ stores, past the
+        frozen dataclass's __setattr__, in C and in Python alike."""
+        from structop_runtime import _loading
+
+        w, b = t64(3), t64(3)
+        names, values = ("inner", "scale", "mode"), (weights.Inner(w, b), 2.0, "full")
+        flat = (w, b, 2.0, "full")
+        cases = {
+            "with a key": (names, values, flat, (2, 3), "fs"),
+            "no key": (names, values, flat),
+            "a nan": (names, values, (w, b, math.nan, "full"), (2, 3), "fs"),
+            "names and values differ in length": (names, values[:2], flat),
+            "not tuples": (list(names), values, flat),
+            "five arguments": (names, values, flat, (2, 3)),
+        }
+        for name, args in cases.items():
+            with self.subTest(name):
+                results = []
+                for function in (_loading.set_record, _loading._set_record):
+                    record = object.__new__(weights.WeightCfg)
+                    try:
+                        function(record, *args)
+                        results.append(
+                            {
+                                k: getattr(record, k, "-")
+                                for k in (*names, "_structop_flat", "_structop_key")
+                            }
+                        )
+                    except Exception as e:  # noqa: BLE001 (compared below)
+                        results.append(type(e))
+                if name in ("with a key", "no key", "a nan"):
+                    self.assertEqual(results[0], results[1])
+                    self.assertEqual(results[0]["scale"], args[1][1])
+                else:  # the C version refuses them (the generated code never passes such)
+                    self.assertIs(results[0], TypeError)
+        record = object.__new__(weights.WeightCfg)
+        _loading.set_record(record, *cases["with a key"])
+        self.assertEqual(record._structop_key, frozenset({(2.0, "full")}))
+        torch.testing.assert_close(weights.op(w, record), (w * w + b) * 2.0)
 
     def test_the_key_is_the_value_leaves(self):
         cfg = weights.WeightCfg(weights.Inner(t64(3), t64(3)), 2.0, weights.MaskType.full)

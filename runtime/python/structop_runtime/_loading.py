@@ -150,14 +150,30 @@ def _value_key(flat, keyed, kinds):
     return None
 
 
+def _set_record(record, names, values, flat, keyed=None, kinds=None):
+    """What a record's generated __init__ stores, eagerly: each field
+    (`names` and `values`, in field order) as a frozen dataclass sets it
+    (object.__setattr__, which keeps the values in the instance's inline
+    storage, where attribute loads are fastest; a store through __dict__
+    makes a dict of them), then `_structop_flat` = flat and, given `keyed`
+    and `kinds`, `_structop_key` = value_key(flat, keyed, kinds). The C
+    version (_native.c) replaces it where it was built."""
+    for name, value in zip(names, values):
+        object.__setattr__(record, name, value)
+    object.__setattr__(record, "_structop_flat", flat)
+    if keyed is not None:
+        object.__setattr__(record, "_structop_key", value_key(flat, keyed, kinds))
+
+
 try:
     from ._native import plain_types as _plain_types
-    from ._native import record_columns, value_key
+    from ._native import record_columns, set_record, value_key
 
     _plain_types(*_PLAIN_TYPES)
 except ImportError:  # built without Python's headers: the same in Python
     record_columns = _record_columns
     value_key = _value_key
+    set_record = _set_record
 
 # torch namespace -> the Op objects of the generated modules (bound when a
 # compiled extension of the namespace is loaded, or an op defined from Python).

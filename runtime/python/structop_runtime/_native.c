@@ -31,7 +31,13 @@
  * would guard each value read from the tuple on its own; None where a value
  * is not of its field's type (exactly; an int will do for a float) or is a
  * nan, which would compare unequal to itself. _loading._value_key is the
- * same in Python. */
+ * same in Python.
+ *
+ * set_record(record, names, values, flat[, keyed, kinds]) is the rest of
+ * that __init__: it sets the fields, the flat values and the key with
+ * object's own setattr (a frozen dataclass refuses the usual one), in one
+ * call where Python would make one per attribute. _loading._set_record is
+ * the same in Python. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -191,6 +197,39 @@ failed:
   return NULL;
 }
 
+static PyObject* key_name; /* "_structop_key", interned */
+
+static PyObject* set_record(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  if ((nargs != 4 && nargs != 6) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
+      PyTuple_Size(args[1]) != PyTuple_Size(args[2]) || !PyTuple_Check(args[3])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "set_record() takes a record, a tuple of names, a tuple of as many values, "
+                    "a tuple of flat values and optionally value_key's indices and kinds");
+    return NULL;
+  }
+  PyObject* record = args[0];
+  const Py_ssize_t n = PyTuple_Size(args[1]);
+  /* Object's own setattr, as a frozen dataclass's __init__ calls it: the
+   * values stay in the instance's inline storage, which attribute loads read
+   * fastest (a store through __dict__ makes a dict of them). */
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyObject_GenericSetAttr(record, PyTuple_GetItem(args[1], i), PyTuple_GetItem(args[2], i)) <
+        0)
+      return NULL;
+  }
+  if (PyObject_GenericSetAttr(record, flat_name, args[3]) < 0) return NULL;
+  if (nargs == 6) {
+    PyObject* const key_args[3] = {args[3], args[4], args[5]};
+    PyObject* key = value_key(NULL, key_args, 3);
+    if (key == NULL) return NULL;
+    const int set = PyObject_GenericSetAttr(record, key_name, key);
+    Py_DECREF(key);
+    if (set < 0) return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
 static PyObject* plain_types(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
   if (nargs > MAX_PLAIN_TYPES) {
@@ -224,6 +263,12 @@ static PyMethodDef methods[] = {
      "(_structop_key), frozenset({(flat[keyed[0]], ...)}), when each of those values\n"
      "fits its kind (kinds[j]: 'f' float but not nan, or int; 'i' int; 'b' bool;\n"
      "'s' str; upper case: or None); else None."},
+    {"set_record",
+     (PyCFunction)(void (*)(void))set_record,
+     METH_FASTCALL,
+     "set_record(record, names, values, flat[, keyed, kinds]): what a record's generated\n"
+     "__init__ stores: each field (object.__setattr__), then _structop_flat = flat and,\n"
+     "given keyed and kinds, _structop_key = value_key(flat, keyed, kinds)."},
     {"plain_types",
      (PyCFunction)(void (*)(void))plain_types,
      METH_FASTCALL,
@@ -243,5 +288,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
   flat_name = PyUnicode_InternFromString("_structop_flat");
   if (flat_name == NULL) return NULL;
+  key_name = PyUnicode_InternFromString("_structop_key");
+  if (key_name == NULL) return NULL;
   return PyModule_Create(&module);
 }

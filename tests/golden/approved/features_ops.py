@@ -127,21 +127,27 @@ class Opts:
                 shape=shape,
             )
             return
-        d = self.__dict__
-        d["sizes"] = sizes
-        d["weights"] = weights
-        d["mask"] = mask
-        d["acts"] = acts
-        d["k"] = k
-        d["label"] = label
-        d["dtype"] = dtype
-        d["device"] = device
-        d["window"] = window
-        d["fallback"] = fallback
-        d["steps"] = steps
-        d["shape"] = shape
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (4, 5, 8, 9, 10), "ISisS")
+        _rt.set_record(
+            self,
+            (
+                "sizes",
+                "weights",
+                "mask",
+                "acts",
+                "k",
+                "label",
+                "dtype",
+                "device",
+                "window",
+                "fallback",
+                "steps",
+                "shape",
+            ),
+            (sizes, weights, mask, acts, k, label, dtype, device, window, fallback, steps, shape),
+            flat,
+            (4, 5, 8, 9, 10),
+            "ISisS",
+        )
 
 
 Opts._structop_fields = (
@@ -191,12 +197,7 @@ class Range:
         if _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, lo=lo, hi=hi, act=act)
             return
-        d = self.__dict__
-        d["lo"] = lo
-        d["hi"] = hi
-        d["act"] = act
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2), "ffs")
+        _rt.set_record(self, ("lo", "hi", "act"), (lo, hi, act), flat, (0, 1, 2), "ffs")
 
 
 Range._structop_fields = (("lo", _rt.FLOAT), ("hi", _rt.FLOAT), ("act", _rt.enum_of(Act)))
@@ -230,12 +231,14 @@ class Tuned:
         if flat is None or _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, main=main, backup=backup, sizes=sizes)
             return
-        d = self.__dict__
-        d["main"] = main
-        d["backup"] = backup
-        d["sizes"] = sizes
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2, 3, 4, 5), "ffsffs")
+        _rt.set_record(
+            self,
+            ("main", "backup", "sizes"),
+            (main, backup, sizes),
+            flat,
+            (0, 1, 2, 3, 4, 5),
+            "ffsffs",
+        )
 
 
 Tuned._structop_fields = (

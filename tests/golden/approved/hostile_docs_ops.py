@@ -119,17 +119,14 @@ class Texts:
                 mode=mode,
             )
             return
-        d = self.__dict__
-        d["cr"] = cr
-        d["quoted"] = quoted
-        d["nul"] = nul
-        d["bidi"] = bidi
-        d["controls"] = controls
-        d["trigraph"] = trigraph
-        d["accents"] = accents
-        d["mode"] = mode
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (0, 1, 2, 3, 4, 5, 6, 7), "ssssssss")
+        _rt.set_record(
+            self,
+            ("cr", "quoted", "nul", "bidi", "controls", "trigraph", "accents", "mode"),
+            (cr, quoted, nul, bidi, controls, trigraph, accents, mode),
+            flat,
+            (0, 1, 2, 3, 4, 5, 6, 7),
+            "ssssssss",
+        )
 
 
 Texts._structop_fields = (

@@ -69,7 +69,7 @@ struct errno_ {
   int64_t fn = 3;
 };
 
-/// Fields named like the generated __init__'s own names (`self3`, `flat2`, `d2` give way).
+/// Fields named like the generated __init__'s own names (`self3`, `flat2` give way).
 struct Outer {
   errno_ path;
   at::Tensor args;

@@ -128,19 +128,14 @@ class errno_:
                 fn=fn,
             )
             return
-        d = self.__dict__
-        d["at"] = at
-        d["path"] = path
-        d["EDOM_"] = EDOM_
-        d["NULL_"] = NULL_
-        d["EOF_"] = EOF_
-        d["INT64_MIN_"] = INT64_MIN_
-        d["linux_"] = linux_
-        d["std"] = std
-        d["names"] = names
-        d["fn"] = fn
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (2, 3, 4, 5, 6, 7, 9), "ifbisii")
+        _rt.set_record(
+            self,
+            ("at", "path", "EDOM_", "NULL_", "EOF_", "INT64_MIN_", "linux_", "std", "names", "fn"),
+            (at, path, EDOM_, NULL_, EOF_, INT64_MIN_, linux_, std, names, fn),
+            flat,
+            (2, 3, 4, 5, 6, 7, 9),
+            "ifbisii",
+        )
 
 
 errno_._structop_fields = (
@@ -178,7 +173,7 @@ errno_._structop_grad = errnoGrad
 
 @dataclasses.dataclass(frozen=True)
 class Outer:
-    """Fields named like the generated __init__'s own names (`self3`, `flat2`, `d2` give way)."""
+    """Fields named like the generated __init__'s own names (`self3`, `flat2` give way)."""
 
     path: errno_
     args: torch.Tensor
@@ -205,16 +200,13 @@ class Outer:
                 self3, flat2, path=path, args=args, self=self, flat=flat, d=d, self2=self2
             )
             return
-        d2 = self3.__dict__
-        d2["path"] = path
-        d2["args"] = args
-        d2["self"] = self
-        d2["flat"] = flat
-        d2["d"] = d
-        d2["self2"] = self2
-        d2["_structop_flat"] = flat2
-        d2["_structop_key"] = _rt.value_key(
-            flat2, (2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14), "ifbisiifisb"
+        _rt.set_record(
+            self3,
+            ("path", "args", "self", "flat", "d", "self2"),
+            (path, args, self, flat, d, self2),
+            flat2,
+            (2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14),
+            "ifbisiifisb",
         )
 
 

@@ -82,10 +82,7 @@ class Inner:
         if _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, w=w, b=b)
             return
-        d = self.__dict__
-        d["w"] = w
-        d["b"] = b
-        d["_structop_flat"] = flat
+        _rt.set_record(self, ("w", "b"), (w, b), flat)
 
 
 Inner._structop_fields = (("w", _rt.TENSOR), ("b", _rt.optional(_rt.TENSOR)))
@@ -120,12 +117,7 @@ class Cfg:
         if flat is None or _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, inner=inner, scale=scale, mode=mode)
             return
-        d = self.__dict__
-        d["inner"] = inner
-        d["scale"] = scale
-        d["mode"] = mode
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (2, 3), "fs")
+        _rt.set_record(self, ("inner", "scale", "mode"), (inner, scale, mode), flat, (2, 3), "fs")
 
 
 Cfg._structop_fields = (
@@ -162,10 +154,7 @@ class Gate:
         if flat is None or _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, g=g, inner=inner)
             return
-        d = self.__dict__
-        d["g"] = g
-        d["inner"] = inner
-        d["_structop_flat"] = flat
+        _rt.set_record(self, ("g", "inner"), (g, inner), flat)
 
 
 Gate._structop_fields = (("g", _rt.TENSOR), ("inner", _rt.optional(_rt.record(Inner))))
@@ -196,10 +185,7 @@ class Moments:
         if _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, mean=mean, var=var)
             return
-        d = self.__dict__
-        d["mean"] = mean
-        d["var"] = var
-        d["_structop_flat"] = flat
+        _rt.set_record(self, ("mean", "var"), (mean, var), flat)
 
 
 Moments._structop_fields = (("mean", _rt.TENSOR), ("var", _rt.TENSOR))
@@ -233,11 +219,7 @@ class Summary:
         if flat is None or _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, m=m, count=count)
             return
-        d = self.__dict__
-        d["m"] = m
-        d["count"] = count
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (2,), "i")
+        _rt.set_record(self, ("m", "count"), (m, count), flat, (2,), "i")
 
 
 Summary._structop_fields = (("m", _rt.record(Moments)), ("count", _rt.INT))
@@ -269,10 +251,7 @@ class Stack:
         if _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, parts=parts, biases=biases)
             return
-        d = self.__dict__
-        d["parts"] = parts
-        d["biases"] = biases
-        d["_structop_flat"] = flat
+        _rt.set_record(self, ("parts", "biases"), (parts, biases), flat)
 
 
 Stack._structop_fields = (

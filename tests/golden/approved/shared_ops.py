@@ -51,11 +51,7 @@ class Window:
         if _rt.is_dynamo_compiling():
             _rt.init_record(self, flat, size=size, act=act)
             return
-        d = self.__dict__
-        d["size"] = size
-        d["act"] = act
-        d["_structop_flat"] = flat
-        d["_structop_key"] = _rt.value_key(flat, (0, 1), "is")
+        _rt.set_record(self, ("size", "act"), (size, act), flat, (0, 1), "is")
 
 
 Window._structop_fields = (("size", _rt.INT), ("act", _rt.enum_of(Act)))
