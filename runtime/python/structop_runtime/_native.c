@@ -203,9 +203,10 @@ static PyObject* set_record(PyObject* self, PyObject* const* args, Py_ssize_t na
   (void)self;
   if ((nargs != 4 && nargs != 6) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
       PyTuple_Size(args[1]) != PyTuple_Size(args[2]) || !PyTuple_Check(args[3])) {
-    PyErr_SetString(PyExc_TypeError,
-                    "set_record() takes a record, a tuple of names, a tuple of as many values, "
-                    "a tuple of flat values and optionally value_key's indices and kinds");
+    PyErr_SetString(
+        PyExc_TypeError,
+        "set_record() takes a record, a tuple of names, a tuple of as many values, "
+        "a tuple of flat values and optionally value_key's indices and kinds");
     return NULL;
   }
   PyObject* record = args[0];
