@@ -51,12 +51,12 @@ FACTORY: typing.Any = _Default.FACTORY
 
 
 def init_record(record, flat, /, **fields):
-    """What a record's generated __init__ does where it does not store into
-    the instance's __dict__: each field set as a frozen dataclass sets it,
-    then the flat values `flat` unless None, and no `_structop_key`. The
-    __init__ calls it while Dynamo traces (torch 2.6 cannot trace the
-    stores; the key would hash symbolic values) and when a nested field
-    holds something else than its record (`flat` None: a call with the
+    """What a record's generated __init__ stores where set_record does not
+    serve: each field set as a frozen dataclass sets it, then the flat
+    values `flat` unless None, with no key (`_structop_key` None). The
+    __init__ calls it while Dynamo traces (which cannot trace C, and a key
+    would hash symbolic values) and when a nested field holds something
+    else than its record (`flat` None: no flat values, and a call with the
     record then explains the field)."""
     for name, value in fields.items():
         object.__setattr__(record, name, value)
