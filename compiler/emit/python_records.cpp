@@ -259,7 +259,13 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
        {"doc", docstring(doc)},
        {"fields", fields},
        {"init", record_init(mod, r, layout, kw_only)},
-       {"specs", api_name(r.name) + "._structop_fields = " + tuple(specs)},
+       {"specs",
+        api_name(r.name) + "._structop_fields = " + tuple(specs) +
+            // The class's default of the key: a record without its own
+            // (pickled by a runtime before keys) passes its tuple when traced.
+            (has_flat_tuple(layout) && !layout.value_leaves.empty()
+                 ? "\n" + api_name(r.name) + "." + kKeyAttr + " = None"
+                 : "")},
        {"register",
         call(
             "_rt.register_pytree",

@@ -897,6 +897,20 @@ class GuardKeys(unittest.TestCase):
                 if structop_runtime.FLAT_IN_GRAPH:
                     self.assertEqual(counters["stats"]["unique_graphs"] - before, graphs)
 
+    def test_a_record_without_its_own_key_passes_its_tuple(self):
+        """A record pickled by a runtime before keys holds no `_structop_key`;
+        its class's (None) makes the traced call pass its tuple."""
+        x, w, b = t64(3), t64(3), t64(3)
+        made = weights.WeightCfg(weights.Inner(w, b), 2.0)
+        old = object.__new__(weights.WeightCfg)
+        for name in ("inner", "scale", "mode", "_structop_flat"):
+            object.__setattr__(old, name, getattr(made, name))
+        self.assertIsNone(old._structop_key)
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda c: weights.op(x, c), backend="eager", fullgraph=True)
+        torch.testing.assert_close(compiled(old), (x * w + b) * 2.0)
+        torch.testing.assert_close(compiled(made), (x * w + b) * 2.0)
+
     def test_the_traced_call_reads_the_key(self):
         """The traced call reads a value leaf from the key (FLAT_IN_GRAPH: torch
         2.13 and later) or from the field (older torch), never from the flat

@@ -154,12 +154,8 @@ def explain_failure(op, params, values, error, bound):
         found = problem(check, value, name)
         if found:
             raise TypeError(f"{op}: {found}") from error
-    if isinstance(error, AttributeError) and getattr(error, "name", None) in (
-        "_structop_flat",
-        "_structop_key",
-    ):
-        # A record's __init__ sets them; this one was made around its class (or
-        # pickled by a structop before the key).
+    if isinstance(error, AttributeError) and getattr(error, "name", None) == "_structop_flat":
+        # A record's __init__ sets it; this one was made around its class.
         raise TypeError(
             f"{op}: this {type(error.obj).__name__} was made without its __init__ "
             "(object.__new__, or a copy that skips it), which sets the flat values "

@@ -164,6 +164,7 @@ Opts._structop_fields = (
     ("steps", _rt.INT),
     ("shape", _rt.list_of(_rt.INT)),
 )
+Opts._structop_key = None
 _rt.register_pytree(
     Opts,
     ("mask", "window"),
@@ -201,6 +202,7 @@ class Range:
 
 
 Range._structop_fields = (("lo", _rt.FLOAT), ("hi", _rt.FLOAT), ("act", _rt.enum_of(Act)))
+Range._structop_key = None
 _rt.register_pytree(Range, (), ("lo", "hi", "act"), NAMESPACE, _IDL_STEM)
 
 
@@ -246,6 +248,7 @@ Tuned._structop_fields = (
     ("backup", _rt.record(Range)),
     ("sizes", _rt.list_of(_rt.INT)),
 )
+Tuned._structop_key = None
 _rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 

@@ -139,6 +139,7 @@ Texts._structop_fields = (
     ("accents", _rt.STR),
     ("mode", _rt.enum_of(Mode)),
 )
+Texts._structop_key = None
 _rt.register_pytree(
     Texts,
     (),

@@ -150,6 +150,7 @@ errno_._structop_fields = (
     ("names", _rt.list_of(_rt.STR)),
     ("fn", _rt.INT),
 )
+errno_._structop_key = None
 _rt.register_pytree(
     errno_,
     ("at", "path"),
@@ -218,6 +219,7 @@ Outer._structop_fields = (
     ("d", _rt.STR),
     ("self2", _rt.BOOL),
 )
+Outer._structop_key = None
 _rt.register_pytree(Outer, ("path", "args"), ("self", "flat", "d", "self2"), NAMESPACE, _IDL_STEM)
 
 

@@ -125,6 +125,7 @@ Cfg._structop_fields = (
     ("scale", _rt.FLOAT),
     ("mode", _rt.enum_of(Mode)),
 )
+Cfg._structop_key = None
 _rt.register_pytree(Cfg, ("inner",), ("scale", "mode"), NAMESPACE, _IDL_STEM)
 
 
@@ -223,6 +224,7 @@ class Summary:
 
 
 Summary._structop_fields = (("m", _rt.record(Moments)), ("count", _rt.INT))
+Summary._structop_key = None
 _rt.register_pytree(Summary, ("m",), ("count",), NAMESPACE, _IDL_STEM)
 
 

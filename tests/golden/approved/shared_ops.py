@@ -55,6 +55,7 @@ class Window:
 
 
 Window._structop_fields = (("size", _rt.INT), ("act", _rt.enum_of(Act)))
+Window._structop_key = None
 _rt.register_pytree(Window, (), ("size", "act"), NAMESPACE, _IDL_STEM)
 
 
