@@ -14,7 +14,12 @@ import timeit
 
 # callgrind_steps (tests/instructions), for counting instructions.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "instructions"))
-from callgrind_steps import count_calls, counted  # noqa: E402, F401  (count_calls: for the benchmarks)
+from callgrind_steps import (  # noqa: E402, F401  (re-exported for the benchmarks)
+    add_seeds_argument,
+    count_calls,
+    counted,
+    parse_seeds,
+)
 
 
 def median_ratio(times, baseline):
@@ -55,21 +60,10 @@ def counted_rerun(script, a, n, names=None, env=None):
     return counted(command + ["--count", a.instructions], n, a.valgrind, names, env)
 
 
-def add_seeds_argument(parser):
-    """--seeds: the PYTHONHASHSEED of each counted process. Python seeds its
-    string hashing per process, and the dicts the calls look names up in lay
-    out differently with it: one process's count is one sample of that."""
-    parser.add_argument(
-        "--seeds",
-        default="0,1,2",
-        help="with --instructions: the PYTHONHASHSEED of each counted process (comma-separated)",
-    )
-
-
 def counted_per_seed(script, a, n, names=None):
     """(seeds, [counted_rerun's {name: instructions of one call} per seed]):
     one counted process per seed of a.seeds (add_seeds_argument)."""
-    seeds = [int(seed) for seed in a.seeds.split(",")]
+    seeds = parse_seeds(a.seeds)
     runs = [
         counted_rerun(script, a, n, names, dict(os.environ, PYTHONHASHSEED=str(seed)))
         for seed in seeds

@@ -89,3 +89,19 @@ def counted(command, n, valgrind="valgrind", names=None, env=None):
     --instr-atstart=no (its start-up and imports uncounted), then per_call."""
     counts, _ = steps(command, valgrind, env=env, extra=["--instr-atstart=no"])
     return per_call(counts, n, names)
+
+
+def add_seeds_argument(parser):
+    """--seeds: the PYTHONHASHSEED of each counted process. Python seeds its
+    string hashing per process, and the dicts the calls look names up in lay
+    out differently with it: one process's count is one sample of that."""
+    parser.add_argument(
+        "--seeds",
+        default="0,1,2",
+        help="the PYTHONHASHSEED of each counted process (comma-separated)",
+    )
+
+
+def parse_seeds(text):
+    """--seeds' text as a list of ints: "0,1,2" -> [0, 1, 2]."""
+    return [int(seed) for seed in text.split(",")]

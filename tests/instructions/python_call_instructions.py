@@ -28,7 +28,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from callgrind_steps import count_calls, per_call, steps  # noqa: E402
+from callgrind_steps import add_seeds_argument, count_calls, parse_seeds, per_call, steps  # noqa: E402
 
 CALLS = 200
 
@@ -70,7 +70,7 @@ def main():
     p.add_argument("module_dir")
     p.add_argument("--limit", type=float, default=1.0, help="for weights::op")
     p.add_argument("--list-limit", type=float, default=1.0, help="for multi::blend")
-    p.add_argument("--seeds", default="0,1,2", help="PYTHONHASHSEED of each counted process")
+    add_seeds_argument(p)
     p.add_argument("--valgrind", default="valgrind")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
@@ -79,7 +79,7 @@ def main():
         return 0
 
     names = ["record", "flat", "blend record", "blend flat"]
-    seeds = [int(seed) for seed in a.seeds.split(",")]
+    seeds = parse_seeds(a.seeds)
     command = [sys.executable, os.path.abspath(__file__), "--inner", a.toggle, a.library]
     runs = []
     for seed in seeds:
