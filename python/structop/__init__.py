@@ -8,7 +8,10 @@ executable and the Python runtime of generated modules (`structop_runtime`):
   get_structopc() (and `python -m structop --include-dir` etc.);
 - load(), which generates, compiles and loads an IDL with its kernels in one
   call and caches the build (like torch.utils.cpp_extension.load);
-- structop.setuptools.generate(), for packages built with setup.py.
+- structop.setuptools.generate(), for packages built with setup.py;
+- register_custom_op(), a decorator that makes a Python function taking
+  frozen dataclasses a custom op through structopc (no C++ compiler), and
+  to_idl(), the IDL of such ops, to move them to C++ with the same schema.
 
 The C++ runtime library is compiled against the torch of this interpreter
 the first time something needs it (get_pkgconfig_dir, get_libdir, the CMake
@@ -21,6 +24,7 @@ import os
 import shutil
 import sysconfig
 
+from ._decorator import register_custom_op, to_idl
 from ._version import RUNTIME_VERSION, __version__
 
 __all__ = [
@@ -36,6 +40,8 @@ __all__ = [
     "get_libdir",
     "get_cache_dir",
     "load",
+    "register_custom_op",
+    "to_idl",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -7,6 +7,8 @@
     python -m structop --cmakedir          the folder of structopConfig.cmake (structop_DIR)
     python -m structop --structopc         the structopc executable
     python -m structop --cache-dir         the per-user build cache
+    python -m structop idl MODULE[:FUNCTION] [-o NAME.ops.yaml]
+                                           the IDL of ops decorated with register_custom_op
 
 --pkgconfig-dir and --libdir compile the runtime library against this
 interpreter's torch the first time (once per torch; cached), so the folder
@@ -19,7 +21,48 @@ import sys
 import structop
 
 
+def idl_main(argv):
+    """python -m structop idl MODULE[:FUNCTION] [-o FILE]: writes the IDL
+    (structop.to_idl) of the ops a module decorates with register_custom_op."""
+    parser = argparse.ArgumentParser(
+        prog="python -m structop idl",
+        description="Writes the .ops.yaml of ops decorated with structop.register_custom_op "
+        "(imports MODULE; the current folder is on sys.path).",
+    )
+    parser.add_argument("target", metavar="MODULE[:FUNCTION]")
+    parser.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    args = parser.parse_args(argv)
+    import importlib
+    import os
+
+    module_name, _, function = args.target.partition(":")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+        target = module
+        if function:
+            target = getattr(module, function, None)
+            if target is None:
+                print(f"structop: module {module_name} has no {function}", file=sys.stderr)
+                return 1
+        text = structop.to_idl(target)
+    except (ImportError, TypeError, ValueError, RuntimeError) as e:
+        print(f"structop: {e}", file=sys.stderr)
+        return 1
+    if args.output:
+        tmp = f"{args.output}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["idl"]:
+        return idl_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m structop",
         description="Prints where structop's files are, for build systems (one line per option given).",

@@ -105,6 +105,10 @@ class _RecordGrad:
             items = value.items()
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+        elif not isinstance(value, (torch.Tensor, list, tuple, str, int, float)) and any(
+            hasattr(value, name) for name in self.fields
+        ):  # any object with the fields as attributes (a namespace, a named tuple)
+            items = [(name, getattr(value, name, None)) for name in self.fields]
         else:
             kind = self.grad_class.__name__ if self.grad_class is not None else "grads record"
             raise TypeError(

@@ -52,9 +52,7 @@ class _OpApi:
         self.namespace = op.namespace
         self.schema = op.schema[len(self.namespace) + 2 :]
         self.stem = op.stem
-        self.params = tuple(
-            _kernel_param(name, check) for name, (_, check) in zip(op.api_names, op.params)
-        )
+        self._params = None
         self.grads = op.grads
         self.meta = op.meta
         self.backward = op.backward
@@ -64,6 +62,18 @@ class _OpApi:
         # record_form(args, kwargs): the record form of a kernel's flat
         # arguments (made with the op's definition).
         self.record_form = None
+
+    @property
+    def params(self):
+        """Per parameter (api name, record class, ListOf(record class) or
+        None), read from the Op on first use (adopt() may have replaced its
+        record classes before)."""
+        if self._params is None:
+            self._params = tuple(
+                _kernel_param(name, check)
+                for name, (_, check) in zip(self.op.api_names, self.op.params)
+            )
+        return self._params
 
     # -- registration ---------------------------------------------------------
 
@@ -210,7 +220,7 @@ class _OpApi:
                 if isinstance(result, (tuple, list))
                 else f"a {type(result).__name__}"
             )
-            raise TypeError(
+            raise GradientCountError(
                 f"{self.qualname}: backward must return {len(params)} "
                 f"gradient{'s' if len(params) != 1 else ''} (one per parameter: "
                 f"{', '.join(name for name, _ in params)}), got {got}"
@@ -228,6 +238,13 @@ class _OpApi:
             else:
                 node.collect(self.qualname, value, out, counts)
         return out
+
+
+class GradientCountError(TypeError, ValueError):
+    """A Python backward returned another number of gradients than the op
+    has parameters (one per original parameter). A TypeError, as a wrong
+    result of a backward is in torch; also a ValueError, as the seed's
+    decorator (structop.register_custom_op) raises it."""
 
 
 def _check_callable(op, what, fn):

@@ -34,9 +34,11 @@ def register_pytree(cls, children, static, namespace, stem):
     them). The serialized type name is stable,
     structop.<namespace>.<IDL stem>.<record>; a second import of a generated
     module registers its new classes under the same name, which then refers
-    to the newest. Registering a class again does nothing."""
+    to the newest. Registering a class again does nothing. The class keeps
+    (children, static) as `_structop_pytree` (adopt() reads it)."""
     from torch.utils import _pytree
 
+    cls._structop_pytree = (tuple(children), tuple(static))
     if cls in _pytree.SUPPORTED_NODES:
         return
 
