@@ -17,7 +17,8 @@ benchmark the call-overhead targets are judged by and prints their ratios
 side by side: the C++ call API and autograd (bench_overhead), the eager
 Python record calls against the flat calls (shim_bench.py, timed and, with
 valgrind, in instructions), a compiled
-10-layer model (compiled_bench.py, likewise) and the front end (structopc against a
+10-layer model (compiled_bench.py, likewise), ops from decorated Python
+functions (decorator_bench.py: call, registration, forward+backward) and the front end (structopc against a
 yaml-cpp load of native_functions.yaml: instructions, frontend_instructions
 under callgrind, and wall time, frontend_bench). It builds what they need
 in DIR first.
@@ -197,7 +198,8 @@ def everything(args):
         text=True,
     ).stdout
     defined = {line.split(":")[0] for line in listed.splitlines()}
-    for exe in (frontend_bench, counter, toggle):
+    package_stamp = os.path.join(build_dir, "tests", "decorator", "structop_package.stamp")
+    for exe in (frontend_bench, counter, toggle, package_stamp):
         target = os.path.relpath(exe, build_dir)
         if target in defined:
             targets.append(target)
@@ -241,6 +243,24 @@ def everything(args):
                 )
             )
             print()
+
+    # Decorated Python functions (structop.register_custom_op): the package
+    # as tests/decorator assembles it in the build folder.
+    package = os.path.join(build_dir, "tests", "decorator", "pkg")
+    if os.path.exists(package_stamp):
+        decorator_env = dict(env)
+        decorator_env["PYTHONPATH"] = os.pathsep.join([package, env["PYTHONPATH"]])
+        decorator_env.setdefault("STRUCTOPC", os.path.join(build_dir, "compiler", "structopc"))
+        ratios = python_json("decorator_bench.py", [], decorator_env)
+        sections.append(
+            (
+                "Decorated Python functions (decorator_bench.py, wall time)",
+                [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in ratios],
+            )
+        )
+        print()
+    else:
+        print(f"run_benchmarks.py: no {package}: the decorator's rows are left out")
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
 
