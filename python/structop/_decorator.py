@@ -641,8 +641,11 @@ class _Front:
         fn = source.fn
         owner = f"{fn.__module__}.{fn.__qualname__}" if fn.__module__ else fn.__qualname__
         scope = dict(source.scope)
-        closure = inspect.getclosurevars(fn)
-        scope.update(closure.nonlocals)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                scope[name] = cell.cell_contents  # the function's closure variables
+            except ValueError:  # a cell not yet filled
+                pass
         globalns = fn.__globals__
         signature = inspect.signature(fn)
         info = _OpInfo()

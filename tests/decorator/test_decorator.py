@@ -428,6 +428,24 @@ class Types(unittest.TestCase):
         self.assertEqual(y.dtype, torch.float64)
         close(y, torch.full((2,), 5.0, dtype=torch.float64))
 
+    def test_slots_kw_only_and_post_init(self):
+        checked = []
+
+        @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+        class Tight:
+            w: torch.Tensor
+            k: int = 2
+
+            def __post_init__(self):
+                checked.append(self.k)
+
+        @register_custom_op(name="dtypes::tight")
+        def tight(x: torch.Tensor, cfg: Tight) -> torch.Tensor:
+            return x * cfg.w * cfg.k
+
+        close(tight(torch.ones(2), Tight(w=torch.full((2,), 3.0))), torch.full((2,), 6.0))
+        self.assertEqual(checked, [2, 2])  # the caller's record, then the kernel's
+
     def test_keyword_only_record(self):
         @register_custom_op(name="dtypes::kw")
         def kw(x: torch.Tensor, *, cfg: AttnCfg) -> torch.Tensor:
