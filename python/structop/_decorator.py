@@ -237,7 +237,7 @@ def _register(fn, name, mutates, meta_fn, setup_fn, backward_fn, scope):
             )
 
         generated.register_fake(no_meta)
-    if backward_fn is not None:
+    if backward_fn is not None and op.differentiable:
         generated.register_autograd(backward_fn, setup_context=setup_fn)
 
     function = _front_function(fn, generated, op)
@@ -334,6 +334,14 @@ def _import_generated(idl, stem, fn):
         )
         if result.returncode != 0:
             diagnostic = result.stderr.strip().replace(idl_path, f"<IDL of {fn.__qualname__}>")
+            mutates = re.search(r"`([^`]*)` in `mutates:` is not (.*)", diagnostic)
+            if mutates:
+                hint = re.search(r"^hint: (.*)$", diagnostic, re.M)
+                raise IDLError(
+                    f"register_custom_op: {fn.__qualname__}: mutates_args {mutates.group(1)!r} "
+                    f"does not match a tensor parameter or field ({mutates.group(2)}); "
+                    + (hint.group(1) if hint else "")
+                )
             raise IDLError(
                 f"register_custom_op: {fn.__qualname__}: structopc rejected the op its "
                 f"annotations describe:\n{diagnostic}\nThe IDL derived from them:\n{idl}"
@@ -424,6 +432,7 @@ class _OpInfo:
     def __init__(self):
         self.python_defaults = False
         self.meta_problem = None
+        self.differentiable = False  # some parameter holds a tensor
 
 
 class _Front:
@@ -467,7 +476,8 @@ class _Front:
                 return eval(annotation, globalns, localns)  # noqa: S307 (the user's annotation)
             except Exception as e:  # NameError above all
                 raise TypeError(
-                    f"{owner}: {where}: the annotation {annotation!r} does not resolve ({e}); "
+                    f"{owner}: {where}: unresolved string annotation: {annotation!r} does not "
+                    f"resolve ({e}); "
                     "a string annotation (from __future__ import annotations) is evaluated in "
                     "the module's globals and the decorated function's scope: a class defined "
                     "inside another function must be visible there (define it at module level, "
@@ -519,8 +529,9 @@ class _Front:
         if origin is tuple or t is tuple or origin is dict or t is dict:
             kind = "tuple" if (origin is tuple or t is tuple) else "dict"
             raise TypeError(
-                f"{owner}: {where}: {kind}[...] is not supported: use list[...] for a sequence "
-                "of one type, or separate fields (a frozen dataclass) for values of several"
+                f"{owner}: {where}: {kind}[...] is not supported ({kind}-typed parameters and "
+                "fields have no schema type): use list[...] for a sequence of one type, or "
+                "separate fields (a frozen dataclass) for values of several"
             )
         if origin is typing.Literal:
             if not args or not all(type(a) is str for a in args):
@@ -684,6 +695,7 @@ class _Front:
                 positional.append(entry)
             args.append(entry)
             self._tensor_leaves(ptype, param.name, tensor_inputs)
+            info.differentiable = info.differentiable or self._holds_tensor(ptype)
         annotation = self._resolve(
             signature.return_annotation, "the return", globalns, scope, owner
         )
@@ -691,7 +703,9 @@ class _Front:
         texts = [a if a == "*" else a[0] if a[1] is None else f"{a[0]}={a[1]}" for a in args]
         func = f"{source.op_name}({', '.join(texts)}) -> {returns}"
         lines = [f"  - func: {_yaml_quote(func)}"]
-        if source.backward:
+        if source.backward and info.differentiable:
+            # (With no tensor input nothing takes a gradient: the backward,
+            # which the seed's decorator accepts there, is never called.)
             lines.append("    backward: true")
         if source.custom_meta:
             lines.append("    meta: custom")
@@ -725,6 +739,16 @@ class _Front:
                 self._tensor_leaves(ftype, f"{path}.{name}", out)
         elif ptype.text == "Tensor":
             out.append(path)
+
+    def _holds_tensor(self, ptype, seen=None):
+        """Whether a value of `ptype` holds a tensor (a leaf, a list, a record's field)."""
+        if ptype.record is None:
+            return ptype.text.startswith("Tensor")
+        seen = set() if seen is None else seen
+        if ptype.record in seen:
+            return False
+        seen.add(ptype.record)
+        return any(self._holds_tensor(f, seen) for _, f in self.records[ptype.record][2])
 
     def _returns(self, t, owner, scope):
         """(the IDL returns text, the number of tensor outputs or None for a list)."""

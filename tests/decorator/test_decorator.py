@@ -129,7 +129,95 @@ def weight_bwd(ctx, gy):
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Scalars:
+    scale: float
+    offset: float = 0.0
+
+
+def lambda_free_scale(x: torch.Tensor, cfg: Scalars) -> torch.Tensor:
+    return x * cfg.scale + cfg.offset
+
+
+class PlainMode(enum.Enum):  # str values, not a str subclass
+    A = "a"
+    B = "b"
+
+
 class Seed(unittest.TestCase):
+    def test_no_gradient_records_and_tensorless_ops(self):
+        # A record without tensor fields takes no gradient; the backward may
+        # still give it record-shaped Nones (a dataclass or a dict), as the
+        # seed's users write it.
+        for i, form in enumerate(
+            (None, Scalars(scale=None, offset=None), {"scale": None}, {"offset": {}})
+        ):
+
+            def setup(ctx, inputs, output):
+                ctx.scale = inputs[1].scale
+
+            def bwd(ctx, g, form=form):
+                return g * ctx.scale, form
+
+            op = register_custom_op(
+                name=f"seedlike::nograd{i}", setup_context_fn=setup, backward_fn=bwd
+            )(lambda_free_scale)
+            x = torch.ones(3, requires_grad=True)
+            (g,) = torch.autograd.grad(op(x, Scalars(4.0)).sum(), x)
+            close(g, torch.full((3,), 4.0))
+
+        def bad(ctx, g):
+            return g, Scalars(scale=torch.ones(1))
+
+        op = register_custom_op(
+            name="seedlike::nograd_bad", setup_context_fn=None, backward_fn=bad
+        )(lambda_free_scale)
+        x = torch.ones(3, requires_grad=True)
+        with self.assertRaisesRegex(TypeError, "gradient for `cfg`, which takes none"):
+            op(x, Scalars(1.0)).sum().backward()
+
+        # An op without tensor inputs, with a backward that returns None.
+        @register_custom_op(name="seedlike::tensorless", backward_fn=lambda ctx, g: None)
+        def tensorless(cfg: Scalars) -> torch.Tensor:
+            return torch.full((2, 3), cfg.scale)
+
+        close(tensorless(Scalars(1.5)), torch.full((2, 3), 1.5))
+
+    def test_plain_enum_with_str_values(self):
+        seen = []
+
+        @register_custom_op(name="seedlike::plain_enum")
+        def plain_enum(x: torch.Tensor, mode: PlainMode) -> torch.Tensor:
+            seen.append(mode)
+            return x * (2.0 if mode is PlainMode.A else 3.0)
+
+        close(plain_enum(torch.ones(1), "a"), torch.full((1,), 2.0))  # the value, as the seed's
+        close(plain_enum(torch.ones(1), PlainMode.B), torch.full((1,), 3.0))
+        self.assertEqual(seen, [PlainMode.A, PlainMode.B])  # the kernel gets members
+
+    def test_seed_messages(self):
+        # The phrases the seed's own tests match on.
+        @dataclasses.dataclass(frozen=True)
+        class Unresolved:
+            inner: "_DefinitelyNotInScope"  # noqa: F821
+
+        @dataclasses.dataclass(frozen=True)
+        class HoldsDict:
+            weight_by_name: dict[str, torch.Tensor]
+
+        def op_unresolved(x: torch.Tensor, cfg: Unresolved) -> torch.Tensor: ...
+
+        def op_dict(x: torch.Tensor, cfg: HoldsDict) -> torch.Tensor: ...
+
+        def op_mut(x: torch.Tensor, cfg: WeightCfg) -> torch.Tensor: ...
+
+        with self.assertRaisesRegex(TypeError, "unresolved string annotation"):
+            register_custom_op(name="seedlike::unresolved")(op_unresolved)
+        with self.assertRaisesRegex(TypeError, "dict-typed"):
+            register_custom_op(name="seedlike::dict")(op_dict)
+        with self.assertRaisesRegex(ValueError, "does not match.*valid names are"):
+            register_custom_op(name="seedlike::mut", mutates_args=("does_not_exist",))(op_mut)
+
     def test_quick_start(self):
         @register_custom_op()
         def attn(q: torch.Tensor, k: torch.Tensor, cfg: AttnCfg) -> torch.Tensor:

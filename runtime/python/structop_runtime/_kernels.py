@@ -1,6 +1,8 @@
 """Python kernels: python_kernels() and the register_kernel, register_fake and
 register_autograd it gives each op function."""
 
+import dataclasses
+
 import torch
 
 from ._autograd import (
@@ -228,7 +230,7 @@ class _OpApi:
         out = [None if count < 0 else [None] * count for count in counts]
         for (name, _), node, value in zip(params, self.grad_tree(), result):
             if node is None:
-                if value is not None:
+                if not _no_gradient(value):
                     raise TypeError(
                         f"{self.qualname}: backward returned a gradient for `{name}`, "
                         "which takes none (return None for it)"
@@ -238,6 +240,20 @@ class _OpApi:
             else:
                 node.collect(self.qualname, value, out, counts)
         return out
+
+
+def _no_gradient(value):
+    """Whether a backward's value for a parameter that takes no gradient says
+    none: None, or a record-shaped value of Nones (a dict, a dataclass or the
+    parameter's own record with None in every field, as the seed's decorator
+    lets a backward return `Cfg(scale=None)` for a record of scalars)."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return all(_no_gradient(v) for v in value.values())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(_no_gradient(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return False
 
 
 class GradientCountError(TypeError, ValueError):
