@@ -234,7 +234,9 @@ int compile_idl(const CliArgs& args) {
 
   std::optional<DepfileRequest> dep;
   if (!args.depfile.empty()) dep = DepfileRequest{args.depfile, result.inputs};
-  return report_writes(write_outputs(result.outputs, args.out_dir, dep), dep.has_value());
+  return report_writes(
+      write_outputs(result.outputs, args.out_dir, dep, result.inputs),
+      dep.has_value());
 }
 
 int run(int argc, char** argv) {

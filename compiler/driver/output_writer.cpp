@@ -255,6 +255,64 @@ bool append_escaped(const std::string& path, std::string* out, std::string* erro
   return true;
 }
 
+/// Where a path leads: the file it names, when one exists (through
+/// symlinks), and the absolute path with symlinks and `..` resolved as far
+/// as it exists.
+struct Place {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  fs::path resolved;
+};
+
+Place place_of(const std::string& path) {
+  Place p;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0) {
+    p.exists = true;
+    p.dev = st.st_dev;
+    p.ino = st.st_ino;
+  }
+  std::error_code ec;
+  // Absolute first: weakly_canonical leaves a path none of which exists
+  // as it is (`x.d` and `./x.d` would differ).
+  p.resolved = fs::absolute(path, ec);
+  if (!ec) p.resolved = fs::weakly_canonical(p.resolved, ec);
+  if (ec) p.resolved = fs::absolute(path, ec).lexically_normal();
+  return p;
+}
+
+bool same_file(const Place& a, const Place& b) {
+  if (a.exists && b.exists) return a.dev == b.dev && a.ino == b.ino;
+  return a.resolved == b.resolved;
+}
+
+/// Fails every output that names a file the run read or an earlier output
+/// (so the depfile, last, is the one blamed); true when one did.
+bool refuse_clashes(std::vector<Planned>& plans, const std::vector<std::string>& reads) {
+  std::vector<Place> read_places, written;
+  for (const auto& path : reads) read_places.push_back(place_of(path));
+  bool clash = false;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    WriteReport& r = plans[i].report;
+    const Place here = place_of(r.path);
+    written.push_back(here);
+    if (!r.error.empty()) continue;  // already known to fail
+    for (size_t j = 0; j < reads.size() && r.error.empty(); ++j) {
+      if (same_file(here, read_places[j]))
+        r.error = fmt::format("that is `{}`, which this run reads", printable(reads[j]));
+    }
+    for (size_t j = 0; j < i && r.error.empty(); ++j) {
+      if (same_file(here, written[j]))
+        r.error = fmt::format(
+            "that is `{}`, another output of this run",
+            printable(plans[j].report.path));
+    }
+    clash |= !r.error.empty();
+  }
+  return clash;
+}
+
 }  // namespace
 
 std::string output_path(const std::string& out_dir, const std::string& name) {
@@ -278,9 +336,8 @@ WriteReport write_if_changed(const std::string& path, const std::string& content
 std::vector<WriteReport> write_outputs(
     const std::vector<OutputFile>& files,
     const std::string& out_dir,
-    const std::optional<DepfileRequest>& depfile) {
-  std::error_code ec;
-  if (!out_dir.empty()) fs::create_directories(out_dir, ec);  // else staging says why
+    const std::optional<DepfileRequest>& depfile,
+    const std::vector<std::string>& reads) {
   std::vector<Planned> plans(files.size() + (depfile ? 1 : 0));
   std::vector<std::string> targets;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -299,7 +356,16 @@ std::vector<WriteReport> write_outputs(
     if (auto text = make_depfile(targets, depfile->inputs, &p.report.error))
       depfile_text = std::move(*text);
   }
-  write_all_or_none(plans);
+  if (refuse_clashes(plans, reads)) {
+    // Nothing is staged: no file, not even a temporary one, is written.
+    for (auto& p : plans) {
+      if (p.report.error.empty()) p.report.status = WriteStatus::NotWritten;
+    }
+  } else {
+    std::error_code ec;
+    if (!out_dir.empty()) fs::create_directories(out_dir, ec);  // else staging says why
+    write_all_or_none(plans);
+  }
   std::vector<WriteReport> reports;
   for (auto& p : plans) reports.push_back(std::move(p.report));
   return reports;

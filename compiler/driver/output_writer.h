@@ -41,11 +41,16 @@ std::string output_path(const std::string& out_dir, const std::string& name);
 /// Writes `files` into `out_dir` (created if missing) and, if asked, the
 /// depfile (its report comes last): every changed file, or, when any of them
 /// cannot be written, none (those report NotWritten) and no temporary file
-/// is left behind.
+/// is left behind. An output (or the depfile) that names a file in `reads`
+/// (the files the run read: the IDL and its includes) or an output before it
+/// fails before anything is written, not even the folder: paths compare
+/// resolved (symlinks, `..`) and existing files by device and inode (hard
+/// links).
 std::vector<WriteReport> write_outputs(
     const std::vector<OutputFile>& files,
     const std::string& out_dir,
-    const std::optional<DepfileRequest>& depfile = std::nullopt);
+    const std::optional<DepfileRequest>& depfile = std::nullopt,
+    const std::vector<std::string>& reads = {});
 
 /// A Make-style depfile: `target...: input...`, with spaces, `#` and `$`
 /// escaped. Nullopt, with `*error` set, for a path that a depfile cannot
