@@ -136,13 +136,22 @@ int compare_versions(const CliArgs& args) {
   compat.include_dirs = args.include_dirs;
   compat.allow = args.allow;
   std::optional<GitRevisionReader> old_git, new_git;
-  if (auto rev = split_revision_path(compat.old_input)) {
-    old_git.emplace(rev->first);
-    compat.old_input = rev->second;
-  }
-  if (auto rev = split_revision_path(compat.new_input)) {
-    new_git.emplace(rev->first);
-    compat.new_input = rev->second;
+  for (auto [input, git] :
+       {std::pair{&compat.old_input, &old_git}, {&compat.new_input, &new_git}}) {
+    auto rev = split_revision_path(*input);
+    if (!rev) continue;
+    // Refused before git runs: a revision never reaches it as an option.
+    if (auto why = invalid_revision(rev->first)) {
+      fmt::print(
+          stderr,
+          "structopc: error: --compat: `{}` in `{}` is not a git revision: {}\n",
+          terminal_text(rev->first),
+          terminal_text(*input),
+          *why);
+      return kExitIdlError;
+    }
+    git->emplace(rev->first);
+    *input = rev->second;
   }
   CompatResult result = run_compat(
       compat,

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "load/yaml_tree.h"
 
 extern char** environ;
@@ -95,13 +97,16 @@ GitRevisionReader::Object GitRevisionReader::object(const std::string& path) con
 
 std::optional<std::string> GitRevisionReader::read(const std::string& path, std::string* error) {
   const Object o = object(path);
-  auto run =
-      run_git({"-C", o.folder, "cat-file", "blob", o.name}, YamlLimits().max_bytes + 1, error);
+  auto run = run_git(
+      {"-C", o.folder, "cat-file", "blob", "--end-of-options", o.name},
+      YamlLimits().max_bytes + 1,
+      error);
   if (!run) return std::nullopt;
   if (run->status != 0) {
-    std::string message = run->err;
-    while (!message.empty() && (message.back() == '\n' || message.back() == '\r'))
-      message.pop_back();
+    // Its first line only: a usage text would be forty (the diagnostic
+    // escapes any control character left).
+    std::string message = run->err.substr(0, run->err.find('\n'));
+    while (!message.empty() && message.back() == '\r') message.pop_back();
     if (message.rfind("fatal: ", 0) == 0) message = message.substr(7);
     *error = message.empty() ? "git cat-file failed" : "git: " + message;
     return std::nullopt;
@@ -118,12 +123,26 @@ std::string GitRevisionReader::identity(const std::string& path) {
 bool GitRevisionReader::exists(const std::string& path) {
   std::string error;
   const Object o = object(path);
-  auto run = run_git({"-C", o.folder, "cat-file", "-e", o.name}, 0, &error);
+  auto run = run_git({"-C", o.folder, "cat-file", "-e", "--end-of-options", o.name}, 0, &error);
   return run && run->status == 0;
 }
 
 std::string GitRevisionReader::display_path(const std::string& path) {
   return revision_ + ":" + path;
+}
+
+std::optional<std::string> invalid_revision(const std::string& revision) {
+  if (revision.empty()) return "it is empty";
+  if (revision[0] == '-') return "it starts with `-`, which git would read as an option";
+  for (char c : revision) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return "it contains a control character";
+    if (c == ' ') return "it contains a space";
+    if (std::strchr("?*[\\", c)) return fmt::format("it contains `{}`", c);
+  }
+  if (revision.find("..") != std::string::npos)
+    return "it contains `..` (a range is not one revision)";
+  return std::nullopt;
 }
 
 std::optional<std::pair<std::string, std::string>> split_revision_path(const std::string& arg) {

@@ -1,7 +1,7 @@
 // A FileReader over one git revision, for `structopc --compat REV:x.ops.yaml
 // x.ops.yaml`: every path (the main file, its includes, -I folders) names a
 // file of the working tree, read as it was at REV (`git -C FOLDER cat-file
-// blob REV:./NAME`), and diagnostics name it `REV:PATH`.
+// blob --end-of-options REV:./NAME`), and diagnostics name it `REV:PATH`.
 #pragma once
 
 #include <optional>
@@ -30,6 +30,13 @@ class GitRevisionReader : public FileReader {
 
   std::string revision_;
 };
+
+/// Why `revision` (the REV of `REV:PATH`) is not handed to git: it starts
+/// with `-` (an option), or holds a character no revision has (a control
+/// character, a space, `?`, `*`, `[`, `\`) or `..`; nullopt when it is fine.
+/// git is also called with `--end-of-options`, so no argument can become
+/// an option.
+std::optional<std::string> invalid_revision(const std::string& revision);
 
 /// Splits `REV:PATH` when `arg` names no file on disk and has a `:` after a
 /// non-empty revision; nullopt otherwise (a plain path).
