@@ -255,36 +255,59 @@ bool append_escaped(const std::string& path, std::string* out, std::string* erro
   return true;
 }
 
-/// Where a path leads: the file it names, when one exists (through
-/// symlinks), and the absolute path with symlinks and `..` resolved as far
-/// as it exists.
+/// A file's identity, through symlinks (`stat`) or of the name itself
+/// (`lstat`): nullopt where nothing is.
+std::optional<std::pair<dev_t, ino_t>> file_id(const std::string& path, bool follow) {
+  struct stat st{};
+  if ((follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
+}
+
+/// `path` absolute, with symlinks and `..` resolved as far as it exists
+/// (absolute first: weakly_canonical leaves a path none of which exists as
+/// it is, and `x.d` and `./x.d` would differ).
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (!ec) p = fs::weakly_canonical(p, ec);
+  return ec ? fs::absolute(path, ec).lexically_normal() : p;
+}
+
+/// Where a path leads: the file it names (through symlinks) and that path
+/// resolved; and the directory entry a rename to it replaces (its folder
+/// resolved, not its last name: a symlink there is replaced, not followed).
 struct Place {
-  bool exists = false;
-  dev_t dev = 0;
-  ino_t ino = 0;
-  fs::path resolved;
+  std::optional<std::pair<dev_t, ino_t>> file, entry_file;
+  fs::path path, entry;
 };
 
 Place place_of(const std::string& path) {
   Place p;
-  struct stat st{};
-  if (::stat(path.c_str(), &st) == 0) {
-    p.exists = true;
-    p.dev = st.st_dev;
-    p.ino = st.st_ino;
-  }
-  std::error_code ec;
-  // Absolute first: weakly_canonical leaves a path none of which exists
-  // as it is (`x.d` and `./x.d` would differ).
-  p.resolved = fs::absolute(path, ec);
-  if (!ec) p.resolved = fs::weakly_canonical(p.resolved, ec);
-  if (ec) p.resolved = fs::absolute(path, ec).lexically_normal();
+  p.file = file_id(path, /*follow=*/true);
+  p.entry_file = file_id(path, /*follow=*/false);
+  p.path = resolved(path);
+  const fs::path name = fs::path(path).filename();
+  const fs::path folder = fs::path(path).parent_path();
+  p.entry = name.empty() || name == "." || name == ".."
+                ? p.path
+                : resolved(folder.empty() ? fs::path(".") : folder) / name;
   return p;
 }
 
-bool same_file(const Place& a, const Place& b) {
-  if (a.exists && b.exists) return a.dev == b.dev && a.ino == b.ino;
-  return a.resolved == b.resolved;
+/// Whether writing `out` would replace the file the run read as `in`, or
+/// write through a symlink or hard link to it (refused too: that name is
+/// surely a mistake).
+bool overwrites_input(const Place& out, const Place& in) {
+  if (out.file && in.file) return *out.file == *in.file;
+  return out.path == in.path || out.entry == in.path;
+}
+
+/// Whether two outputs would land in one directory entry (or in two hard
+/// links of one file). Two symlinks at two outputs' names are two entries:
+/// each is replaced, what they point to is not written.
+bool same_output(const Place& a, const Place& b) {
+  if (a.entry_file && b.entry_file && *a.entry_file == *b.entry_file) return true;
+  return a.entry == b.entry;
 }
 
 /// Fails every output that names a file the run read or an earlier output
@@ -299,11 +322,11 @@ bool refuse_clashes(std::vector<Planned>& plans, const std::vector<std::string>&
     written.push_back(here);
     if (!r.error.empty()) continue;  // already known to fail
     for (size_t j = 0; j < reads.size() && r.error.empty(); ++j) {
-      if (same_file(here, read_places[j]))
+      if (overwrites_input(here, read_places[j]))
         r.error = fmt::format("that is `{}`, which this run reads", printable(reads[j]));
     }
     for (size_t j = 0; j < i && r.error.empty(); ++j) {
-      if (same_file(here, written[j]))
+      if (same_output(here, written[j]))
         r.error = fmt::format(
             "that is `{}`, another output of this run",
             printable(plans[j].report.path));

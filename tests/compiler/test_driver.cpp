@@ -951,6 +951,47 @@ TEST_CASE("a failed first write leaves no output and no depfile", "[driver][writ
   CHECK(listing(dir.path) == std::vector<std::string>{"out"});
 }
 
+TEST_CASE(
+    "an output or depfile that is an input or another output is refused, nothing written",
+    "[driver][writer][hostile]") {
+  TempDir dir;
+  const std::string idl = dir.file("x.ops.yaml");
+  const std::string out = dir.file("out");
+  {
+    std::ofstream(idl) << "namespace: x\n";
+  }
+  fs::create_directories(dir.file("sub"));
+  fs::create_symlink(idl, dir.file("link.ops.yaml"));
+  fs::create_hard_link(idl, dir.file("hard.ops.yaml"));
+  const std::vector<OutputFile> files = {{OutputKind::Header, "x.ops.h", "h\n", false}};
+  const std::vector<std::string> reads = {idl};
+  for (const std::string& depfile :
+       {idl, dir.file("sub/../x.ops.yaml"), dir.file("link.ops.yaml"), dir.file("hard.ops.yaml")}) {
+    INFO(depfile);
+    auto reports = write_outputs(files, out, DepfileRequest{depfile, reads}, reads);
+    REQUIRE(reports.size() == 2);
+    CHECK(reports[0].status == WriteStatus::NotWritten);
+    CHECK(reports[1].status == WriteStatus::Failed);
+    CHECK(reports[1].error == "that is `" + idl + "`, which this run reads");
+  }
+  // The depfile at an output's name (the output folder does not exist yet).
+  auto reports = write_outputs(files, out, DepfileRequest{out + "/x.ops.h", reads}, reads);
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[1].status == WriteStatus::Failed);
+  CHECK(reports[1].error == "that is `" + out + "/x.ops.h`, another output of this run");
+  // An output hard-linked to the IDL.
+  fs::create_directories(out);
+  fs::create_hard_link(idl, out + "/x.ops.h");
+  reports = write_outputs(files, out, std::nullopt, reads);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].status == WriteStatus::Failed);
+  CHECK(slurp(idl) == "namespace: x\n");
+  CHECK(listing(out) == std::vector<std::string>{"x.ops.h"});
+  CHECK(
+      listing(dir.path) ==
+      std::vector<std::string>{"hard.ops.yaml", "link.ops.yaml", "out", "sub", "x.ops.yaml"});
+}
+
 namespace {
 
 /// `n` copies of `c` after `prefix`.
