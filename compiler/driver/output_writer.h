@@ -3,7 +3,8 @@
 // and its depfile, or none of them (each is staged in a fresh temporary file
 // beside its target, then renamed into place); files the user owns (stubs)
 // are never overwritten; no name in the output folder is followed as a
-// symlink or opened unless structopc created it itself.
+// symlink or opened unless structopc created it itself; no output replaces
+// a file the run read or another output.
 #pragma once
 
 #include <optional>
@@ -42,10 +43,10 @@ std::string output_path(const std::string& out_dir, const std::string& name);
 /// depfile (its report comes last): every changed file, or, when any of them
 /// cannot be written, none (those report NotWritten) and no temporary file
 /// is left behind. An output (or the depfile) that names a file in `reads`
-/// (the files the run read: the IDL and its includes) or an output before it
-/// fails before anything is written, not even the folder: paths compare
-/// resolved (symlinks, `..`) and existing files by device and inode (hard
-/// links).
+/// (the files the run read: the IDL and its includes), through symlinks,
+/// `..` or a hard link (device and inode), or the name an output before it
+/// replaces (its folder resolved), fails before anything is written, not
+/// even the folder.
 std::vector<WriteReport> write_outputs(
     const std::vector<OutputFile>& files,
     const std::string& out_dir,
