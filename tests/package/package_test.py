@@ -21,9 +21,9 @@ Stages, in order; one wheel serves them all:
           and nothing else (no tests, benchmarks, examples).
   install `pip install` of the wheel: structopc on the environment's PATH,
           `structopc --version` is the package version, `python -m structop`
-          answers; no installed file (nor the wheel) names a path of this
-          machine (source, build and work folders, home, pip's build
-          environment).
+          answers; an op of structop.register_custom_op runs; no
+          installed file (nor the wheel) names a path of this machine
+          (source, build and work folders, home, pip's build environment).
   a       the Meson consumer (idl_examples/consumer, copied out of the
           repository) built against the installed package through
           PKG_CONFIG_PATH=$(python -m structop --pkgconfig-dir), no subproject;
@@ -356,6 +356,27 @@ def stage_install(ctx):
         fail(
             f"the installed structop_runtime.record_columns comes from {where!r}, not its C module"
         )
+
+    # structop.register_custom_op from the installed package: the installed
+    # structopc lowers the function's signature (no PYTHONPATH, no $STRUCTOPC;
+    # the cache is the test's STRUCTOP_CACHE_DIR).
+    decorated = run(
+        [
+            ctx.python,
+            "-c",
+            "import dataclasses, torch, structop\n"
+            "@dataclasses.dataclass(frozen=True)\n"
+            "class Cfg:\n"
+            "    scale: float\n"
+            "@structop.register_custom_op(name='pkgtest::scaled')\n"
+            "def scaled(x: torch.Tensor, cfg: Cfg) -> torch.Tensor:\n"
+            "    return x * cfg.scale\n"
+            "print(scaled.schema, float(scaled(torch.ones(1), Cfg(3.0))))",
+        ],
+        ctx.env,
+    ).stdout.strip()
+    if decorated != "pkgtest::scaled(Tensor x, float cfg__scale) -> Tensor 3.0":
+        fail(f"a decorated op from the installed package: {decorated!r}")
 
     # The installed files, as pip recorded them. Left out: the .pyc files pip
     # compiles at install time (they name where they were installed) and
