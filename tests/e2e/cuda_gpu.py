@@ -15,7 +15,8 @@ autograd registration). Also through the generated Python API
 
 Without a GPU it prints one line saying why the CUDA tests were skipped and
 exits 77, which Meson and tools/test_summary.py count as a skip.
-scripts/gpu-check.sh builds with nvcc and runs only this test.
+scripts/gpu-check.sh runs the same checks and more (tests/gpu/gpu_check.py)
+on a GPU machine from a wheel, with structop.load.
 """
 
 import os
