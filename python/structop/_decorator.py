@@ -166,8 +166,15 @@ class _Source:
 def _op_name(fn, name):
     """(namespace, op name) from `name` or the function."""
     if name is None:
-        path = inspect.getsourcefile(fn) or getattr(fn, "__module__", None) or "main"
-        stem = os.path.basename(path).split(".")[0] or "main"
+        try:
+            path = inspect.getsourcefile(fn)
+        except TypeError:
+            path = None
+        if path and not path.startswith("<"):
+            stem = os.path.basename(path).split(".")[0]
+        else:  # no file (exec, a REPL): the module's name, `__main__` as `main`
+            stem = (getattr(fn, "__module__", None) or "main").rpartition(".")[2].strip("_")
+        stem = stem or "main"
         namespace = re.sub(r"\W", "_", stem)
         if namespace[0].isdigit():
             namespace = "_" + namespace

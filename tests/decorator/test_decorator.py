@@ -296,6 +296,12 @@ class Seed(unittest.TestCase):
             def taken(x: torch.Tensor) -> torch.Tensor:
                 return x
 
+    def test_auto_name_without_a_file(self):
+        namespace = {"__name__": "my_pkg.shapes", "torch": torch, "op": register_custom_op}
+        code = "@op()\ndef no_file(x: torch.Tensor) -> torch.Tensor:\n    return x - 1\n"
+        exec(compile(code, "<string>", "exec"), namespace)  # noqa: S102
+        self.assertTrue(namespace["no_file"].schema.startswith("shapes::no_file("))
+
     def test_bare_decorator(self):
         @register_custom_op
         def bare_op(x: torch.Tensor) -> torch.Tensor:
