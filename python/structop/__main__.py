@@ -50,10 +50,9 @@ def idl_main(argv):
         print(f"structop: {e}", file=sys.stderr)
         return 1
     if args.output:
-        tmp = f"{args.output}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.output)
+        from structop import _cache
+
+        _cache.write_if_changed(os.path.abspath(args.output), text)
     else:
         sys.stdout.write(text)
     return 0

@@ -212,7 +212,6 @@ def _register(fn, name, mutates, meta_fn, setup_fn, backward_fn, scope):
     qualname = f"{namespace}::{op_name}"
     if (
         qualname in _DECORATED
-        or f"{qualname}.default" in _loading._DEFINED
         or qualname in _loading._DEFINED
         or _loading.find_op(getattr(torch.ops, namespace), op_name, "default") is not None
     ):
@@ -327,12 +326,8 @@ def _import_generated(idl, stem, fn):
         # structopc writes each output under a temporary name and renames it
         # into place: a process that finds the module finds all of it, and
         # processes that generate it at once write the same text.
-        os.makedirs(folder, exist_ok=True)
         idl_path = os.path.join(folder, f"{stem}.ops.yaml")
-        staging = f"{idl_path}.{os.getpid()}.tmp"
-        with open(staging, "w", encoding="utf-8") as f:
-            f.write(idl)
-        os.replace(staging, idl_path)
+        _cache.write_if_changed(idl_path, idl)
         result = subprocess.run(
             [structopc, "--emit", "py", "-o", folder, "--", idl_path],
             capture_output=True,
@@ -598,7 +593,7 @@ class _Front:
         lines, types_ = [], []
         self.records[cls] = (name, lines, types_)  # (one that holds itself: structopc says so)
         module = sys.modules.get(cls.__module__)
-        globalns = dict(vars(module)) if module is not None else {}
+        globalns = vars(module) if module is not None else {}
         base = where.split("`")[1] if "`" in where else cls.__name__
         for field in dataclasses.fields(cls):
             if not field.init:

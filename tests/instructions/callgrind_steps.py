@@ -87,8 +87,20 @@ def counted(command, n, valgrind="valgrind", names=None, env=None):
     """{name: instructions of one call} of a program that count_calls() its
     cases n and 2n times: `command` run under callgrind with
     --instr-atstart=no (its start-up and imports uncounted), then per_call."""
-    counts, _ = steps(command, valgrind, env=env, extra=["--instr-atstart=no"])
-    return per_call(counts, n, names)
+    counts, out = steps(command, valgrind, env=env, extra=["--instr-atstart=no"])
+    try:
+        return per_call(counts, n, names)
+    except KeyError as missing:  # the program's output says why
+        raise KeyError(f"{missing.args[0]}\n{out}") from None
+
+
+def counted_seeds(command, seeds, n, valgrind="valgrind", names=None):
+    """[counted()'s {name: instructions of one call}] of one process per
+    hash seed of `seeds` (PYTHONHASHSEED), in order."""
+    return [
+        counted(command, n, valgrind, names, dict(os.environ, PYTHONHASHSEED=str(seed)))
+        for seed in seeds
+    ]
 
 
 def add_seeds_argument(parser):

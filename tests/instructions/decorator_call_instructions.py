@@ -22,7 +22,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from callgrind_steps import add_seeds_argument, count_calls, parse_seeds, per_call, steps  # noqa: E402
+from callgrind_steps import add_seeds_argument, count_calls, counted_seeds, parse_seeds  # noqa: E402
 
 CALLS = 200
 
@@ -72,19 +72,17 @@ def main():
 
     names = ["decorated", "flat", "seed"]
     seeds = parse_seeds(a.seeds)
-    runs = []
-    for seed in seeds:
-        counts, out = steps(
+    try:
+        runs = counted_seeds(
             [sys.executable, os.path.abspath(__file__), "--inner", a.toggle],
+            seeds,
+            CALLS,
             a.valgrind,
-            env=dict(os.environ, PYTHONHASHSEED=str(seed)),
-            extra=["--instr-atstart=no"],
+            names,
         )
-        try:
-            runs.append(per_call(counts, CALLS, names))
-        except KeyError as missing:
-            print(f"{missing.args[0]}\n{out}")
-            return 1
+    except KeyError as missing:
+        print(missing.args[0])
+        return 1
     print(
         f"Instructions per call (callgrind, {CALLS} and {2 * CALLS} calls; "
         f"PYTHONHASHSEED {', '.join(map(str, seeds))}; ratios: the median of the seeds')"

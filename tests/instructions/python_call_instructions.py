@@ -28,7 +28,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from callgrind_steps import add_seeds_argument, count_calls, parse_seeds, per_call, steps  # noqa: E402
+from callgrind_steps import add_seeds_argument, count_calls, counted_seeds, parse_seeds  # noqa: E402
 
 CALLS = 200
 
@@ -81,19 +81,11 @@ def main():
     names = ["record", "flat", "blend record", "blend flat"]
     seeds = parse_seeds(a.seeds)
     command = [sys.executable, os.path.abspath(__file__), "--inner", a.toggle, a.library]
-    runs = []
-    for seed in seeds:
-        counts, out = steps(
-            command + [a.module_dir],
-            a.valgrind,
-            env=dict(os.environ, PYTHONHASHSEED=str(seed)),
-            extra=["--instr-atstart=no"],
-        )
-        try:
-            runs.append(per_call(counts, CALLS, names))
-        except KeyError as missing:
-            print(f"{missing.args[0]}\n{out}")
-            return 1
+    try:
+        runs = counted_seeds(command + [a.module_dir], seeds, CALLS, a.valgrind, names)
+    except KeyError as missing:
+        print(missing.args[0])
+        return 1
     print(
         f"Instructions per call (callgrind, {CALLS} and {2 * CALLS} calls; "
         f"PYTHONHASHSEED {', '.join(map(str, seeds))}; ratios: the median of the seeds')"
