@@ -540,6 +540,37 @@ class Types(unittest.TestCase):
         close(tight(torch.ones(2), Tight(w=torch.full((2,), 3.0))), torch.full((2,), 6.0))
         self.assertEqual(checked, [2, 2])  # the caller's record, then the kernel's
 
+    def test_record_list_field_with_nested_records(self):
+        @dataclasses.dataclass(frozen=True)
+        class Core:
+            w: torch.Tensor
+            s: float = 1.0
+
+        @dataclasses.dataclass(frozen=True)
+        class Item:
+            core: Core
+            k: int = 1
+
+        @dataclasses.dataclass(frozen=True)
+        class Holder:
+            items: list[Item]
+            g: float = 2.0
+
+        @register_custom_op(name="dtypes::holder")
+        def holder(x: torch.Tensor, h: Holder) -> torch.Tensor:
+            y = x * h.g
+            for item in h.items:
+                y = y + item.core.w * item.core.s * item.k
+            return y
+
+        self.assertEqual(
+            holder.schema,
+            "dtypes::holder(Tensor x, Tensor[] h__items__core__w, float[] h__items__core__s, "
+            "int[] h__items__k, float h__g=2.0) -> Tensor",
+        )
+        items = [Item(Core(torch.ones(2), 3.0), 2), Item(Core(torch.ones(2)))]
+        close(holder(torch.ones(2), Holder(items)), torch.full((2,), 9.0))
+
     def test_keyword_only_record(self):
         @register_custom_op(name="dtypes::kw")
         def kw(x: torch.Tensor, *, cfg: AttnCfg) -> torch.Tensor:

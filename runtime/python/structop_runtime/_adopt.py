@@ -79,11 +79,8 @@ def adopt(module, records, enums=()):
 
 def _width(check):
     """How many flat values (slots) a field of this check has."""
-    kind = check[0]
-    if kind in ("record", "optional_record"):
+    if check[0] in ("record", "optional_record", "record_list"):  # (a list: one list per leaf)
         return sum(_width(c) for _, c in check[1]._structop_fields)
-    if kind == "record_list":
-        return len(check[1]._structop_fields)
     return 1
 
 
