@@ -251,14 +251,19 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
     attrs.pop_back();
     doc += "\n\nAttributes:\n" + attrs;
   }
+  Code init = record_init(mod, r, layout, kw_only);
+  // init=False where the record has its own __init__ (dataclasses would
+  // build one, a compile each, only to keep the class's).
+  std::string options = kw_only ? "frozen=True, kw_only=True" : "frozen=True";
+  if (!init.empty()) options += ", init=False";
   p.line();
   p.line();
   p.emit(
       {{"name", api_name(r.name)},
-       {"frozen", kw_only ? "frozen=True, kw_only=True" : "frozen=True"},
+       {"frozen", options},
        {"doc", docstring(doc)},
        {"fields", fields},
-       {"init", record_init(mod, r, layout, kw_only)},
+       {"init", std::move(init)},
        {"specs",
         api_name(r.name) + "._structop_fields = " + tuple(specs) +
             // The class's default of the key: a record without its own

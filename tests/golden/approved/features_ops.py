@@ -49,7 +49,7 @@ else:
     from shared_ops import Act, Window
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class Opts:
     """Record `Opts`."""
 
@@ -185,7 +185,7 @@ class OptsGrad:
 Opts._structop_grad = OptsGrad
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class Range:
     """Record `Range`."""
 
@@ -206,7 +206,7 @@ Range._structop_key = None
 _rt.register_pytree(Range, (), ("lo", "hi", "act"), NAMESPACE, _IDL_STEM)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Tuned:
     """Record `Tuned`."""
 

@@ -75,7 +75,7 @@ class Shade(str, enum.Enum):
         return self.value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Texts:
     """ends in a backslash \\
 

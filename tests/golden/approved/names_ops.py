@@ -70,7 +70,7 @@ class stdin_(str, enum.Enum):
         return self.value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class errno_:
     """A record named like a macro, with fields named like macros and locals."""
 
@@ -172,7 +172,7 @@ class errnoGrad:
 errno_._structop_grad = errnoGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Outer:
     """Fields named like the generated __init__'s own names (`self3`, `flat2` give way)."""
 

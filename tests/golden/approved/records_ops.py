@@ -67,7 +67,7 @@ class Mode(str, enum.Enum):
         return self.value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Inner:
     """Record `Inner`.
 
@@ -101,7 +101,7 @@ class InnerGrad:
 Inner._structop_grad = InnerGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Cfg:
     """An affine map and a scale."""
 
@@ -140,7 +140,7 @@ class CfgGrad:
 Cfg._structop_grad = CfgGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Gate:
     """A gate with an optional record inside."""
 
@@ -174,7 +174,7 @@ class GateGrad:
 Gate._structop_grad = GateGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Moments:
     """Two moments of a tensor (returned)."""
 
@@ -205,7 +205,7 @@ class MomentsGrad:
 Moments._structop_grad = MomentsGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Summary:
     """Moments and a count (returned, with a non-tensor leaf)."""
 
@@ -239,7 +239,7 @@ class SummaryGrad:
 Summary._structop_grad = SummaryGrad
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Stack:
     """Tensors summed with optional biases."""
 

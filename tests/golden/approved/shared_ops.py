@@ -39,7 +39,7 @@ class Act(str, enum.Enum):
         return self.value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Window:
     """All fields default, so it can be left out."""
 
