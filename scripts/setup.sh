@@ -74,6 +74,7 @@ case $mode in
       catch2                                    # Catch2 3 on Debian 13
       libtorch-dev python3-torch python3-dev    # torch 2.6; python3-dev: inductor and structop_runtime._native compile C
       python3-pyflakes
+      python3-venv                              # the package test of the host's wheel: python3 -m venv --system-site-packages
       valgrind                                  # the instruction-count guards, on torch 2.6
       libbenchmark-dev                          # run_benchmarks.py --all on torch 2.6
     )

@@ -25,9 +25,10 @@
 # fmt 10, Catch2 3. Only what depends on those versions:
 #   build-debian13/  everything built with -Werror, then suite `torch`: the
 #                    end-to-end, PT2 and Python-kernel tests, the schema corpus
-#                    of torch 2.6's native_functions.yaml. (Not the Meson
-#                    consumer and package tests, suites integration and
-#                    package: they build the same sources again, which the
+#                    of torch 2.6's native_functions.yaml, and the manylinux
+#                    wheel built on the host installed and used (test
+#                    package-host-wheel). (Not the Meson consumer test, suite
+#                    integration: it builds the same sources again, which the
 #                    -Werror build has already built with these versions.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -135,6 +136,15 @@ main() {  # (a function, so that bash has read the whole file before it runs)
         ;;
       distro)
         start=$SECONDS
+        # The distro leg installs the manylinux wheel built here (test
+        # package-host-wheel): the pip leg's, made by this run; else one made
+        # now from this checkout (scripts/release.sh).
+        if [[ " ${legs[*]} " == *" pip "* ]]; then
+          export STRUCTOP_HOST_WHEEL_DIR=$PWD/build/tests/package/work/dist
+        else
+          step "release artifacts (for the distro leg)" bash scripts/release.sh build-release/dist
+          export STRUCTOP_HOST_WHEEL_DIR=$PWD/build-release/dist
+        fi
         bash scripts/debian13.sh bash scripts/test.sh distro-inside || status=1
         echo "== distro leg, with the chroot's set-up: $((SECONDS - start)) s" >&2
         dirs+=(build-debian13)

@@ -14,16 +14,27 @@ Stages, in order; one wheel serves them all:
           --venv fresh: `python -m venv` and `pip install -r main.txt`, the
           full user path (about 65 s here; kept in WORK_DIR/venv while the
           pins do not change, with structop uninstalled first).
-  wheel   `pip wheel` of SOURCE_ROOT (meson-python, in pip's isolated build
-          environment, which needs no torch): tagged cpXY-abi3 (the runtime's
-          C module uses the limited API) and this platform; the
-          wheel holds structopc, the packages structop_runtime and structop
-          and nothing else (no tests, benchmarks, examples).
+          --venv system: `python -m venv --system-site-packages` of
+          BASE_PYTHON, a distribution's Python with its torch (the distro
+          leg, with --wheel-dir).
+  wheel   the release artifacts of tools/release.py (scripts/release.sh):
+          the sdist of SOURCE_ROOT's tracked files, the wheel pip builds from
+          it (meson-python, in pip's isolated build environment, which needs
+          no torch), repaired by auditwheel: tagged cpXY-abi3 (the runtime's
+          C module uses the limited API) and manylinux_2_N, the tag
+          `auditwheel show` names; the sdist's PKG-INFO and meson.build say
+          the version of the wheel's name; the wheel holds structopc, the
+          packages structop_runtime and structop and nothing else (no tests,
+          benchmarks, examples). --wheel-dir DIR: instead, the manylinux
+          wheel in DIR, built on another machine ($STRUCTOP_HOST_WHEEL_DIR
+          overrides DIR).
   install `pip install` of the wheel: structopc on the environment's PATH,
           `structopc --version` is the package version, `python -m structop`
-          answers; an op of structop.register_custom_op runs; no
-          installed file (nor the wheel) names a path of this machine
-          (source, build and work folders, home, pip's build environment).
+          answers; an op of structop.register_custom_op runs, and the module
+          structopc generated for it, the installed metadata and
+          structop.__version__ say the same version; no installed file (nor
+          the wheel or the sdist) names a path of this machine (source,
+          build and work folders, home, pip's build environment).
   a       the Meson consumer (idl_examples/consumer, copied out of the
           repository) built against the installed package through
           PKG_CONFIG_PATH=$(python -m structop --pkgconfig-dir), no subproject;
@@ -36,7 +47,7 @@ Stages, in order; one wheel serves them all:
           once after a source edit build once and all load; an edit of a
           header the source includes starts a build, which, killed halfway,
           publishes nothing, and the next call builds; a .cu source goes
-          through nvcc (when nvcc is there).
+          through nvcc (when nvcc is there). Stage b1 is its first call only.
   c       idl_examples/setuptools_example: pip install --no-build-isolation,
           then its test, importing the installed package.
   d       idl_examples/cmake_consumer configured with
@@ -48,10 +59,13 @@ Every command runs without PYTHONPATH, PKG_CONFIG_PATH or CMAKE_PREFIX_PATH
 and with STRUCTOP_CACHE_DIR=WORK_DIR/cache, emptied first: the runtime
 library is compiled once, by stage a, and reused by b, c and d.
 
-Usage: package_test.py SOURCE_ROOT WORK_DIR BASE_PYTHON [--venv reuse|fresh]
-[--stages a,b,...] (venv, wheel and install always run first). BASE_PYTHON
-is a virtual environment's Python with torch==2.13.0 (reuse), or any Python
-whose base interpreter makes the environment (fresh).
+Usage: package_test.py SOURCE_ROOT WORK_DIR BASE_PYTHON [--venv
+reuse|fresh|system] [--wheel-dir DIR] [--stages a,b,...] (venv, wheel and
+install always run first). BASE_PYTHON is a virtual environment's Python
+with torch==2.13.0 (reuse), any Python whose base interpreter makes the
+environment (fresh), or a distribution's Python with torch (system); it runs
+tools/release.py, so it needs tools/requirements/release.txt (the tests'
+requirements include it) unless --wheel-dir is given.
 """
 
 import argparse
@@ -63,6 +77,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import time
 import zipfile
 
@@ -172,6 +187,15 @@ def stage_venv(ctx):
         ],
         ctx.env,
     ).stdout.strip()
+    if ctx.venv_mode == "system":
+        # The distribution's torch as it is: a user's `python3 -m venv
+        # --system-site-packages` (pip from the distribution's python3-venv).
+        if os.path.exists(ctx.venv):
+            shutil.rmtree(ctx.venv)
+        run([base, "-m", "venv", "--system-site-packages", ctx.venv], ctx.env)
+        torch = run([ctx.python, "-c", "import torch; print(torch.__version__)"], ctx.env)
+        print(f"{ctx.venv}: the system's torch {torch.stdout.strip()}")
+        return
     if ctx.venv_mode == "reuse":
         with open(requirements, encoding="utf-8") as f:
             pin = re.search(r"^torch==(\S+)", f.read(), re.M).group(1)
@@ -214,39 +238,34 @@ def stage_venv(ctx):
         f.write(want)
 
 
-def platform_tag():
-    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
-
-
 def stage_wheel(ctx):
+    """The release artifacts, as tools/release.py (scripts/release.sh) makes
+    them: the sdist, the wheel built from it, repaired into a manylinux one;
+    the later stages install that wheel."""
     dist = os.path.join(ctx.work, "dist")
-    if os.path.exists(dist):
-        shutil.rmtree(dist)
-    # A build folder kept between runs (meson-python reconfigures it): a rerun
-    # rebuilds what changed only.
-    run(
+    report = run(
         [
-            ctx.python,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "-w",
-            dist,
-            "--config-settings=build-dir=" + os.path.join(ctx.work, "wheel-build"),
+            ctx.base_python,
+            os.path.join(ctx.source_root, "tools", "release.py"),
             ctx.source_root,
+            dist,
+            "--work",
+            os.path.join(ctx.work, "release-work"),
         ],
         ctx.env,
-    )
+    ).stdout
+    print(report[-2000:])
+    sdists = glob.glob(os.path.join(dist, "*.tar.gz"))
     wheels = glob.glob(os.path.join(dist, "*.whl"))
-    if len(wheels) != 1:
-        fail(f"expected one wheel in {dist}, found {wheels}")
+    if len(sdists) != 1 or len(wheels) != 1 or len(os.listdir(dist)) != 2:
+        fail(f"expected one sdist and one wheel in {dist}, found {sorted(os.listdir(dist))}")
     wheel = wheels[0]
     # abi3: structop_runtime._native uses the limited API, from the Python
-    # that built the wheel on.
+    # that built the wheel on; manylinux_2_N: auditwheel's tag (one or more,
+    # joined by dots), the glibc the wheel needs at least.
     python_tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     match = re.fullmatch(
-        r"structop-([0-9][^-]*)-([a-z0-9]+)-abi3-([a-z0-9_]+)\.whl", os.path.basename(wheel)
+        r"structop-([0-9][^-]*)-([a-z0-9]+)-abi3-([a-z0-9_.]+)\.whl", os.path.basename(wheel)
     )
     if not match:
         fail(
@@ -255,21 +274,30 @@ def stage_wheel(ctx):
     ctx.version = match.group(1)
     if match.group(2) != python_tag:
         fail(f"the wheel is for {match.group(2)}, not the Python that built it ({python_tag})")
-    if match.group(3) != platform_tag():
-        fail(f"the wheel is tagged {match.group(3)}, not this platform ({platform_tag()})")
+    machine = sysconfig.get_platform().split("-")[-1]
+    tags = match.group(3).split(".")
+    if not any(re.fullmatch(rf"manylinux_2_[0-9]+_{machine}", t) for t in tags):
+        fail(f"the wheel is tagged {match.group(3)}, no manylinux_2_N_{machine} tag")
+    shown = re.search(r'consistent with the following platform tag: "([^"]+)"', report)
+    if not shown or shown.group(1) not in tags:
+        fail(f"auditwheel show names no platform tag of the wheel's ({tags}):\n{report[-1500:]}")
+    if os.path.basename(sdists[0]) != f"structop-{ctx.version}.tar.gz":
+        fail(f"the sdist is {os.path.basename(sdists[0])}, not structop-{ctx.version}.tar.gz")
+    check_sdist(ctx, sdists[0])
     ctx.wheel = wheel
 
     with zipfile.ZipFile(wheel) as z:
         infos = z.infolist()
         names = [i.filename for i in infos]
         data = f"structop-{ctx.version}.data/"
+        # (Folders as entries of their own: auditwheel writes them.)
         allowed = (
             f"structop-{ctx.version}.dist-info/",
             data + "scripts/structopc",
             "structop_runtime/",
             data + "purelib/structop/",
         )
-        stray = [n for n in names if not n.startswith(allowed)]
+        stray = [n for n in names if not n.endswith("/") and not n.startswith(allowed)]
         if stray:
             fail(
                 f"the wheel holds files outside structopc, structop_runtime and structop/: {stray}"
@@ -303,9 +331,42 @@ def stage_wheel(ctx):
         print(f"  {i.file_size:>9}  {i.filename}")
 
 
+def stage_wheel_from(ctx):
+    """The wheel another machine built (--wheel-dir): a manylinux one."""
+    wheels = glob.glob(os.path.join(ctx.wheel_dir, "*manylinux*.whl"))
+    if len(wheels) != 1:
+        fail(
+            f"expected one manylinux wheel in {ctx.wheel_dir}, found {wheels} (the pip "
+            "leg's package test makes it: bash scripts/test.sh pip)"
+        )
+    match = re.fullmatch(r"structop-([0-9][^-]*)-.*\.whl", os.path.basename(wheels[0]))
+    ctx.version = match.group(1)
+    ctx.wheel = wheels[0]
+    print(f"wheel: {os.path.basename(ctx.wheel)}, built elsewhere")
+
+
+def check_sdist(ctx, sdist):
+    """The sdist builds structop (the wheel came from it) and says its version
+    where the project states it (meson.build's project(), PKG-INFO)."""
+    top = f"structop-{ctx.version}/"
+    with tarfile.open(sdist) as tar:
+        members = {m.name: m for m in tar.getmembers() if m.isfile()}
+        for required in ("PKG-INFO", "pyproject.toml", "meson.build", "LICENSE", "README.md"):
+            if top + required not in members:
+                fail(f"the sdist has no {required}")
+        files = {n: tar.extractfile(m).read() for n, m in members.items()}
+    info = files[top + "PKG-INFO"].decode()
+    if not re.search(rf"^Version: {re.escape(ctx.version)}$", info, re.M):
+        fail(f"the sdist's PKG-INFO does not say Version: {ctx.version}")
+    if f"version: '{ctx.version}'".encode() not in files[top + "meson.build"]:
+        fail(f"the sdist's meson.build does not state version: '{ctx.version}'")
+    check_no_machine_paths(ctx, files, "the sdist")
+
+
 def machine_paths(ctx):
     """Byte strings that would tell where the wheel was built."""
-    needles = {ctx.source_root, os.path.realpath(ctx.work), ctx.work, "pip-build-env-"}
+    # (The last one spelt in two pieces: this file is in the sdist.)
+    needles = {ctx.source_root, os.path.realpath(ctx.work), ctx.work, "pip-build-" + "env-"}
     home = os.path.expanduser("~")
     if home not in ("/", "") and len(home) > 1:
         needles.add(home.rstrip("/") + "/")
@@ -377,6 +438,22 @@ def stage_install(ctx):
     ).stdout.strip()
     if decorated != "pkgtest::scaled(Tensor x, float cfg__scale) -> Tensor 3.0":
         fail(f"a decorated op from the installed package: {decorated!r}")
+    # One version everywhere (meson.build's project() states it): the
+    # wheel's name and metadata, structopc --version, structop.__version__
+    # (above) and the header of what structopc generates.
+    generated = glob.glob(os.path.join(ctx.cache, "decorated", "*", "scaled_ops.py"))
+    if len(generated) != 1:
+        fail(f"expected one generated module of pkgtest::scaled in the cache, found {generated}")
+    with open(generated[0], encoding="utf-8") as f:
+        header = f.readline()
+    if f"Generated by structopc {ctx.version} " not in header:
+        fail(f"the generated module's header is {header!r}, not of structopc {ctx.version}")
+    metadata = run(
+        [ctx.python, "-c", "import importlib.metadata as m; print(m.version('structop'))"],
+        ctx.env,
+    ).stdout.strip()
+    if metadata != ctx.version:
+        fail(f"the installed metadata says version {metadata}, the wheel {ctx.version}")
 
     # The installed files, as pip recorded them. Left out: the .pyc files pip
     # compiles at install time (they name where they were installed) and
@@ -509,14 +586,13 @@ def check_compiler_wrapper(ctx, name_dir):
     print(f"compiler: {' '.join(command[2:4])} (a wrapper when ccache is on PATH)")
 
 
-def stage_jit(ctx):
+def first_load(ctx):
+    """b1: the first structop.load of idl_examples/jit builds; the op, its
+    gradients, gradcheck and opcheck. Returns (the example's copy, its
+    per-torch cache folder, its build folder)."""
     folder = copy_example(
         os.path.join(ctx.source_root, "idl_examples", "jit"), os.path.join(ctx.work, "b", "jit")
     )
-    idl = os.path.join(folder, "jit_demo.ops.yaml")
-    kernels = os.path.join(folder, "jit_demo_kernels.cpp")
-
-    # b1: the first call builds; the op, its gradients, gradcheck and opcheck.
     first = jit_run(ctx, folder)
     if (
         "structop: building jit_demo" not in first.stderr
@@ -528,6 +604,17 @@ def stage_jit(ctx):
         fail(f"expected one per-torch cache folder in {ctx.cache}, found {toolchain}")
     name_dir = os.path.join(toolchain[0], "jit", "jit_demo")
     print(f"first structop.load (builds): {load_time(first):.1f} s")
+    return folder, toolchain, name_dir
+
+
+def stage_load(ctx):
+    first_load(ctx)
+
+
+def stage_jit(ctx):
+    folder, toolchain, name_dir = first_load(ctx)
+    idl = os.path.join(folder, "jit_demo.ops.yaml")
+    kernels = os.path.join(folder, "jit_demo_kernels.cpp")
     check_compiler_wrapper(ctx, name_dir)
 
     # b2: unchanged inputs load the cached build (three times, in new processes).
@@ -742,7 +829,13 @@ def stage_cmake(ctx):
         fail("the CMake consumer's Python test did not import the installed structop_runtime")
 
 
-STAGES = {"a": stage_meson, "b": stage_jit, "c": stage_setuptools, "d": stage_cmake}
+STAGES = {
+    "a": stage_meson,
+    "b": stage_jit,
+    "b1": stage_load,
+    "c": stage_setuptools,
+    "d": stage_cmake,
+}
 
 
 def main():
@@ -750,10 +843,14 @@ def main():
     parser.add_argument("source_root")
     parser.add_argument("work")
     parser.add_argument("base_python")
-    parser.add_argument("--venv", choices=("reuse", "fresh"), default="reuse")
+    parser.add_argument("--venv", choices=("reuse", "fresh", "system"), default="reuse")
     parser.add_argument("--stages", default="a,b,c,d")
+    parser.add_argument("--wheel-dir")
     args = parser.parse_args()
     ctx = Context(args.source_root, args.work, args.base_python, args.venv)
+    ctx.wheel_dir = args.wheel_dir
+    if ctx.wheel_dir and os.environ.get("STRUCTOP_HOST_WHEEL_DIR"):
+        ctx.wheel_dir = os.environ["STRUCTOP_HOST_WHEEL_DIR"]  # (scripts/test.sh's)
     os.makedirs(ctx.work, exist_ok=True)
     if os.path.exists(ctx.cache):
         shutil.rmtree(ctx.cache)
@@ -761,7 +858,7 @@ def main():
     total = time.monotonic()
     ok = (
         stage("venv", stage_venv, ctx)
-        and stage("wheel", stage_wheel, ctx)
+        and stage("wheel", stage_wheel_from if ctx.wheel_dir else stage_wheel, ctx)
         and stage("install", stage_install, ctx)
     )
     if ok:
