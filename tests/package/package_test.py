@@ -386,7 +386,12 @@ def check_no_machine_paths(ctx, files, what):
 
 
 def stage_install(ctx):
-    run([ctx.python, "-m", "pip", "install", "-q", ctx.wheel], ctx.env)
+    # A distribution's torch (--venv system) is installed with --no-deps, as
+    # docs/install.md tells its users: Debian 13's torch 2.6 declares
+    # sympy==1.13.1 beside Debian's sympy 1.13.3, so pip's resolver would
+    # download sympy and another torch from PyPI.
+    no_deps = ["--no-deps"] if ctx.venv_mode == "system" else []
+    run([ctx.python, "-m", "pip", "install", "-q", *no_deps, ctx.wheel], ctx.env)
     structopc = shutil.which("structopc", path=ctx.env["PATH"])
     if structopc != os.path.join(ctx.venv, "bin", "structopc"):
         fail(f"structopc on PATH is {structopc}, not the environment's")
