@@ -136,6 +136,9 @@ def write_ninja(
     else:
         extra = " ".join(_escape_path(p) for p in link_inputs)
         lines.append(f"build {_escape_path(output)}: link {inputs} {extra}".rstrip())
+    # `objects`: everything but the archive or link (jit.py compiles the
+    # sources while the runtime library is built).
+    lines.append(f"build objects: phony {inputs}")
     lines.append(f"default {_escape_path(output)}")
     text = "\n".join(lines) + "\n"
     path = os.path.join(build_dir, "build.ninja")
@@ -175,9 +178,13 @@ def build_folder(build_dir):
     os.unlink(marker)
 
 
-def run_ninja(build_dir, verbose=False, what="build"):
-    """Runs ninja in build_dir; raises BuildError with its output on failure."""
-    cmd = [find_ninja(), "-C", build_dir]
+def run_ninja(build_dir, verbose=False, what="build", targets=(), nice=False):
+    """Runs ninja in build_dir (its default target, or `targets`), at a lower
+    CPU priority with `nice` (when the program is there); raises BuildError
+    with its output on failure."""
+    cmd = [find_ninja(), "-C", build_dir, *targets]
+    if nice and shutil.which("nice"):
+        cmd = ["nice", "-n", "10", *cmd]
     if verbose:
         cmd.append("-v")
         result = subprocess.run(cmd)

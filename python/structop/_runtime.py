@@ -21,6 +21,20 @@ from .torch_config import torch_config
 # standard; -O2 like its default debugoptimized build, without -g).
 RUNTIME_CXXFLAGS = ("-std=c++17", "-O2", "-fPIC")
 
+# The runtime's sources compiled together, each group as one translation
+# unit (a file that includes them): the files of a group read the same torch
+# headers, whose parsing is most of their compile time. Measured here (g++
+# 12, torch 2.13, user CPU): autograd.cpp 13.6 s and no_backward.cpp 9.8 s,
+# together 14.2 s; registration.cpp, instantiations.cpp and runtime.cpp 6.4,
+# 5.9 and 1.7 s, together 6.8 s. Two translation units, one per core here,
+# in 15 s instead of five in 19 s, and 21 s of CPU instead of 37 for the
+# user's first build to share (jit.py compiles its sources meanwhile). A
+# source in no group is compiled alone.
+UNITY_GROUPS = (
+    ("autograd", ("autograd.cpp", "no_backward.cpp")),
+    ("registration", ("registration.cpp", "instantiations.cpp", "runtime.cpp")),
+)
+
 
 @functools.lru_cache(maxsize=None)
 def config():
@@ -60,6 +74,31 @@ def runtime_key():
     ).hexdigest()[:16]
 
 
+def _unity_sources(sources, folder):
+    """The translation units of the runtime library: per UNITY_GROUPS a file
+    in `folder` that includes the group's sources, then the sources in no
+    group."""
+    by_name = {os.path.basename(p): p for p in sources}
+    units = []
+    for group, names in UNITY_GROUPS:
+        members = [by_name.pop(n) for n in names if n in by_name]
+        if not members:
+            continue
+        unit = os.path.join(folder, f"unity-{group}.cpp")
+        text = "// Written by structop (_runtime.UNITY_GROUPS).\n" + "".join(
+            f'#include "{m}"\n' for m in members
+        )
+        _cache.write_if_changed(unit, text)
+        units.append(unit)
+    return units + sorted(by_name.values())
+
+
+def runtime_library_path():
+    """Where runtime_library() puts (or has put) the library, and whether it is there."""
+    final = os.path.join(toolchain_dir(), "runtime", runtime_key())
+    return os.path.join(final, "libstructop_runtime.a"), _cache.is_published(final)
+
+
 def runtime_library(verbose=False):
     """The path of libstructop_runtime.a compiled for this torch (built once, cached)."""
     sources, _ = _runtime_inputs()
@@ -86,7 +125,7 @@ def runtime_library(verbose=False):
                 build_dir,
                 cxx=cxx,
                 cxxflags=flags,
-                sources=sources,
+                sources=_unity_sources(sources, os.path.join(build_dir, "unity")),
                 output="libstructop_runtime.a",
                 kind="static",
             )

@@ -259,8 +259,17 @@ def everything(args):
             )
         )
         print()
+        # The first structop.load, runtime library included (the same package).
+        ratios = python_json("first_use.py", [], decorator_env)
+        sections.append(
+            (
+                "First use (first_use.py, wall time, no compiler cache)",
+                [(r["label"], r["ratio"], r["target"], r["kind"] == "at least") for r in ratios],
+            )
+        )
+        print()
     else:
-        print(f"run_benchmarks.py: no {package}: the decorator's rows are left out")
+        print(f"run_benchmarks.py: no {package}: the decorator's and first use's rows are left out")
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
 
