@@ -88,8 +88,10 @@ bool CppOp::list_output() const {
 }
 
 std::string CppOp::needs_input_grad(const std::string& slot) const {
-  return lo_.has_grad_list ? "structop::needs_input_grad(ctx, " + slot + "[, item])"
-                           : "ctx->needs_input_grad(" + slot + ")";
+  // (The context's name is lowering's: `ctx` unless a parameter has it.)
+  const std::string& ctx = lo_.locals.ctx;
+  return lo_.has_grad_list ? "structop::needs_input_grad(" + ctx + ", " + slot + "[, item])"
+                           : ctx + "->needs_input_grad(" + slot + ")";
 }
 
 }  // namespace structop

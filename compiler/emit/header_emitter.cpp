@@ -398,9 +398,10 @@ class HeaderEmitter {
         p_.emit(
             {{"setup", signature("void " + op.names().setup_context, setup_context_params(op))},
              {"backward",
-              signature(op.names().grads + " " + op.names().backward, backward_params(op))}},
+              signature(op.names().grads + " " + op.names().backward, backward_params(op))},
+             {"ctx", op.lowered().locals.ctx}},
             R"cc(
-              /// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+              /// Saves what backward needs ($ctx$->save_for_backward, $ctx$->saved_data); runs with grad mode off.
               $setup$;
               /// Gradients for the inputs, given those of the outputs.
               $backward$;

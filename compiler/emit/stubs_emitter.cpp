@@ -139,10 +139,11 @@ class StubsEmitter {
            {"setup_body", not_implemented(op.names().setup_context, setup)},
            {"backward_body", not_implemented(op.names().backward, backward)},
            {"grads", grads},
-           {"needs", op.needs_input_grad(op.names().grad_slot + "::NAME")}},
+           {"needs", op.needs_input_grad(op.names().grad_slot + "::NAME")},
+           {"ctx", op.lowered().locals.ctx}},
           R"cc(
             // Runs after the forward, with grad mode off: save what backward needs,
-            // e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+            // e.g. $ctx$->save_for_backward({x, cfg.inner.w}); $ctx$->saved_data["scale"] = cfg.scale;
             $setup$ {
               $setup_body$
             }

@@ -7,7 +7,10 @@
 namespace {
 
 at::Tensor scale_shift(
-    const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double scale) {
+    const at::Tensor& x,
+    const at::Tensor& w,
+    const at::Tensor& b,
+    double scale) {
   return x.mul(w).add(b).mul(scale);
 }
 
@@ -29,7 +32,8 @@ class ScaleShift : public torch::autograd::Function<ScaleShift> {
   }
 
   static torch::autograd::variable_list backward(
-      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
+      torch::autograd::AutogradContext* ctx,
+      torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor g = grads[0].mul(ctx->saved_data["scale"].toDouble());
     return {
@@ -42,7 +46,10 @@ class ScaleShift : public torch::autograd::Function<ScaleShift> {
 };
 
 at::Tensor scale_shift_autograd(
-    const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double scale) {
+    const at::Tensor& x,
+    const at::Tensor& w,
+    const at::Tensor& b,
+    double scale) {
   return ScaleShift::apply(x, w, b, scale);
 }
 
@@ -54,6 +61,10 @@ TORCH_LIBRARY(flat_jit_demo, m) {
       "float cfg__scale=2.0) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(flat_jit_demo, CPU, m) { m.impl("scale_shift", scale_shift); }
+TORCH_LIBRARY_IMPL(flat_jit_demo, CPU, m) {
+  m.impl("scale_shift", scale_shift);
+}
 
-TORCH_LIBRARY_IMPL(flat_jit_demo, Autograd, m) { m.impl("scale_shift", scale_shift_autograd); }
+TORCH_LIBRARY_IMPL(flat_jit_demo, Autograd, m) {
+  m.impl("scale_shift", scale_shift_autograd);
+}

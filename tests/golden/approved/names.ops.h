@@ -101,7 +101,7 @@ struct from_grads_ {
   structop::Grad grad_fn;
 };
 
-/// Index of each tensor slot of from_, for ctx->needs_input_grad(index).
+/// Index of each tensor slot of from_, for ctx2->needs_input_grad(index).
 struct from_grad_slot_ {
   static constexpr std::size_t x = 0;
   static constexpr std::size_t ctx = 1;
@@ -116,7 +116,7 @@ struct from_lambda_grads {
   structop::Grad handle;
 };
 
-/// Index of each tensor slot of from_lambda, for ctx->needs_input_grad(index).
+/// Index of each tensor slot of from_lambda, for ctx2->needs_input_grad(index).
 struct from_lambda_grad_slot {
   static constexpr std::size_t x = 0;
   static constexpr std::size_t kernel_path_at = 1;
@@ -193,7 +193,7 @@ at::Tensor from_(
     const at::Tensor& ctx,
     const at::Tensor& ks,
     const at::Tensor& grad_fn);
-/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+/// Saves what backward needs (ctx2->save_for_backward, ctx2->saved_data); runs with grad mode off.
 void from_setup_context_(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& x,
@@ -210,7 +210,7 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
     const Outer& kernel,
     const at::Tensor& handle,
     int64_t op_name);
-/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+/// Saves what backward needs (ctx2->save_for_backward, ctx2->saved_data); runs with grad mode off.
 void from_lambda_setup_context(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& x,

@@ -27,7 +27,7 @@ at::Tensor kernels::from_(
 }
 
 // Runs after the forward, with grad mode off: save what backward needs,
-// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+// e.g. ctx2->save_for_backward({x, cfg.inner.w}); ctx2->saved_data["scale"] = cfg.scale;
 void kernels::from_setup_context_(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& x,
@@ -52,7 +52,7 @@ void kernels::from_setup_context_(
 //       /*ctx=*/at::Tensor(),
 //       /*ks=*/at::Tensor(),
 //       /*grad_fn=*/at::Tensor()};
-// ctx->needs_input_grad(from_grad_slot_::NAME) tells which are wanted.
+// ctx2->needs_input_grad(from_grad_slot_::NAME) tells which are wanted.
 from_grads_ kernels::from_backward_(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& grad_output) {
@@ -77,7 +77,7 @@ std::tuple<at::Tensor, at::Tensor> kernels::from_lambda(
 }
 
 // Runs after the forward, with grad mode off: save what backward needs,
-// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+// e.g. ctx2->save_for_backward({x, cfg.inner.w}); ctx2->saved_data["scale"] = cfg.scale;
 void kernels::from_lambda_setup_context(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& x,
@@ -103,7 +103,7 @@ void kernels::from_lambda_setup_context(
 //       /*x=*/at::Tensor(),
 //       /*kernel=*/{/*path=*/{/*at=*/at::Tensor(), /*path=*/at::Tensor()}, /*args=*/at::Tensor()},
 //       /*handle=*/at::Tensor()};
-// ctx->needs_input_grad(from_lambda_grad_slot::NAME) tells which are wanted.
+// ctx2->needs_input_grad(from_lambda_grad_slot::NAME) tells which are wanted.
 from_lambda_grads kernels::from_lambda_backward(
     torch::autograd::AutogradContext* ctx2,
     const at::Tensor& grad_ctx,
