@@ -44,11 +44,6 @@ done
 
 . scripts/common.sh
 
-# ccache (on PATH in both legs) rewrites absolute paths under the checkout as
-# relative ones: the builds with absolute paths (structop.load's, the package
-# tests', pip's of the wheel) then hit the cache from another clone too.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
-
 times_file=$(mktemp)
 trap 'rm -f "$times_file"' EXIT
 cpu_seconds() {  # sets cpu: user + system CPU seconds of this shell's finished children
