@@ -77,11 +77,13 @@ def runtime_key():
 def _unity_sources(sources, folder):
     """The translation units of the runtime library: per UNITY_GROUPS a file
     in `folder` that includes the group's sources, then the sources in no
-    group."""
+    group. The files name the sources without their folder, which is on the
+    include path (runtime_library): the same text in every installation, so
+    that a compiler cache (ccache, with its base_dir) finds it again."""
     by_name = {os.path.basename(p): p for p in sources}
     units = []
     for group, names in UNITY_GROUPS:
-        members = [by_name.pop(n) for n in names if n in by_name]
+        members = [n for n in names if by_name.pop(n, None)]
         if not members:
             continue
         unit = os.path.join(folder, f"unity-{group}.cpp")
@@ -103,7 +105,8 @@ def runtime_library(verbose=False):
     """The path of libstructop_runtime.a compiled for this torch (built once, cached)."""
     sources, _ = _runtime_inputs()
     cxx = _cache.cxx_build_command()
-    flags = list(RUNTIME_CXXFLAGS) + compile_args()
+    # (The sources' folder: the unity files include them by name.)
+    flags = list(RUNTIME_CXXFLAGS) + ["-I" + os.path.dirname(sources[0])] + compile_args()
     key = runtime_key()
     parent = os.path.join(toolchain_dir(), "runtime")
     final = os.path.join(parent, key)
