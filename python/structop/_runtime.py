@@ -103,16 +103,15 @@ def runtime_library_path():
 
 def runtime_library(verbose=False):
     """The path of libstructop_runtime.a compiled for this torch (built once, cached)."""
+    library, published = runtime_library_path()
+    if published:
+        return library
+    final = os.path.dirname(library)
+    parent, key = os.path.split(final)
     sources, _ = _runtime_inputs()
     cxx = _cache.cxx_build_command()
     # (The sources' folder: the unity files include them by name.)
     flags = list(RUNTIME_CXXFLAGS) + ["-I" + os.path.dirname(sources[0])] + compile_args()
-    key = runtime_key()
-    parent = os.path.join(toolchain_dir(), "runtime")
-    final = os.path.join(parent, key)
-    library = os.path.join(final, "libstructop_runtime.a")
-    if _cache.is_published(final):
-        return library
 
     def fill(staging):
         build_dir = os.path.join(parent, "build")

@@ -37,6 +37,7 @@ inputs builds and caches the new version, then raises RuntimeError asking
 for a new process.
 """
 
+import concurrent.futures
 import dataclasses
 import importlib
 import importlib.util
@@ -317,41 +318,18 @@ def _build_and_publish(request, gen, idl_files, parts):
     # On first use (once per torch and compiler) the runtime library is
     # compiled while this build compiles its sources: only the link needs it.
     runtime_library, runtime_ready = _runtime.runtime_library_path()
-    runtime = None if runtime_ready else _Background(_runtime.runtime_library, verbose)
-    try:
+    if runtime_ready:
+        return _build_with(request, gen, idl_files, parts, runtime_library, None)
+    # (Leaving the block waits for the runtime's build: no build outlives the
+    # call, a failed one neither.)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        runtime = pool.submit(_runtime.runtime_library, verbose)
         return _build_with(request, gen, idl_files, parts, runtime_library, runtime)
-    finally:
-        if runtime is not None:
-            runtime.wait()  # (no build outlives the call, a failed one neither)
-
-
-class _Background:
-    """fn(*args) in a thread; result() waits and returns it or raises its error."""
-
-    def __init__(self, fn, *args):
-        self._value = self._error = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, args):
-        try:
-            self._value = fn(*args)
-        except BaseException as error:  # noqa: BLE001 (re-raised by result())
-            self._error = error
-
-    def wait(self):
-        self._thread.join()
-
-    def result(self):
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _build_with(request, gen, idl_files, parts, runtime_library, runtime):
     """The build of _build_and_publish, linked with runtime_library (built by
-    `runtime`, a _Background, when it is not None)."""
+    `runtime`, a Future of _runtime.runtime_library, when it is not None)."""
     name, stem, idl, sources = request.name, request.stem, request.idl, request.sources
     name_dir, nvcc, verbose = request.name_dir, request.nvcc, request.verbose
     build_dir = os.path.join(name_dir, "build")
@@ -407,8 +385,7 @@ def _build_with(request, gen, idl_files, parts, runtime_library, runtime):
             _build.run_ninja(
                 build_dir, verbose, what=f"building {name}", targets=["objects"], nice=True
             )
-            if runtime.result() != runtime_library:
-                raise AssertionError("the runtime library is not where runtime_library_path said")
+            runtime.result()  # (raises the runtime build's error)
         _build.run_ninja(build_dir, verbose, what=f"building {name}")
 
     # The headers this build included (the user's), for the key of later calls.
