@@ -674,8 +674,7 @@ class _Front:
                     f"{param.name}: an op has a fixed signature; name each parameter (a list[...] "
                     "parameter for a variable number of tensors)"
                 )
-            if param.kind is inspect.Parameter.POSITIONAL_ONLY:
-                pass  # the op takes it positionally or by name; the schema has no `/`
+            # (A positional-only parameter becomes a plain one: the schema has no `/`.)
             annotation = self._resolve(param.annotation, where, globalns, scope, owner)
             ptype = self._type(annotation, where, owner, scope)
             if param.kind is inspect.Parameter.KEYWORD_ONLY and not star:

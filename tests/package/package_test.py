@@ -238,6 +238,10 @@ def stage_venv(ctx):
         f.write(want)
 
 
+# structop-VERSION-PYTHON-abi3-PLATFORMS.whl (PLATFORMS: tags joined by dots).
+WHEEL_NAME = re.compile(r"structop-([0-9][^-]*)-([a-z0-9]+)-abi3-([a-z0-9_.]+)\.whl")
+
+
 def stage_wheel(ctx):
     """The release artifacts, as tools/release.py (scripts/release.sh) makes
     them: the sdist, the wheel built from it, repaired into a manylinux one;
@@ -264,9 +268,7 @@ def stage_wheel(ctx):
     # that built the wheel on; manylinux_2_N: auditwheel's tag (one or more,
     # joined by dots), the glibc the wheel needs at least.
     python_tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
-    match = re.fullmatch(
-        r"structop-([0-9][^-]*)-([a-z0-9]+)-abi3-([a-z0-9_.]+)\.whl", os.path.basename(wheel)
-    )
+    match = WHEEL_NAME.fullmatch(os.path.basename(wheel))
     if not match:
         fail(
             f"unexpected wheel name {os.path.basename(wheel)} (want structop-VERSION-{python_tag}-abi3-PLATFORM.whl)"
@@ -339,7 +341,9 @@ def stage_wheel_from(ctx):
             f"expected one manylinux wheel in {ctx.wheel_dir}, found {wheels} (the pip "
             "leg's package test makes it: bash scripts/test.sh pip)"
         )
-    match = re.fullmatch(r"structop-([0-9][^-]*)-.*\.whl", os.path.basename(wheels[0]))
+    match = WHEEL_NAME.fullmatch(os.path.basename(wheels[0]))
+    if not match:
+        fail(f"unexpected wheel name {os.path.basename(wheels[0])}")
     ctx.version = match.group(1)
     ctx.wheel = wheels[0]
     print(f"wheel: {os.path.basename(ctx.wheel)}, built elsewhere")
