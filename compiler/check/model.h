@@ -24,6 +24,10 @@ struct Type {
   int decl = -1;                      // index into Module::enums or Module::records
   syntax::AliasRef alias;
   syntax::Suffixes suffixes;
+  /// `dynamic: true` on an `int` or `float` (checked): the value varies per
+  /// call, so the schema takes it as a 0-dim CPU tensor (a graph input under
+  /// torch.compile, not a constant) while the APIs keep the number.
+  bool dynamic = false;
 
   bool is_builtin(Builtin b) const { return kind == Kind::Builtin && builtin == b; }
   bool is_record() const { return kind == Kind::Record; }
@@ -56,6 +60,7 @@ struct Type {
   /// each leaf `T` to `T[]`): Tensor, Tensor?, int, SymInt, float, bool,
   /// str, or an enum (lowered to str[]).
   static bool listable_leaf(const Type& t) {
+    if (t.dynamic) return false;  // a list of 0-dim tensors would hide the numbers' count
     if (t.is_enum()) return t.suffixes.empty();
     if (t.is_record()) return false;
     if (t.is_builtin(Builtin::Tensor))

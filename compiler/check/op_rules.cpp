@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "base/name_index.h"
 #include "check/resolver_impl.h"
 #include "lang/generated_names.h"
@@ -11,6 +13,7 @@ void Resolver::resolve_op(const syntax::OpDecl& decl) {
   const std::string op_label = "op `" + op.qualified_name() + "`";
   bool ok = check_signature_names(sig, op_label);
   ok &= resolve_params(sig, op_label, op);
+  if (ok) ok = resolve_dynamic(decl, op_label, op);
   // Checks that need every parameter resolved; the returns and dispatch
   // keys are checked either way, so one run reports all of an op's errors.
   if (ok) {
@@ -98,6 +101,62 @@ bool Resolver::resolve_params(
       }
     }
     op.params.push_back(std::move(param));
+  }
+  return ok;
+}
+
+bool Resolver::mark_dynamic(model::Type& type, const Span& span, const Subject& what) {
+  const bool number = type.suffixes.empty() && (type.is_builtin(model::Builtin::Int) ||
+                                                type.is_builtin(model::Builtin::Float));
+  if (!number) {
+    diags_.error(
+        span,
+        fmt::format(
+            "{} has type `{}`; only `int` and `float` can be dynamic",
+            what.str(),
+            describe_type(type, *module_)),
+        type.holds_tensor()
+            ? "a Tensor is already a graph input under torch.compile: drop `dynamic`"
+            : "a value that changes per call and is not a number: pass it as a "
+              "Tensor");
+    return false;
+  }
+  type.dynamic = true;
+  return true;
+}
+
+bool Resolver::resolve_dynamic(
+    const syntax::OpDecl& decl,
+    const std::string& op_label,
+    model::Op& op) {
+  bool ok = true;
+  std::vector<std::string> names;
+  for (const auto& p : op.params) names.push_back(p.name);
+  for (size_t i = 0; i < decl.dynamic.size(); ++i) {
+    const syntax::Name& n = decl.dynamic[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (decl.dynamic[j].text == n.text) {
+        diags_.error(n.span, fmt::format("`dynamic` lists `{}` twice", n.text), "list it once");
+        ok = false;
+      }
+    }
+    auto it = std::find_if(op.params.begin(), op.params.end(), [&](const model::Param& p) {
+      return p.name == n.text;
+    });
+    if (it == op.params.end()) {
+      std::string guess = closest_match(n.text, names);
+      diags_.error(
+          n.span,
+          fmt::format("{} has no parameter `{}` (listed in `dynamic`)", op_label, n.text),
+          n.text.find('.') != std::string::npos
+              ? "a record field is dynamic in its record: give the field `dynamic: true`"
+          : guess.empty() ? "list `int` or `float` parameters of the op"
+                          : fmt::format("did you mean `{}`?", guess));
+      ok = false;
+      continue;
+    }
+    if (it->type.dynamic) continue;  // listed twice: reported above
+    ok &= mark_dynamic(it->type, n.span, Subject::param(it->name, op_label));
   }
   return ok;
 }

@@ -183,6 +183,7 @@ std::optional<model::Field> Resolver::resolve_field(
       field.schema_name = f.schema_name;
     }
   }
+  if (f.dynamic && !mark_dynamic(field.type, *f.dynamic, what)) return std::nullopt;
   if (f.default_value) {
     field.default_value = check_default(
         field.type,

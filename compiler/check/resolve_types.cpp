@@ -282,11 +282,12 @@ std::string Resolver::non_tensor_leaf(const model::Record& r, const std::string&
 
 std::string Resolver::unreturnable_leaf(const model::Record& r, const std::string& prefix) const {
   auto found = find_field(r, prefix, [](const model::Type& t) {
-    return t.is_record() || !t.suffixes.empty() ||
+    return t.is_record() || !t.suffixes.empty() || t.dynamic ||
            !(t.is_builtin(Builtin::Tensor) || t.is_builtin(Builtin::Int) ||
              t.is_builtin(Builtin::Float) || t.is_builtin(Builtin::Bool));
   });
   if (!found) return {};
+  if (found->field->type.dynamic) return fmt::format("field `{}` is dynamic", found->path);
   return fmt::format(
       "field `{}` has type `{}`",
       found->path,
@@ -300,6 +301,7 @@ std::string Resolver::unlistable_leaf(const model::Record& r, const std::string&
   if (!found) return {};
   const model::Type& t = found->field->type;
   if (t.is_optional_record()) return fmt::format("field `{}` is an optional record", found->path);
+  if (t.dynamic) return fmt::format("field `{}` is dynamic", found->path);
   if (t.is_record()) return fmt::format("field `{}` is a list of records", found->path);
   return fmt::format("field `{}` has type `{}`", found->path, describe_type(t, *module_));
 }

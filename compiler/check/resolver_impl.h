@@ -285,6 +285,10 @@ class Resolver {
   /// Resolves each parameter's type and default into `op.params` (the bad
   /// ones are left out); false if one was bad.
   bool resolve_params(const syntax::FuncSig& sig, const std::string& op_label, model::Op& op);
+  /// `dynamic:` of an op: each name a parameter of type int or float, made dynamic.
+  bool resolve_dynamic(const syntax::OpDecl& decl, const std::string& op_label, model::Op& op);
+  /// Makes `type` dynamic (Type::dynamic), or reports at `span` why it cannot be.
+  bool mark_dynamic(model::Type& type, const Span& span, const Subject& what);
 
   /// The op's lowered parameters, and the file's so far, within the limits.
   bool check_lowered_count(

@@ -207,6 +207,20 @@ void Comparison::slot_type(
           at,
           op_,
           fmt::format("lowered argument {} widened from `{}` to `{}`", label, old_type, new_type));
+    } else if (os.type.dynamic != ns.type.dynamic) {
+      // `dynamic: true` added or removed: the number travels as a 0-dim
+      // tensor (or no longer does); programs saved with the other type break.
+      add(kFlat,
+          at,
+          op_,
+          fmt::format(
+              "lowered argument {} {} dynamic: its type changed from `{}` to `{}`",
+              label,
+              ns.type.dynamic ? "became" : "is no longer",
+              old_type,
+              new_type),
+          "saved programs (torch.export, AOTInductor) pass the old type: export them again, "
+          "or give the dynamic version its own overload");
     } else {
       add(kFlat,
           at,

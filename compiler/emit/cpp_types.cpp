@@ -56,6 +56,8 @@ std::string CppTypes::value_type(const model::Type& t) const {
     case model::Type::Kind::Builtin:
       break;
   }
+  if (t.dynamic)
+    return is(t, Builtin::Int) ? "structop::Dynamic<int64_t>" : "structop::Dynamic<double>";
   switch (t.builtin) {
     case Builtin::Tensor:
       return "at::Tensor";
@@ -116,6 +118,8 @@ bool is_enum_list(const model::Type& t) {
 
 CppTypes::FlatSpelling CppTypes::flat_spelling(const model::Type& t) const {
   if (t.is_enum()) return flat_spelling(as_str(t));
+  if (t.dynamic)  // a 0-dim CPU tensor (the resolver allows `int`, `float`, optional below a record)
+    return {t.is_optional() ? "c10::optional<at::Tensor>" : "at::Tensor", true};
   // Lists and optionals first: the dispatcher's spellings differ per element.
   if (t.is_list()) {
     model::Type e = t.inner();
@@ -185,6 +189,7 @@ std::string CppTypes::flat_type(const model::Type& t) const {
 
 std::string CppTypes::param_type(const model::Type& t) const {
   if (t.is_record()) return "const " + value_type(t) + "&";
+  if (t.dynamic) return value_type(t);  // structop::Dynamic<T>, by value
   // An enum is `E`, `E?`, `E[]` or `E[]?` (the resolver rejects other suffixes).
   if (is_enum_list(t)) return fmt::format("const {}&", value_type(t));
   if (t.is_enum())
@@ -217,6 +222,9 @@ Code CppTypes::flat_to_value(const model::Type& t, const Code& expr, const std::
                enum_name(t.decl)) +
            Code::list({expr, path}) + ")";
   }
+  if (t.dynamic)  // the number, or the tensor while torch traces (structop/runtime.h)
+    return fmt::format("structop::to_dynamic<{}>(", is(t, Builtin::Int) ? "int64_t" : "double") +
+           Code::list({expr, path}) + ")";
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
   return fmt::format("structop::to_value<{}>(", value_type(t)) + Code::list({expr}) + ")";

@@ -57,6 +57,7 @@ Json records_json(const model::Module& m) {
                       .set("type", describe_type(f.type, m))
                       .set("default", optional_default(f.default_value))
                       .set("schema_name", f.schema_name ? Json(f.schema_name->text) : Json())
+                      .set("dynamic", f.type.dynamic)
                       .set("doc", f.doc));
     }
     out.push(Json::object()
@@ -91,6 +92,7 @@ Json op_json(const EmitInput& in, const lower::LoweredOp& lo) {
                    .set("param", op.params[s.param].name)
                    .set("type", describe_type(s.type, in.module))
                    .set("schema_type", s.schema_type)
+                   .set("dynamic", s.type.dynamic)
                    .set("default", optional_default(s.default_value))
                    .set("schema_default", s.schema_default ? Json(*s.schema_default) : Json())
                    .set("kwarg_only", s.kwarg_only)
@@ -163,6 +165,7 @@ struct SlotRow {
 
 SlotRow slot_row(const EmitInput& in, const lower::Slot& s) {
   std::string type = describe_type(s.type, in.module);
+  if (s.type.dynamic) type = "dynamic " + type;
   if (type != s.schema_type) type += " -> " + s.schema_type;
   std::string def = "-";
   if (s.default_value) {

@@ -103,6 +103,11 @@ Code splat_flat(const std::string& value, bool optional, size_t leaves) {
   return "*" + conditional(flat, value + " is not None", tuple(std::vector<Code>(leaves, "None")));
 }
 
+Code dynamic_flat(const model::Type& leaf, const Code& value) {
+  const model::Type t = leaf.is_optional() ? leaf.inner() : leaf;
+  return call(t.is_builtin(Builtin::Int) ? "_rt.dynamic_int" : "_rt.dynamic_float", {value});
+}
+
 bool passes_enum_str(const model::Type& leaf) {
   return leaf.is_enum() &&
          (leaf.suffixes.empty() || (leaf.suffixes.size() == 1 && leaf.is_optional()));
@@ -194,7 +199,9 @@ std::string Module::hint(const model::Type& t, bool param) const {
       return param ? fmt::format("typing.Union[{}, str]", name) : name;
     }
     case model::Type::Kind::Builtin:
-      return builtin_hint(t.builtin);
+      // A dynamic number may also come as its 0-dim tensor (torch.export).
+      return t.dynamic ? fmt::format("typing.Union[{}, torch.Tensor]", builtin_hint(t.builtin))
+                       : builtin_hint(t.builtin);
   }
   return "typing.Any";
 }
@@ -234,7 +241,7 @@ Code Module::check_spec(const model::Type& t) const {
     case model::Type::Kind::Enum:
       return call("_rt.enum_of", {api_name(enum_of(t).name)});
     case model::Type::Kind::Builtin:
-      return builtin_check(t.builtin);
+      return t.dynamic ? call("_rt.dynamic", {builtin_check(t.builtin)}) : builtin_check(t.builtin);
   }
   return "_rt.ANY";
 }

@@ -90,6 +90,9 @@ Code enum_str(const std::string& value);
 /// Whether a flat call passes a leaf of this type (its type as the record
 /// field declares it) as enum_str: one enum value, optional or not. (Enum
 /// lists pass their members.)
+/// A dynamic leaf's flat value (model::Type::dynamic): `_rt.dynamic_float(value)`
+/// or `_rt.dynamic_int(value)`, the 0-dim CPU tensor the schema takes.
+Code dynamic_flat(const model::Type& leaf, const Code& value);
 bool passes_enum_str(const model::Type& leaf);
 
 /// The attribute that holds a record's flat values: its leaves in slot

@@ -59,8 +59,9 @@ bool enum_value_leaf(const lower::Slot& s) {
 }
 
 /// `(None if cfg is None or cfg.inner is None else cfg.inner.w)`: a leaf
-/// below optional records (Slot::optional_at), None when one is absent.
-Code optional_leaf(const lower::Slot& s, bool as_str) {
+/// below optional records (Slot::optional_at), None when one is absent;
+/// `value` is what the leaf passes when present.
+Code optional_leaf(const lower::Slot& s, const Code& value) {
   const std::vector<std::string>& parts = s.api_segments;
   std::vector<std::string> absent;
   for (size_t k : s.optional_at) {
@@ -68,10 +69,7 @@ Code optional_leaf(const lower::Slot& s, bool as_str) {
         "{} is None",
         fmt::join(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(k + 1), ".")));
   }
-  return conditional(
-      "None",
-      fmt::format("{}", fmt::join(absent, " or ")),
-      as_str ? enum_str(s.api_path) : Code(s.api_path));
+  return conditional("None", fmt::format("{}", fmt::join(absent, " or ")), value);
 }
 
 /// The leaves of lists of records (Slot::list_depth), one list per leaf.
@@ -180,7 +178,8 @@ ListLeaves list_leaves(const Module& mod, const lower::LoweredOp& lo) {
 
 /// Per parameter, how the flat call can pass it at once: its record's flat
 /// values splatted (splat_flat); empty where it cannot (not a record or an
-/// optional one, keyword-only, or a record without the tuple). `traced`:
+/// optional one, keyword-only, a record without the tuple or with a dynamic
+/// leaf). `traced`:
 /// for the call Dynamo traces, where a record with value leaves passes
 /// them from its guard key (kKeyAttr), `*_rt.traced_flat(cfg, (2, 3))`.
 std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo, bool traced) {
@@ -190,7 +189,9 @@ std::vector<Code> record_splats(const Module& mod, const lower::LoweredOp& lo, b
     const model::Param& p = op.params[pi];
     if (p.kwarg_only || !(p.type.is_plain_record() || p.type.is_optional_record())) continue;
     const lower::RecordLayout& layout = mod.layout(p.type.decl);
-    if (!has_flat_tuple(layout)) continue;
+    // A dynamic leaf becomes its tensor at the call, in the call's mode
+    // (FakeTensorMode, a TorchDispatchMode), so the record passes it leaf by leaf.
+    if (!has_flat_tuple(layout) || layout.has_dynamic_leaf) continue;
     const std::string& name = lo.api_params[pi].name;
     if (traced && p.type.is_plain_record() && !layout.value_leaves.empty()) {
       std::vector<Code> keyed;
@@ -220,10 +221,12 @@ std::vector<Code> flat_arguments(
       continue;
     }
     const bool as_str = enum_value_leaf(s);
+    const Code value = as_str           ? enum_str(s.api_path)
+                       : s.type.dynamic ? dynamic_flat(s.type, s.api_path)
+                                        : Code(s.api_path);
     const Code access = s.list_depth             ? Code(lists[k])
-                        : !s.optional_at.empty() ? optional_leaf(s, as_str)
-                        : as_str                 ? enum_str(s.api_path)
-                                                 : Code(s.api_path);
+                        : !s.optional_at.empty() ? optional_leaf(s, value)
+                                                 : value;
     if (s.kwarg_only && lang::is_python_keyword(s.name)) {
       keyword_named.push_back(quoted(s.name) + ": " + access);
     } else {

@@ -239,7 +239,9 @@ void record_class(CodePrinter& p, const Module& mod, const model::Record& r) {
       kw_only = true;
     fields += (fields.empty() ? "" : "\n") + (name + ": " + mod.hint(f.type, false) + value);
     specs.push_back(tuple({quoted(name), mod.check_spec(f.type)}));
-    (f.type.is_record() || f.type.holds_tensor() ? children : statics).push_back(quoted(name));
+    // A dynamic number is a child too: torch.export takes it as an input.
+    (f.type.is_record() || f.type.holds_tensor() || f.type.dynamic ? children : statics)
+        .push_back(quoted(name));
     if (std::string text = doc_text(f.doc); !text.empty()) {
       // Continuation lines indented under the field's name.
       for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 9)

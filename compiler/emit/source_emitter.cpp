@@ -65,7 +65,8 @@ Code SourceEmitter::unflatten_call(
 
 bool SourceEmitter::takes_path(int decl) const {
   const lower::RecordLayout& lay = layout(decl);
-  return lay.has_enum_leaf || lay.has_record_list || lay.has_optional_record;
+  return lay.has_enum_leaf || lay.has_dynamic_leaf || lay.has_record_list ||
+         lay.has_optional_record;
 }
 
 std::string SourceEmitter::stack_arg(const model::Type& type, const std::string& ivalue) const {
@@ -289,7 +290,9 @@ void SourceEmitter::call_api() {
       }
       const std::string& access = s.api_path;
       call_args.push_back(
-          s.from_record() || p.type.is_enum() ? types_.value_to_flat(s.type, access) : access);
+          s.from_record() || p.type.is_enum() || p.type.dynamic
+              ? types_.value_to_flat(s.type, access)
+              : access);
     }
     p_.line();
     p_.emit(

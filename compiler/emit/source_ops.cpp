@@ -24,7 +24,9 @@ Codes SourceEmitter::kernel_args(const CppOp& op) const {
               {unflatten_call(p.type, path, slot == 0 ? "args" : fmt::format("args + {}", slot))}));
     } else {
       const std::string flat = stack_arg(first->type, fmt::format("args[{}]", slot));
-      out.push_back(p.type.is_enum() ? adapter_types_.flat_to_value(p.type, flat, path) : flat);
+      out.push_back(
+          p.type.is_enum() || p.type.dynamic ? adapter_types_.flat_to_value(p.type, flat, path)
+                                             : flat);
     }
   }
   return out;
@@ -232,6 +234,7 @@ void SourceEmitter::slot_table(const CppOp& op) {
     if (s.type.is_enum()) {
       notes.push_back(describe_type(s.type, m_));
     }
+    if (s.type.dynamic) notes.push_back("dynamic " + describe_type(s.type, m_));
     if (s.default_value && !s.schema_default)
       notes.push_back("default " + describe_default(*s.default_value) + " in the APIs");
     rows.push_back(

@@ -25,9 +25,9 @@ const std::vector<std::string> kFileKeys =
     {"namespace", "cpp_namespace", "include", "doc", "enums", "records", "ops"};
 const std::vector<std::string> kEnumKeys = {"values", "doc"};
 const std::vector<std::string> kRecordKeys = {"fields", "doc"};
-const std::vector<std::string> kFieldKeys = {"type", "default", "doc", "schema_name"};
+const std::vector<std::string> kFieldKeys = {"type", "default", "doc", "schema_name", "dynamic"};
 const std::vector<std::string> kOpKeys =
-    {"func", "mutates", "backward", "meta", "dispatch", "tags", "annotations", "doc"};
+    {"func", "mutates", "dynamic", "backward", "meta", "dispatch", "tags", "annotations", "doc"};
 const std::vector<std::string> kAnyKey = {};
 
 class IdlReader {
@@ -468,6 +468,8 @@ class IdlReader {
     const YamlNode* type = nullptr;
     const YamlNode* def = nullptr;
     const YamlNode* pin = nullptr;
+    bool dynamic = false;
+    bool dynamic_read = true;
     const std::string what = fmt::format("field `{}.{}`", record.text, f->name.text);
     bool clean =
         walker_.walk(node, kFieldKeys, what.c_str(), [&](const Name& key, const YamlNode& v) {
@@ -477,10 +479,14 @@ class IdlReader {
             def = &v;
           else if (key.text == "schema_name"sv)
             pin = &v;
-          else
+          else if (key.text == "dynamic"sv) {
+            dynamic_read = read_bool(v, "dynamic", &dynamic);
+            if (dynamic) f->dynamic = v.span;
+          } else
             read_doc(v, &f->doc);
         });
-    if (!clean) return false;  // e.g. `defualt:`; reported, and the field would be wrong without it
+    if (!clean || !dynamic_read)
+      return false;  // e.g. `defualt:`; reported, and the field would be wrong without it
     if (!type || type->kind == YamlNode::Kind::Null) {
       diags_.error(
           type ? type->span : f->name.span,
@@ -633,6 +639,8 @@ class IdlReader {
           }
         } else if (key.text == "mutates"sv) {
           read_name_list(v, "mutates", &op.mutates);
+        } else if (key.text == "dynamic"sv) {
+          read_name_list(v, "dynamic", &op.dynamic);
         } else if (key.text == "backward"sv) {
           read_bool(v, "backward", &op.backward);
         } else if (key.text == "meta"sv) {

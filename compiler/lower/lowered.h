@@ -77,6 +77,9 @@ struct RecordLayout {
   std::vector<RecordField> fields;  // parallel to model::Record::fields
   /// Some leaf is an enum: unflattening it can fail and names the leaf's path.
   bool has_enum_leaf = false;
+  /// Some leaf is dynamic (model::Type::dynamic): unflattening it reads a
+  /// 0-dim tensor and names the leaf's path when that is wrong.
+  bool has_dynamic_leaf = false;
   /// Some field (at any depth) is a list of records: unflattening checks
   /// that its leaves' lists have one length, and names them if not.
   bool has_record_list = false;
@@ -93,7 +96,8 @@ struct RecordLayout {
   std::vector<size_t> required_leaves;
   /// The leaves that hold one value compared with `==` (int, float, bool,
   /// str or an enum, optional or not; not SymInt, which torch.compile may
-  /// make symbolic, and not in a list), in leaf order. The Python record
+  /// make symbolic, not dynamic, which it must not guard, and not in a
+  /// list), in leaf order. The Python record
   /// guards them under torch.compile as one value (`_structop_key`).
   std::vector<size_t> value_leaves;
   /// The Python record's `__init__`: its `self` parameter and its local,

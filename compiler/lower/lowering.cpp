@@ -262,7 +262,7 @@ using model::Builtin;
 /// Whether `leaf` holds one value compared with `==`
 /// (RecordLayout::value_leaves).
 bool is_value_leaf(const lower::RecordLeaf& leaf) {
-  if (leaf.list_depth) return false;
+  if (leaf.list_depth || leaf.type.dynamic) return false;
   const model::Type& t = leaf.type.is_optional() ? leaf.type.inner() : leaf.type;
   if (!t.suffixes.empty()) return false;
   if (t.is_enum()) return true;
@@ -310,6 +310,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
         layout.has_record_list |= f.type.is_record_list() || inner.has_record_list;
         layout.has_optional_record |= f.type.is_optional_record() || inner.has_optional_record;
         layout.has_enum_leaf |= inner.has_enum_leaf;
+        layout.has_dynamic_leaf |= inner.has_dynamic_leaf;
       } else {
         if (!f.type.is_optional()) layout.required_leaves.push_back(layout.leaves.size());
         layout.leaves.push_back(
@@ -321,6 +322,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
              f.type,
              {f.name}});
         layout.has_enum_leaf |= f.type.is_enum();
+        layout.has_dynamic_leaf |= f.type.dynamic;
       }
       field.leaf_count = layout.leaves.size() - field.first_leaf;
       layout.fields.push_back(std::move(field));
@@ -493,6 +495,7 @@ std::optional<std::string> schema_default(const model::Type& type, const model::
   using K = syntax::Literal::Kind;
   const syntax::Literal& lit = value.literal;
   if (lit.kind == K::None) return std::string("None");
+  if (type.dynamic) return std::nullopt;  // a Tensor's schema default can only be None
   model::Type scalar = type.is_optional() ? type.inner() : type;
   if (scalar.is_list()) {
     model::Type element = scalar.inner();

@@ -23,9 +23,10 @@ namespace structop::lowering {
 
 using model::Builtin;
 
-/// The base of a type in the schema: enums lower to `str`; records
-/// never reach a schema.
+/// The base of a type in the schema: enums lower to `str`, dynamic numbers
+/// to `Tensor` (a 0-dim CPU tensor); records never reach a schema.
 inline std::string_view schema_base(const model::Type& type) {
+  if (type.dynamic) return "Tensor";
   return type.is_enum() ? "str" : model::schema_name(type.builtin);
 }
 

@@ -198,6 +198,8 @@ struct FieldDecl {
   /// The default was a quoted YAML scalar in long form (`default: "x"`), so a
   /// str field takes it as the string itself.
   bool default_is_yaml_string = false;
+  /// `dynamic: true` (long form): the value varies per call; where it was written.
+  std::optional<Span> dynamic;
 };
 
 struct RecordDecl {
@@ -222,6 +224,8 @@ struct OpDecl {
   FuncSig sig;
   Span func_span;
   std::vector<Name> mutates;
+  /// `dynamic:`: int and float parameters whose values vary per call.
+  std::vector<Name> dynamic;
   MetaDecl meta;
   bool backward = false;
   std::vector<Name> dispatch;

@@ -24,7 +24,7 @@ import os
 import shutil
 import sysconfig
 
-from ._decorator import register_custom_op, to_idl
+from ._decorator import dynamic, register_custom_op, to_idl
 from ._version import RUNTIME_VERSION, __version__
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "get_cache_dir",
     "load",
     "register_custom_op",
+    "dynamic",
     "to_idl",
 ]
 

@@ -419,11 +419,29 @@ _SUPPORTED = (
 )
 
 
+class _Dynamic:
+    """The marker of a number that changes per call: `Annotated[float,
+    structop.dynamic]` on a parameter or a dataclass field is the IDL's
+    `dynamic: true` (a 0-dim CPU tensor in the schema, a graph input under
+    torch.compile)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "structop.dynamic"
+
+
+dynamic = _Dynamic()
+
+
 class _Type:
     """An annotation as the IDL spells it, and what the front end needs of it."""
 
-    def __init__(self, text, *, record=None, optional=False, is_list=False, enum_cls=None):
+    def __init__(
+        self, text, *, record=None, optional=False, is_list=False, enum_cls=None, dynamic=False
+    ):
         self.text = text  # the IDL type: "Tensor", "Cfg?", "int[]"...
+        self.dynamic = dynamic  # Annotated[int | float, structop.dynamic]
         self.record = record  # the dataclass, for a record, optional record or list of records
         self.optional = optional
         self.is_list = is_list
@@ -497,6 +515,17 @@ class _Front:
             raise TypeError(f"{owner}: {where}: None alone is not a type; use Optional[...]")
         origin = typing.get_origin(t)
         args = typing.get_args(t)
+        if origin is typing.Annotated:
+            inner = self._type(args[0], where, owner, scope)
+            if not any(m is dynamic for m in t.__metadata__):
+                return inner  # metadata for other tools
+            if inner.text not in ("int", "float"):
+                raise TypeError(
+                    f"{owner}: {where}: structop.dynamic marks an int or a float (a value that "
+                    f"changes per call), not {inner.text}"
+                    + (": a Tensor is already a graph input" if "Tensor" in inner.text else "")
+                )
+            return _Type(inner.text, dynamic=True)
         if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
             rest = [a for a in args if a is not type(None)]
             if len(rest) != 1 or len(rest) == len(args):
@@ -505,6 +534,10 @@ class _Front:
                     f"(Optional[X]) is. {_SUPPORTED}"
                 )
             inner = self._type(rest[0], where, owner, scope)
+            if inner.dynamic:
+                raise TypeError(
+                    f"{owner}: {where}: a dynamic number cannot be optional; give it a default"
+                )
             if inner.optional:
                 return inner
             if inner.is_list and inner.record is not None:
@@ -523,6 +556,10 @@ class _Front:
             if not args:
                 raise TypeError(f"{owner}: {where}: a list needs its item type, as list[int]")
             item = self._type(args[0], where, owner, scope)
+            if item.dynamic:
+                raise TypeError(
+                    f"{owner}: {where}: a list of dynamic numbers is not supported; pass a Tensor"
+                )
             if item.is_list:
                 raise TypeError(
                     f"{owner}: {where}: nested lists are not schema types; use separate fields"
@@ -608,6 +645,10 @@ class _Front:
             if field.default is not dataclasses.MISSING:
                 default = self._default(field.default, ftype)
             types_.append((field.name, ftype))
+            if ftype.dynamic:  # the long form
+                spec = f"type: {ftype.text}" + ("" if default is None else f", default: {default}")
+                lines.append(f"      {field.name}: {{{spec}, dynamic: true}}")
+                continue
             text = ftype.text if default is None else f"{ftype.text} = {default}"
             lines.append(f"      {field.name}: {_yaml_quote(text)}")
         return name
@@ -666,6 +707,7 @@ class _Front:
         positional = []
         star = False
         tensor_inputs = []
+        dynamic_params = []
         for param in signature.parameters.values():
             where = f"parameter `{param.name}`"
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -691,6 +733,8 @@ class _Front:
                         # theirs in Python only.
                         for earlier in positional:
                             earlier[1] = None
+            if ptype.dynamic:
+                dynamic_params.append(param.name)
             entry = [f"{ptype.text} {param.name}", default]
             if not star:
                 positional.append(entry)
@@ -724,6 +768,8 @@ class _Front:
             lines.append(f"    meta: [{', '.join(tensor_inputs[:outputs])}]")
         if source.mutates:
             lines.append(f"    mutates: [{', '.join(_yaml_quote(m) for m in source.mutates)}]")
+        if dynamic_params:
+            lines.append(f"    dynamic: [{', '.join(dynamic_params)}]")
         doc = inspect.getdoc(fn)
         if doc:
             lines.append(f"    doc: {_yaml_quote(doc)}")

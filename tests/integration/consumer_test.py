@@ -262,6 +262,7 @@ def main():
     for module in (
         "_autograd.py",
         "_checks.py",
+        "_dynamic.py",
         "_kernels.py",
         "_loading.py",
         "_pytree.py",

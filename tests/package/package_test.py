@@ -309,6 +309,7 @@ def stage_wheel(ctx):
             "structop_runtime/__init__.py",
             "structop_runtime/_autograd.py",
             "structop_runtime/_checks.py",
+            "structop_runtime/_dynamic.py",
             "structop_runtime/_kernels.py",
             "structop_runtime/_loading.py",
             "structop_runtime/_native.abi3.so",

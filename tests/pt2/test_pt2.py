@@ -68,12 +68,13 @@ STEMS = [
     "compose",
     "sampling",
     "mlp",
+    "schedule",
 ]
 MODULES = {}
 
 
 def load_modules():
-    global W, A, N, M, L, D, C, S, P
+    global W, A, N, M, L, D, C, S, P, Q
     if MODULE_DIR not in sys.path:
         sys.path.insert(0, MODULE_DIR)
     for stem in STEMS:
@@ -87,7 +88,7 @@ def load_modules():
         MODULES["weights"].load_library(
             LIBRARY
         )  # registers every example; each module binds on first use
-    W, A, N, M, L, D, C, S, P = (MODULES[s] for s in STEMS)
+    W, A, N, M, L, D, C, S, P, Q = (MODULES[s] for s in STEMS)
 
 
 def setUpModule():
@@ -498,6 +499,17 @@ CASES = [
             {},
         ),
     ),
+    Case(
+        "schedule",
+        "denoise",
+        "",
+        True,
+        lambda rg: (
+            (t(3, 4, rg=rg), t(3, 4, rg=rg), Q.Noise(sigma=0.25, step=2, gain=1.5)),
+            {},
+        ),
+    ),
+    Case("schedule", "scale", "", True, lambda rg: ((t(3, 4, rg=rg), 0.75), {})),
 ]
 
 
@@ -939,6 +951,25 @@ def _mlp():
     return Program("mlp", True, tensors, records, inside, passed)
 
 
+def _schedule():
+    def tensors(n, rg):
+        return dict(x=t(n, 4, rg=rg), eps=t(n, 4, rg=rg))
+
+    def records(ts):
+        return dict(noise=Q.Noise(sigma=0.5, step=3))
+
+    def inside(ts):
+        return [
+            Q.denoise(ts["x"], ts["eps"], Q.Noise(sigma=0.25, step=1, gain=2.0)),
+            Q.scale(ts["x"], 1.5),
+        ]
+
+    def passed(ts, recs):
+        return [Q.denoise(ts["x"], ts["eps"], recs["noise"])]
+
+    return Program("schedule", True, tensors, records, inside, passed)
+
+
 PROGRAMS = {
     p.__name__[1:]: p
     for p in (
@@ -951,6 +982,7 @@ PROGRAMS = {
         _compose,
         _sampling,
         _mlp,
+        _schedule,
     )
 }
 
@@ -1538,7 +1570,7 @@ class Coverage(Timed):
             if callable(value) and hasattr(value, "slot_map")
         }
         self.assertEqual(ops - covered, set(), "example ops without a PT2 case")
-        self.assertEqual(len(ops), 29)
+        self.assertEqual(len(ops), 31)
 
 
 class KeywordParameter(Timed):

@@ -100,6 +100,12 @@ c10::optional<std::vector<T>> value_of(
 
 // ---- field value -> flat argument ------------------------------------------
 
+// A dynamic number: the 0-dim CPU tensor it came in, or a new one.
+template <class T>
+at::Tensor flat_of(tag<at::Tensor>, const Dynamic<T>& value, rank<1>) {
+  return value.to_tensor();
+}
+
 template <class F, class V>
 const V& flat_of(tag<F>, const V& value, rank<0>) {
   return value;  // converts implicitly at the call (vector -> ArrayRef, ...)

@@ -21,7 +21,7 @@
 
 /// Version of the interface between generated code and this runtime. Bumped
 /// whenever generated code of one version would not work with another.
-#define STRUCTOP_RUNTIME_VERSION 11
+#define STRUCTOP_RUNTIME_VERSION 12
 
 #define STRUCTOP_STRINGIFY_IMPL(x) #x
 #define STRUCTOP_STRINGIFY(x) STRUCTOP_STRINGIFY_IMPL(x)
@@ -154,6 +154,83 @@ E parse_enum(c10::string_view text, const ArgPath& where) {
       EnumTraits<E>::type_name,
       text,
       EnumTraits<E>::names);
+}
+
+// ---------------------------------------------------------------------------
+// Dynamic numbers
+// ---------------------------------------------------------------------------
+
+namespace detail {
+/// Reads the 0-dim CPU tensor of a dynamic value at `where` into `*value`;
+/// false when its value is not known (a meta, fake or functional tensor:
+/// torch is tracing the op). Throws c10::ValueError naming `where` for a
+/// tensor that is not 0-dim or not on the CPU. Never synchronizes a stream.
+bool read_dynamic(const at::Tensor& tensor, const ArgPath& where, double* value);
+bool read_dynamic(const at::Tensor& tensor, const ArgPath& where, int64_t* value);
+/// A new 0-dim CPU tensor (float64, int64) holding `value`.
+at::Tensor dynamic_tensor(double value);
+at::Tensor dynamic_tensor(int64_t value);
+[[noreturn]] void throw_unknown_dynamic();
+}  // namespace detail
+
+/// An IDL `int` or `float` declared `dynamic: true`: a number that varies
+/// from call to call. The schema carries it as a 0-dim CPU tensor, so that
+/// torch.compile makes it a graph input instead of a constant it guards on;
+/// records, kernels and the C++ call API hold it as this wrapper, which reads
+/// as the number (`double s = cfg.scale;`, `x * cfg.scale`) and is made from
+/// one (`cfg.scale = 2.0;`).
+///
+/// While torch traces the op (torch.compile, torch.export, a meta kernel) the
+/// number is not known: value() throws, and tensor() is what a kernel or a
+/// setup_context computes with, e.g. `ctx->saved_data["scale"] = cfg.scale.tensor();`
+/// for a backward that follows the value under torch.compile.
+template <class T>
+class Dynamic {
+  static_assert(
+      std::is_same_v<T, double> || std::is_same_v<T, int64_t>,
+      "structop::Dynamic holds a double or an int64_t");
+
+ public:
+  Dynamic(T value = T()) noexcept : value_(value), known_(true) {}  // NOLINT: implicit
+
+  /// The value of the 0-dim CPU tensor `tensor` (the flat argument at `where`).
+  static Dynamic from_tensor(at::Tensor tensor, const ArgPath& where) {
+    Dynamic d;
+    d.known_ = detail::read_dynamic(tensor, where, &d.value_);
+    d.tensor_ = std::move(tensor);
+    return d;
+  }
+
+  /// The number; throws while torch traces the op (its value is not known then).
+  T value() const {
+    if (!known_) detail::throw_unknown_dynamic();
+    return value_;
+  }
+  operator T() const { return value(); }                         // NOLINT: implicit
+  operator c10::Scalar() const { return c10::Scalar(value()); }  // NOLINT: implicit
+  /// Whether value() is known (false while torch traces the op).
+  bool known() const noexcept { return known_; }
+
+  /// The 0-dim CPU tensor the op received (undefined for a Dynamic made from
+  /// a number): what a backward computes with so that torch.compile follows
+  /// the value.
+  const at::Tensor& tensor() const noexcept { return tensor_; }
+  /// tensor(), or a new 0-dim CPU tensor holding the number: the flat argument.
+  at::Tensor to_tensor() const {
+    return tensor_.defined() ? tensor_ : detail::dynamic_tensor(value_);
+  }
+
+ private:
+  T value_;
+  bool known_;
+  at::Tensor tensor_;
+};
+
+/// The kernels' form of the dynamic value at `where` (structop::to_value's
+/// counterpart for a dynamic leaf, with the path for its errors).
+template <class T>
+Dynamic<T> to_dynamic(const at::Tensor& tensor, const ArgPath& where) {
+  return Dynamic<T>::from_tensor(tensor, where);
 }
 
 // ---------------------------------------------------------------------------

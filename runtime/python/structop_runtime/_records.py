@@ -9,6 +9,7 @@ taken by position, or by the name torch's schema gives them."""
 import torch
 
 from ._checks import DTYPE, LAYOUT, MEMORY_FORMAT, absent, zip_leaves
+from ._dynamic import kernel_value
 
 
 def enum_value(cls, value, op, path):
@@ -134,6 +135,7 @@ class _Walk:
             "_enums": enum_values,
             "_absent": absent,
             "_zip": zip_leaves,
+            "_dynamic": kernel_value,
         }
 
     def name(self, value):
@@ -166,6 +168,8 @@ class _Walk:
         value = self.flat(slot)
         optional = check[2:3] == ("optional",)
         inner = check[3] if optional else check
+        if inner[2:3] == ("dynamic",):
+            return f"_dynamic({value}, _op, {self.name(self.paths[slot])})"
         if inner[2:3] == ("enum",):
             convert = f"_enum({self.name(inner[3])}, {value}, _op, {self.name(self.paths[slot])})"
         elif inner[2:3] == ("list",) and inner[3][2:3] == ("enum",):

@@ -61,6 +61,26 @@ namespace {
       structop::to_value<std::vector<int64_t>>(structop::arg<at::IntArrayRef>(leaves[6]))};
 }
 
+::golden::features::Step unflatten_Step(const structop::ArgPath& path, c10::IValue* leaves) {
+  return ::golden::features::Step{
+      structop::arg<at::Tensor>(leaves[0]),
+      structop::to_dynamic<double>(
+          structop::arg<at::Tensor>(leaves[1]),
+          structop::ArgPath(path, "sigma")),
+      structop::to_dynamic<int64_t>(
+          structop::arg<at::Tensor>(leaves[2]),
+          structop::ArgPath(path, "index")),
+      structop::arg<double>(leaves[3])};
+}
+
+c10::optional<::golden::features::Step> unflatten_Step_optional(
+    const structop::ArgPath& path,
+    c10::IValue* leaves) {
+  structop::check_optional_record(path, leaves, {"t", "sigma", "index", "gain"}, {0, 1, 2, 3});
+  if (leaves[0].isNone()) return c10::nullopt;
+  return unflatten_Step(path, leaves);
+}
+
 // ===========================================================================
 // pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
 //   slot  original path     lowered name        type        default
@@ -268,6 +288,86 @@ struct op_tune {
   static inline structop::OpRef handle{"golden_features::tune"};
 };
 
+// ===========================================================================
+// step(Tensor x, Step s, float rate, Step? extra=None) -> Tensor
+//   slot  original path  lowered name  type     default
+//   0     x              x             Tensor
+//   1     s.t            s__t          Tensor
+//   2     s.sigma        s__sigma      Tensor            (dynamic float, default 0.5 in the APIs)
+//   3     s.index        s__index      Tensor            (dynamic int, default 0 in the APIs)
+//   4     s.gain         s__gain       float             (default 1.0 in the APIs)
+//   5     rate           rate          Tensor            (dynamic float)
+//   6     extra.t        extra__t      Tensor?  None
+//   7     extra.sigma    extra__sigma  Tensor?  None     (dynamic float?)
+//   8     extra.index    extra__index  Tensor?  None     (dynamic int?)
+//   9     extra.gain     extra__gain   float?   None
+// ===========================================================================
+
+struct op_step {
+  static constexpr const char* op_name = "golden_features::step";
+  static constexpr std::size_t num_args = 10;
+  /// The dispatcher's C++ types for the flat schema.
+  using signature = at::Tensor(
+      const at::Tensor&,
+      const at::Tensor&,
+      const at::Tensor&,
+      const at::Tensor&,
+      double,
+      const at::Tensor&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&,
+      c10::optional<double>);
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<::golden::features::Step>{
+            unflatten_Step(structop::ArgPath(op_name, "s"), args + 1)},
+        structop::to_dynamic<double>(
+            structop::arg<const at::Tensor&>(args[5]),
+            structop::ArgPath(op_name, "rate")),
+        structop::Held<c10::optional<::golden::features::Step>>{
+            unflatten_Step_optional(structop::ArgPath(op_name, "extra"), args + 6)});
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::step)});
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    with_args(args, [&](const auto&... inputs) {
+      kernels::step_setup_context(ctx, inputs..., outputs[0].toTensor());
+    });
+  }
+
+  static structop::variable_list backward(
+      torch::autograd::AutogradContext* ctx,
+      const structop::variable_list& grad_outputs) {
+    structop::Held<step_grads> held{kernels::step_backward(ctx, grad_outputs[0])};
+    step_grads& grads = held.value;
+    return structop::grad_list(std::move(grads.x), std::move(grads.s.t), std::move(grads.extra.t));
+  }
+
+  // Original path and flat argument of each grad slot (= the node's edges).
+  static constexpr const char* grad_paths[] = {"x", "s.t", "extra.t"};
+  static constexpr std::size_t grad_slots[] = {0, 1, 6};
+  static constexpr structop::BackwardDef backward_def =
+      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
+
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_features::step"};
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -325,6 +425,25 @@ at::Tensor tune(const at::Tensor& x, const Tuned& t) {
       structop::to_flat<at::IntArrayRef>(t.sizes));
 }
 
+at::Tensor step(
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra) {
+  return structop::call<op_step::signature>(
+      op_step::handle,
+      x,
+      s.t,
+      structop::to_flat<const at::Tensor&>(s.sigma),
+      structop::to_flat<const at::Tensor&>(s.index),
+      s.gain,
+      structop::to_flat<const at::Tensor&>(rate),
+      extra ? c10::IValue(extra->t) : c10::IValue(),
+      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->sigma)) : c10::IValue(),
+      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->index)) : c10::IValue(),
+      extra ? c10::IValue(extra->gain) : c10::IValue());
+}
+
 }  // namespace golden::features
 
 // ===========================================================================
@@ -342,11 +461,15 @@ TORCH_LIBRARY_FRAGMENT(golden_features, m) {
   structop::define(
       m,
       R"(tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)");
+  structop::define(
+      m,
+      R"(step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
   structop::impl(m, "pick", &golden::features::op_pick::forward);
   structop::impl(m, "tune", &golden::features::op_tune::forward);
+  structop::impl(m, "step", &golden::features::op_step::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CPU, m) {
@@ -361,10 +484,12 @@ TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
   structop::impl(m, "pick", &golden::features::op_pick::meta);
   structop::impl_meta_like(m, "pick.scalar", {0});
   structop::impl_meta_like(m, "tune", {0});
+  structop::impl_meta_like(m, "step", {0});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {
   structop::impl_autograd(m, "pick", golden::features::op_pick::backward_def);
   structop::impl_no_backward(m, "pick.scalar");
   structop::impl_no_backward(m, "tune");
+  structop::impl_autograd(m, "step", golden::features::op_step::backward_def);
 }

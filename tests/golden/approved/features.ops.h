@@ -13,11 +13,11 @@
 #include <tuple>
 #include <vector>
 
-STRUCTOP_REQUIRE_RUNTIME_VERSION(11);
+STRUCTOP_REQUIRE_RUNTIME_VERSION(12);
 
 // Fingerprint of the records and enums of features.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
-#define STRUCTOP_FINGERPRINT_features 0x18b06fab68b6b71dULL
+#define STRUCTOP_FINGERPRINT_features 0xf624f18089aa1203ULL
 
 // The records and enums of the IDL files features.ops.yaml includes, from the
 // headers generated from those files (structopc FILE.ops.yaml for each).
@@ -65,10 +65,24 @@ struct Tuned {
   std::vector<int64_t> sizes = {1};
 };
 
+/// Values that change every call.
+struct Step {
+  at::Tensor t;
+  structop::Dynamic<double> sigma = 0.5;
+  structop::Dynamic<int64_t> index = 0;
+  double gain = 1.0;
+};
+
 /// Gradients for the tensor fields of Opts: every slot must be given
 /// (at::Tensor() or c10::nullopt for "no gradient").
 struct OptsGrad {
   structop::Grad mask;
+};
+
+/// Gradients for the tensor fields of Step: every slot must be given
+/// (at::Tensor() or c10::nullopt for "no gradient").
+struct StepGrad {
+  structop::Grad t;
 };
 
 /// What kernels::pick_backward returns: one member per parameter with a tensor.
@@ -83,6 +97,20 @@ struct pick_grad_slot {
   static constexpr std::size_t from_ = 0;
   static constexpr std::size_t to = 1;
   static constexpr std::size_t opts_mask = 2;
+};
+
+/// What kernels::step_backward returns: one member per parameter with a tensor.
+struct step_grads {
+  structop::Grad x;
+  StepGrad s;
+  StepGrad extra;
+};
+
+/// Index of each tensor slot of step, for ctx->needs_input_grad(index).
+struct step_grad_slot {
+  static constexpr std::size_t x = 0;
+  static constexpr std::size_t s_t = 1;
+  static constexpr std::size_t extra_t = 2;
 };
 
 // Call API: flattens the records and calls the op through the dispatcher
@@ -112,6 +140,14 @@ at::Tensor tune(
         /*main=*/Range{/*lo=*/-1.0, /*hi=*/1.0},
         /*backup=*/Range{/*lo=*/0.0, /*hi=*/3, /*act=*/::golden_shared::Act::relu},
         /*sizes=*/{2, 3}});
+
+/// step(Tensor x, Step s, float rate, Step? extra=None) -> Tensor
+/// lowered: golden_features::step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor
+at::Tensor step(
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra = c10::nullopt);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -155,6 +191,23 @@ at::Tensor pick_scalar_cuda(
 
 /// golden_features::tune forward on every device.
 at::Tensor tune(const at::Tensor& x, const Tuned& t);
+
+/// golden_features::step forward on every device.
+at::Tensor step(
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra);
+/// Saves what backward needs (ctx->save_for_backward, ctx->saved_data); runs with grad mode off.
+void step_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra,
+    const at::Tensor& output);
+/// Gradients for the inputs, given those of the outputs.
+step_grads step_backward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_output);
 
 }  // namespace kernels
 

@@ -104,4 +104,50 @@ at::Tensor kernels::tune(const at::Tensor& x, const Tuned& t) {
   structop::not_implemented("golden::features::kernels::tune (features.ops.stubs.cpp)", x, t);
 }
 
+// step(Tensor x, Step s, float rate, Step? extra=None) -> Tensor
+at::Tensor kernels::step(
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra) {
+  structop::not_implemented(
+      "golden::features::kernels::step (features.ops.stubs.cpp)",
+      x,
+      s,
+      rate,
+      extra);
+}
+
+// Runs after the forward, with grad mode off: save what backward needs,
+// e.g. ctx->save_for_backward({x, cfg.inner.w}); ctx->saved_data["scale"] = cfg.scale;
+void kernels::step_setup_context(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& x,
+    const Step& s,
+    structop::Dynamic<double> rate,
+    const c10::optional<Step>& extra,
+    const at::Tensor& output) {
+  structop::not_implemented(
+      "golden::features::kernels::step_setup_context (features.ops.stubs.cpp)",
+      ctx,
+      x,
+      s,
+      rate,
+      extra,
+      output);
+}
+
+// Returns the gradient of every tensor input, in this shape (at::Tensor() or
+// c10::nullopt means "no gradient"):
+//   return {/*x=*/at::Tensor(), /*s=*/{/*t=*/at::Tensor()}, /*extra=*/{/*t=*/at::Tensor()}};
+// ctx->needs_input_grad(step_grad_slot::NAME) tells which are wanted.
+step_grads kernels::step_backward(
+    torch::autograd::AutogradContext* ctx,
+    const at::Tensor& grad_output) {
+  structop::not_implemented(
+      "golden::features::kernels::step_backward (features.ops.stubs.cpp)",
+      ctx,
+      grad_output);
+}
+
 }  // namespace golden::features

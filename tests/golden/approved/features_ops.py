@@ -14,7 +14,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(11, __name__)
+_rt.require_version(12, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -26,9 +26,12 @@ __all__ = [
     "OptsGrad",
     "Range",
     "Tuned",
+    "Step",
+    "StepGrad",
     "pick",
     "pick_scalar",
     "tune",
+    "step",
 ]
 
 NAMESPACE = "golden_features"
@@ -252,6 +255,52 @@ Tuned._structop_key = None
 _rt.register_pytree(Tuned, ("main", "backup"), ("sizes",), NAMESPACE, _IDL_STEM)
 
 
+@dataclasses.dataclass(frozen=True, init=False)
+class Step:
+    """Values that change every call."""
+
+    t: torch.Tensor
+    sigma: typing.Union[float, torch.Tensor] = 0.5
+    index: typing.Union[int, torch.Tensor] = 0
+    gain: float = 1.0
+
+    def __init__(
+        self,
+        t: torch.Tensor,
+        sigma: typing.Union[float, torch.Tensor] = 0.5,
+        index: typing.Union[int, torch.Tensor] = 0,
+        gain: float = 1.0,
+    ) -> None:
+        flat = (t, sigma, index, gain)
+        if _rt.is_dynamo_compiling():
+            _rt.init_record(self, flat, t=t, sigma=sigma, index=index, gain=gain)
+            return
+        _rt.set_record(
+            self, ("t", "sigma", "index", "gain"), (t, sigma, index, gain), flat, (3,), "f"
+        )
+
+
+Step._structop_fields = (
+    ("t", _rt.TENSOR),
+    ("sigma", _rt.dynamic(_rt.FLOAT)),
+    ("index", _rt.dynamic(_rt.INT)),
+    ("gain", _rt.FLOAT),
+)
+Step._structop_key = None
+_rt.register_pytree(Step, ("t", "sigma", "index"), ("gain",), NAMESPACE, _IDL_STEM)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepGrad:
+    """Gradients for the tensor fields of `Step` (None: no gradient), as a Python
+    backward returns them."""
+
+    t: typing.Optional[torch.Tensor] = None
+
+
+Step._structop_grad = StepGrad
+
+
 _pick_op = _rt.Op(
     _IDL_STEM,
     'golden_features::pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[]',
@@ -403,4 +452,62 @@ def tune(
         return _tune_op.failed(error, tune, (x, t), {})
 
 
-torch.serialization.add_safe_globals([Opts, Range, Tuned])
+_step_op = _rt.Op(
+    _IDL_STEM,
+    "golden_features::step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor",
+    (
+        ("x", _rt.TENSOR),
+        ("s", _rt.record(Step)),
+        ("rate", _rt.dynamic(_rt.FLOAT)),
+        ("extra", _rt.optional(_rt.record(Step))),
+    ),
+    {
+        "x": "x",
+        "s.t": "s__t",
+        "s.sigma": "s__sigma",
+        "s.index": "s__index",
+        "s.gain": "s__gain",
+        "rate": "rate",
+        "extra.t": "extra__t",
+        "extra.sigma": "extra__sigma",
+        "extra.index": "extra__index",
+        "extra.gain": "extra__gain",
+    },
+    grads=(("x", "x"), ("s.t", "s__t"), ("extra.t", "extra__t")),
+    meta=("x",),
+    backward=True,
+)
+
+
+@_step_op.function
+def step(
+    x: torch.Tensor,
+    s: Step,
+    rate: typing.Union[float, torch.Tensor],
+    extra: typing.Optional[Step] = None,
+) -> torch.Tensor:
+    """Calls torch.ops.golden_features.step, whose lowered schema is
+    step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor"""
+    try:
+        args = (
+            x,
+            s.t,
+            _rt.dynamic_float(s.sigma),
+            _rt.dynamic_int(s.index),
+            s.gain,
+            _rt.dynamic_float(rate),
+            (None if extra is None else extra.t),
+            (None if extra is None else _rt.dynamic_float(extra.sigma)),
+            (None if extra is None else _rt.dynamic_int(extra.index)),
+            (None if extra is None else extra.gain),
+        )
+        return (
+            _step_op.overload
+            if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
+            else _step_op.boxed
+        )(*args)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _step_op.failed(error, step, (x, s, rate, extra), {})
+
+
+torch.serialization.add_safe_globals([Opts, Range, Tuned, Step])
