@@ -117,8 +117,10 @@ bool Resolver::mark_dynamic(model::Type& type, const Span& span, const Subject& 
             describe_type(type, *module_)),
         type.holds_tensor()
             ? "a Tensor is already a graph input under torch.compile: drop `dynamic`"
-            : "a value that changes per call and is not a number: pass it as a "
-              "Tensor");
+        : type.is_optional() && (type.inner().is_builtin(model::Builtin::Int) ||
+                                 type.inner().is_builtin(model::Builtin::Float))
+            ? "a dynamic number cannot be optional: give it a default instead of None"
+            : "a value that changes per call and is not a number: pass it as a Tensor");
     return false;
   }
   type.dynamic = true;

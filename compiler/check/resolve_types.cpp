@@ -91,6 +91,17 @@ bool Resolver::check_record_type(
     // cfgs__w`): only leaves whose list is a schema type can.
     const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
     if (std::string why = unlistable_leaf(r, r.name + "."); !why.empty()) {
+      if (why.size() > 11 && why.compare(why.size() - 11, 11, " is dynamic") == 0) {
+        diags_.error(
+            t.span,
+            fmt::format(
+                "{} has type `{}`, but {}: a list of records cannot hold dynamic numbers",
+                what,
+                syntax::to_schema(t),
+                why),
+            "pass the numbers of the list as one Tensor, or the records as separate parameters");
+        return false;
+      }
       diags_.error(
           t.span,
           fmt::format(

@@ -172,6 +172,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
                       "param",
                       "type",
                       "schema_type",
+                      "dynamic",
                       "default",
                       "schema_default",
                       "kwarg_only",
@@ -181,6 +182,7 @@ TEST_CASE("compile() returns the JSON model; its shape is stable", "[driver]") {
                       "optional_records"});
   CHECK(w["path"].string == "cfg.inner.w");
   CHECK_FALSE(w["pinned"].boolean);
+  CHECK_FALSE(w["dynamic"].boolean);
   CHECK(w["name"].string == "cfg__inner__w");
   CHECK(w["param"].string == "cfg");
   CHECK(w["differentiable"].boolean);

@@ -21,6 +21,10 @@ taking frozen dataclasses, on structopc, with the seed decorator's API
                returns; ops calling ops.
   Autograd     gradients as dict, the user's dataclass, the grad record, an
                object with attributes, None; the wrong count (ValueError).
+  Dynamic      Annotated[float, structop.dynamic] on a field and a parameter:
+               0-dim tensors in the schema, numbers in the kernel, at most 2
+               graphs for 10 values under torch.compile with the backward
+               following the value; misplaced markers rejected.
   PT2          opcheck, torch.compile(fullgraph=True, dynamic=True),
                torch.export with a record input.
   Cache        a second process does not run structopc.
@@ -865,6 +869,92 @@ class Autograd(unittest.TestCase):
         x = torch.ones(2, requires_grad=True)
         with self.assertRaisesRegex(ValueError, r"2 gradients \(one per parameter: x, cfg\)"):
             count(x, AttnCfg(2.0)).sum().backward()
+
+
+# String annotations: structop is imported in setUpModule, before decoration
+# resolves them; `gain`'s Annotated carries metadata for another tool only.
+@dataclasses.dataclass(frozen=True)
+class NoiseCfg:
+    sigma: "typing.Annotated[float, structop.dynamic]" = 0.5
+    step: "typing.Annotated[int, structop.dynamic]" = 0
+    gain: typing.Annotated[float, "a unit, for another tool"] = 1.0
+
+
+class Dynamic(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        seen = cls.seen = []
+
+        def setup(ctx, inputs, output):
+            ctx.sigma, ctx.factor = inputs[1].sigma, inputs[2]
+
+        def bwd(ctx, gy):
+            return gy * ctx.factor, None, None
+
+        @register_custom_op(name="dyn::step", setup_context_fn=setup, backward_fn=bwd)
+        def step(
+            x: torch.Tensor, cfg: NoiseCfg, factor: typing.Annotated[float, structop.dynamic]
+        ) -> torch.Tensor:
+            seen.append((type(cfg.sigma), type(cfg.step), type(factor)))
+            return x * factor + cfg.sigma * cfg.gain / (cfg.step + 1)
+
+        cls.step = staticmethod(step)
+
+    def test_schema_and_kernel(self):
+        self.assertTrue(
+            self.step.schema.endswith(
+                "step(Tensor x, Tensor cfg__sigma, Tensor cfg__step, float cfg__gain, "
+                "Tensor factor) -> Tensor"
+            ),
+            self.step.schema,
+        )
+        self.assertIn("dynamic: true", structop.to_idl(self.step))
+        self.assertIn("dynamic: [factor]", structop.to_idl(self.step))
+        x = torch.ones(2, requires_grad=True)
+        del self.seen[:]
+        y = self.step(x, NoiseCfg(sigma=1.0, step=1), 3.0)
+        close(y, torch.full((2,), 3.5))
+        self.assertEqual(self.seen, [(float, int, float)])
+        y.sum().backward()
+        close(x.grad, torch.full((2,), 3.0))
+
+    def test_compile_follows_the_values(self):
+        from torch._dynamo.testing import CompileCounterWithBackend
+
+        torch._dynamo.reset()
+        counter = CompileCounterWithBackend("aot_eager")
+        compiled = torch.compile(
+            lambda x, s, k: self.step(x, NoiseCfg(sigma=s, step=k), s),
+            backend=counter,
+            fullgraph=True,
+        )
+        for k in range(10):
+            s = 0.25 * (k + 1)
+            x = torch.ones(2, requires_grad=True)
+            y = compiled(x, s, k)
+            close(y, torch.full((2,), s + s / (k + 1)))
+            y.sum().backward()
+            close(x.grad, torch.full((2,), s))
+        self.assertLessEqual(counter.frame_count, 2)
+
+    def test_misplaced_markers(self):
+        def on_tensor(x: typing.Annotated[torch.Tensor, structop.dynamic]) -> torch.Tensor: ...
+
+        def optional(
+            x: torch.Tensor, s: typing.Optional[typing.Annotated[float, structop.dynamic]] = None
+        ) -> torch.Tensor: ...
+
+        def in_list(
+            x: torch.Tensor, s: list[typing.Annotated[float, structop.dynamic]]
+        ) -> torch.Tensor: ...
+
+        for fn, pattern in (
+            (on_tensor, r"parameter `x`: structop.dynamic marks an int or a float.*graph input"),
+            (optional, r"parameter `s`: a dynamic number cannot be optional"),
+            (in_list, r"parameter `s`: a list of dynamic numbers is not supported"),
+        ):
+            with self.subTest(fn.__name__), self.assertRaisesRegex(TypeError, pattern):
+                register_custom_op(name=f"dynrejected::{fn.__name__}")(fn)
 
 
 # ---------------------------------------------------------------------------

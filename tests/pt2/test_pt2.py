@@ -124,7 +124,8 @@ def python_name(name):
 def flat_call(fn, *args, **kwargs):
     """The OpOverload and the flat (args, kwargs) that fn(*args, **kwargs) lowers
     to: every slot of fn.slot_map read from the bound (defaulted) arguments;
-    enums as their strings; keyword-only schema arguments by name."""
+    enums as their strings, dynamic numbers as their 0-dim tensors;
+    keyword-only schema arguments by name."""
     op = overload_of(fn)
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
@@ -142,6 +143,12 @@ def flat_call(fn, *args, **kwargs):
         values[lowered] = value.value if isinstance(value, enum.Enum) else value
     schema_args = op._schema.arguments
     assert sorted(values) == sorted(a.name for a in schema_args), (values.keys(), op._schema)
+    for a in schema_args:  # a dynamic number: its 0-dim CPU tensor (float64, int64)
+        value = values[a.name]
+        if str(a.type).startswith("Tensor") and type(value) in (int, float):
+            values[a.name] = torch.scalar_tensor(
+                value, dtype=torch.int64 if type(value) is int else torch.float64
+            )
     flat_args = tuple(values[a.name] for a in schema_args if not a.kwarg_only)
     flat_kwargs = {a.name: values[a.name] for a in schema_args if a.kwarg_only}
     return op, flat_args, flat_kwargs
