@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "base/duplicates.h"
 #include "base/name_index.h"
 #include "check/resolver_impl.h"
 #include "lang/generated_names.h"
@@ -106,9 +107,11 @@ bool Resolver::resolve_params(
 }
 
 bool Resolver::mark_dynamic(model::Type& type, const Span& span, const Subject& what) {
-  const bool number = type.suffixes.empty() && (type.is_builtin(model::Builtin::Int) ||
-                                                type.is_builtin(model::Builtin::Float));
-  if (!number) {
+  const auto number = [](const model::Type& t) {
+    return t.suffixes.empty() &&
+           (t.is_builtin(model::Builtin::Int) || t.is_builtin(model::Builtin::Float));
+  };
+  if (!number(type)) {
     diags_.error(
         span,
         fmt::format(
@@ -117,8 +120,7 @@ bool Resolver::mark_dynamic(model::Type& type, const Span& span, const Subject& 
             describe_type(type, *module_)),
         type.holds_tensor()
             ? "a Tensor is already a graph input under torch.compile: drop `dynamic`"
-        : type.is_optional() && (type.inner().is_builtin(model::Builtin::Int) ||
-                                 type.inner().is_builtin(model::Builtin::Float))
+        : type.is_optional() && number(type.inner())
             ? "a dynamic number cannot be optional: give it a default instead of None"
             : "a value that changes per call and is not a number: pass it as a Tensor");
     return false;
@@ -132,16 +134,21 @@ bool Resolver::resolve_dynamic(
     const std::string& op_label,
     model::Op& op) {
   bool ok = true;
+  const auto listed = [&](size_t i) {
+    return std::optional<std::string_view>(decl.dynamic[i].text);
+  };
+  std::vector<bool> repeated(decl.dynamic.size());
+  for (auto [first, later] : find_duplicates(decl.dynamic.size(), listed)) {
+    const syntax::Name& n = decl.dynamic[later];
+    diags_.error(n.span, fmt::format("`dynamic` lists `{}` twice", n.text), "list it once");
+    repeated[later] = true;
+    ok = false;
+  }
   std::vector<std::string> names;
   for (const auto& p : op.params) names.push_back(p.name);
   for (size_t i = 0; i < decl.dynamic.size(); ++i) {
+    if (repeated[i]) continue;
     const syntax::Name& n = decl.dynamic[i];
-    for (size_t j = 0; j < i; ++j) {
-      if (decl.dynamic[j].text == n.text) {
-        diags_.error(n.span, fmt::format("`dynamic` lists `{}` twice", n.text), "list it once");
-        ok = false;
-      }
-    }
     auto it = std::find_if(op.params.begin(), op.params.end(), [&](const model::Param& p) {
       return p.name == n.text;
     });
@@ -157,7 +164,6 @@ bool Resolver::resolve_dynamic(
       ok = false;
       continue;
     }
-    if (it->type.dynamic) continue;  // listed twice: reported above
     ok &= mark_dynamic(it->type, n.span, Subject::param(it->name, op_label));
   }
   return ok;

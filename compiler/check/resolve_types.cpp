@@ -90,18 +90,21 @@ bool Resolver::check_record_type(
     // Each leaf of the record becomes a list (`Tensor w` -> `Tensor[]
     // cfgs__w`): only leaves whose list is a schema type can.
     const model::Record& r = module_->records[static_cast<size_t>(out.decl)];
+    if (auto dynamic = find_field(r, r.name + ".", [](const model::Type& f) {
+          return f.dynamic;
+        })) {
+      diags_.error(
+          t.span,
+          fmt::format(
+              "{} has type `{}`, but field `{}` is dynamic: a list of records cannot hold dynamic "
+              "numbers",
+              what,
+              syntax::to_schema(t),
+              dynamic->path),
+          "pass the numbers of the list as one Tensor, or the records as separate parameters");
+      return false;
+    }
     if (std::string why = unlistable_leaf(r, r.name + "."); !why.empty()) {
-      if (why.size() > 11 && why.compare(why.size() - 11, 11, " is dynamic") == 0) {
-        diags_.error(
-            t.span,
-            fmt::format(
-                "{} has type `{}`, but {}: a list of records cannot hold dynamic numbers",
-                what,
-                syntax::to_schema(t),
-                why),
-            "pass the numbers of the list as one Tensor, or the records as separate parameters");
-        return false;
-      }
       diags_.error(
           t.span,
           fmt::format(
@@ -312,7 +315,6 @@ std::string Resolver::unlistable_leaf(const model::Record& r, const std::string&
   if (!found) return {};
   const model::Type& t = found->field->type;
   if (t.is_optional_record()) return fmt::format("field `{}` is an optional record", found->path);
-  if (t.dynamic) return fmt::format("field `{}` is dynamic", found->path);
   if (t.is_record()) return fmt::format("field `{}` is a list of records", found->path);
   return fmt::format("field `{}` has type `{}`", found->path, describe_type(t, *module_));
 }

@@ -15,6 +15,11 @@ bool is(const model::Type& t, Builtin b) {
   return t.is_builtin(b);
 }
 
+/// The number a dynamic `int` or `float` holds in C++ (structop::Dynamic<T>).
+const char* dynamic_number(const model::Type& t) {
+  return is(t, Builtin::Int) ? "int64_t" : "double";
+}
+
 }  // namespace
 
 std::string CppTypes::qualify(const std::string& ns, const std::string& name) const {
@@ -56,8 +61,7 @@ std::string CppTypes::value_type(const model::Type& t) const {
     case model::Type::Kind::Builtin:
       break;
   }
-  if (t.dynamic)
-    return is(t, Builtin::Int) ? "structop::Dynamic<int64_t>" : "structop::Dynamic<double>";
+  if (t.dynamic) return fmt::format("structop::Dynamic<{}>", dynamic_number(t));
   switch (t.builtin) {
     case Builtin::Tensor:
       return "at::Tensor";
@@ -223,8 +227,8 @@ Code CppTypes::flat_to_value(const model::Type& t, const Code& expr, const std::
            Code::list({expr, path}) + ")";
   }
   if (t.dynamic)  // the number, or the tensor while torch traces (structop/runtime.h)
-    return fmt::format("structop::to_dynamic<{}>(", is(t, Builtin::Int) ? "int64_t" : "double") +
-           Code::list({expr, path}) + ")";
+    return fmt::format("structop::to_dynamic<{}>(", dynamic_number(t)) + Code::list({expr, path}) +
+           ")";
   if (same_as_flat(t)) return expr;
   // Spelled by the runtime (structop/convert.h): to_value<T>(flat).
   return fmt::format("structop::to_value<{}>(", value_type(t)) + Code::list({expr}) + ")";
