@@ -2,6 +2,7 @@
 // (declared in structop/registration.h). Compiled once here, so that a
 // generated X.ops.cpp instantiates none of the dispatcher's registration
 // templates per op.
+#include <structop/convert.h>
 #include <structop/registration.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -83,6 +84,14 @@ const c10::OperatorHandle& OpRef::lookup() const {
 
 namespace detail {
 
+void push_ivalue(torch::jit::Stack& stack, const c10::IValue& value) {
+  stack.push_back(value);
+}
+
+void push_ivalue(torch::jit::Stack& stack, c10::IValue&& value) {
+  stack.push_back(std::move(value));
+}
+
 void drop(torch::jit::Stack& stack, std::size_t count) {
   torch::jit::drop(stack, count);
 }
@@ -98,6 +107,14 @@ void CallStack::call(const OpRef& op) {
 }
 
 }  // namespace detail
+
+const c10::IValue* enum_ivalues(const c10::string_view* names, std::size_t count) {
+  auto* spellings = new c10::IValue[count];
+  for (std::size_t i = 0; i < count; ++i) {
+    spellings[i] = c10::IValue(std::string(names[i].data(), names[i].size()));
+  }
+  return spellings;
+}
 
 void check_lengths(
     const ArgPath& where,

@@ -199,21 +199,21 @@ c10::optional<c10::string_view> optional_enum_name(const c10::optional<E>& value
   return enum_name(*value);
 }
 
+/// A new array of the `str` IValues of an enum's `count` spellings, never
+/// freed (in the runtime library, so that the IValue constructors and
+/// destructors stay out of generated files).
+const c10::IValue* enum_ivalues(const c10::string_view* names, std::size_t count);
+
 /// The `str` IValue of `value`'s spelling, as the C++ call API pushes it:
 /// made once per enumerator, so a call copies a reference where it would
 /// allocate and copy the string. Never freed (a call may come from another
 /// static's destructor).
 template <class E>
-const c10::IValue& enum_ivalue(E value) {
-  static const auto* const spellings = [] {
-    constexpr std::size_t n = EnumTraits<E>::names.size();
-    auto* out = new std::array<c10::IValue, n>();
-    for (std::size_t i = 0; i < n; ++i) {
-      (*out)[i] = c10::IValue(std::string(EnumTraits<E>::names[i]));
-    }
-    return out;
-  }();
-  return (*spellings)[static_cast<std::size_t>(value)];
+C10_NOINLINE const c10::IValue& enum_ivalue(E value) {
+  static const c10::IValue* const spellings = enum_ivalues(
+      EnumTraits<E>::names.data(),
+      EnumTraits<E>::names.size());
+  return spellings[static_cast<std::size_t>(value)];
 }
 
 /// As enum_ivalue; `None` for an empty optional.

@@ -198,6 +198,11 @@ C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
   stack.emplace_back(std::forward<T>(value));
 }
 
+/// Pushes a copy of `value`, or `value` itself (in the runtime library, as
+/// push: the IValue copy and destructor are not compiled per generated file).
+void push_ivalue(torch::jit::Stack& stack, const c10::IValue& value);
+void push_ivalue(torch::jit::Stack& stack, c10::IValue&& value);
+
 /// Drops the `count` values on top of `stack` (in the runtime library).
 void drop(torch::jit::Stack& stack, std::size_t count);
 
@@ -266,8 +271,9 @@ struct is_list<c10::List<E>> : std::true_type {};
 /// (gather) or an IValue (a leaf of an optional record, or None) as it is.
 template <class Param, class Arg>
 void push_arg(torch::jit::Stack& stack, Arg&& arg) {
-  if constexpr (
-      is_list<std::decay_t<Arg>>::value || std::is_same_v<std::decay_t<Arg>, c10::IValue>) {
+  if constexpr (std::is_same_v<std::decay_t<Arg>, c10::IValue>) {
+    push_ivalue(stack, std::forward<Arg>(arg));
+  } else if constexpr (is_list<std::decay_t<Arg>>::value) {
     push<std::decay_t<Arg>>(stack, std::decay_t<Arg>(std::forward<Arg>(arg)));
   } else {
     push<Param>(stack, static_cast<Param>(std::forward<Arg>(arg)));
