@@ -84,14 +84,6 @@ const c10::OperatorHandle& OpRef::lookup() const {
 
 namespace detail {
 
-void push_ivalue(torch::jit::Stack& stack, const c10::IValue& value) {
-  stack.push_back(value);
-}
-
-void push_ivalue(torch::jit::Stack& stack, c10::IValue&& value) {
-  stack.push_back(std::move(value));
-}
-
 void drop(torch::jit::Stack& stack, std::size_t count) {
   torch::jit::drop(stack, count);
 }

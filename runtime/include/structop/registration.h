@@ -198,11 +198,6 @@ C10_NOINLINE void push(torch::jit::Stack& stack, T&& value) {
   stack.emplace_back(std::forward<T>(value));
 }
 
-/// Pushes a copy of `value`, or `value` itself (in the runtime library, as
-/// push: the IValue copy and destructor are not compiled per generated file).
-void push_ivalue(torch::jit::Stack& stack, const c10::IValue& value);
-void push_ivalue(torch::jit::Stack& stack, c10::IValue&& value);
-
 /// Drops the `count` values on top of `stack` (in the runtime library).
 void drop(torch::jit::Stack& stack, std::size_t count);
 
@@ -272,7 +267,14 @@ struct is_list<c10::List<E>> : std::true_type {};
 template <class Param, class Arg>
 void push_arg(torch::jit::Stack& stack, Arg&& arg) {
   if constexpr (std::is_same_v<std::decay_t<Arg>, c10::IValue>) {
-    push_ivalue(stack, std::forward<Arg>(arg));
+    // push<const IValue&> copies, push<IValue> moves: both compiled once in
+    // the runtime library, where a copy made here would compile the IValue
+    // copy and destructor into every generated file.
+    if constexpr (std::is_lvalue_reference_v<Arg>) {
+      push<const c10::IValue&>(stack, arg);
+    } else {
+      push<c10::IValue>(stack, std::move(arg));
+    }
   } else if constexpr (is_list<std::decay_t<Arg>>::value) {
     push<std::decay_t<Arg>>(stack, std::decay_t<Arg>(std::forward<Arg>(arg)));
   } else {
@@ -373,6 +375,7 @@ decltype(auto) call(const OpRef& op, Args&&... args) {
   KIND void detail::push<at::Tensor>(torch::jit::Stack&, at::Tensor&&);                           \
   KIND void detail::push<std::vector<at::Tensor>>(torch::jit::Stack&, std::vector<at::Tensor>&&); \
   KIND void detail::push<c10::IValue>(torch::jit::Stack&, c10::IValue&&);                         \
+  KIND void detail::push<const c10::IValue&>(torch::jit::Stack&, const c10::IValue&);             \
   KIND void return_outputs<at::Tensor>(torch::jit::Stack*, std::size_t, at::Tensor&&);            \
   KIND struct Held<at::Tensor>;                                                                   \
   KIND at::Tensor output<at::Tensor>(const c10::IValue&);                                         \
