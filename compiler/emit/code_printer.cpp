@@ -96,11 +96,19 @@ void lay_out_cpp(const Code& line, size_t indent, std::string& out) {
   }
   // A single item that would not fit on a line of its own either stays after
   // the opener, and a list inside it breaks instead (`held{f(` then f's
-  // arguments), as clang-format does.
+  // arguments), as clang-format does; unless the line up to that list would
+  // not fit either.
   if (items.size() == 1 && items[0].has_list() &&
       indent + 4 + items[0].flat().size() + tail.flat().size() > CodePrinter::kColumns) {
-    lay_out_cpp(head + items[0] + tail, indent, out);
-    return;
+    size_t before_list = 0;
+    for (const auto& piece : items[0].pieces()) {
+      if (piece.list) break;
+      before_list += piece.text.size();
+    }
+    if (head_text.size() + before_list <= CodePrinter::kColumns) {
+      lay_out_cpp(head + items[0] + tail, indent, out);
+      return;
+    }
   }
   out += head_text;
   out += '\n';

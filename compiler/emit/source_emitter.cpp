@@ -34,6 +34,7 @@ std::string SourceEmitter::run() {
     p_.line(fmt::format("namespace {} {{", m_.cpp_namespace));
     p_.line("namespace {");
     unflatten_functions();
+    flatten_functions();
     for (const auto& op : ops_) op_section(op);
     p_.line();
     p_.line("}  // namespace");
@@ -261,11 +262,69 @@ Code SourceEmitter::optional_leaf(const lower::Slot& s) const {
          ") : c10::IValue()";
 }
 
-Code SourceEmitter::call_statement(
-    const std::string& ret,
-    const std::string& fn,
-    const Codes& call_args) const {
-  return (ret == "void" ? "" : "return ") + fn + args(call_args) + ";";
+Code SourceEmitter::push_statement(
+    const model::Op& o,
+    const lower::Slot& s,
+    const std::string& stack,
+    const std::string* root) const {
+  const lower::Slot* slot = &s;
+  lower::Slot rooted;
+  if (root) {  // inside flatten_<R>: the record is `root`, not the parameter
+    rooted = s;
+    rooted.api_path = *root + s.api_path.substr(s.api_segments[0].size());
+    rooted.api_segments[0] = *root;
+    slot = &rooted;
+  }
+  const model::Param& p = o.params[s.param];
+  Code value;
+  if (s.list_depth) {  // one leaf across a list of records
+    value = types_.value_to_flat(s.type, list_leaf(o, *slot, false));
+  } else if (!s.optional_at.empty()) {  // a leaf below optional records
+    value = optional_leaf(*slot);
+  } else if (s.from_record() || p.type.is_enum() || p.type.dynamic) {
+    value = types_.value_to_flat(s.type, slot->api_path);
+  } else {
+    value = slot->api_path;
+  }
+  return stack + ".push<" + types_.flat_type(s.type) + ">" + args({value}) + ";";
+}
+
+bool SourceEmitter::flattens(const model::Param& p) {
+  return p.type.is_plain_record();
+}
+
+void SourceEmitter::flatten_functions() {
+  // One per record that some op takes as a plain parameter (`R cfg`), from
+  // the first such parameter's slots: a record's leaves are the same for
+  // every parameter of its type.
+  std::set<int> done;
+  for (const auto& op : ops_) {
+    const model::Op& o = op.op();
+    const auto& slots = op.lowered().slots;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const model::Param& p = o.params[slots[k].param];
+      if (!flattens(p) || !done.insert(p.type.decl).second) continue;
+      const lower::RecordLayout::FlattenNames& names = layout(p.type.decl).flatten;
+      Codes pushes;
+      for (; k < slots.size() && &o.params[slots[k].param] == &p; ++k) {
+        pushes.push_back(push_statement(o, slots[k], names.stack, &names.value));
+      }
+      --k;
+      p_.line();
+      p_.emit(
+          {{"name", lang::flatten_name(record(p.type.decl))},
+           {"params",
+            args(
+                {"structop::CallStack& " + names.stack,
+                 "const " + adapter_types_.record_name(p.type.decl) + "& " + names.value})},
+           {"pushes", join(pushes, "\n")}},
+          R"cc(
+            void $name$$params$ {
+              $pushes$
+            }
+          )cc");
+    }
+  }
 }
 
 void SourceEmitter::call_api() {
@@ -277,40 +336,36 @@ void SourceEmitter::call_api() {
   )cc");
   for (const auto& op : ops_) {
     const model::Op& o = op.op();
-    Codes call_args = {op.names().adapter + "::handle"};
-    for (const auto& s : op.lowered().slots) {
+    const lower::LoweredOp& lo = op.lowered();
+    const std::string& stack = lo.locals.stack;
+    Codes pushes;
+    for (size_t k = 0; k < lo.slots.size(); ++k) {
+      const lower::Slot& s = lo.slots[k];
       const model::Param& p = o.params[s.param];
-      if (s.list_depth) {  // one leaf across a list of records
-        call_args.push_back(types_.value_to_flat(s.type, list_leaf(o, s, false)));
+      if (!flattens(p)) {
+        pushes.push_back(push_statement(o, s, stack, nullptr));
         continue;
       }
-      if (!s.optional_at.empty()) {  // a leaf below optional records
-        call_args.push_back(optional_leaf(s));
-        continue;
-      }
-      const std::string& access = s.api_path;
-      call_args.push_back(
-          s.from_record() || p.type.is_enum() || p.type.dynamic
-              ? types_.value_to_flat(s.type, access)
-              : access);
+      pushes.push_back(
+          lang::flatten_name(record(p.type.decl)) + args({stack, s.api_segments[0]}) + ";");
+      while (k + 1 < lo.slots.size() && lo.slots[k + 1].param == s.param) ++k;
     }
+    const Code call = stack + ".call<" + op.flat_return_type() + ">(" + op.names().adapter +
+                      "::handle)";
     p_.line();
     p_.emit(
         {{"decl", signature(op.return_type() + " " + op.name(), op.params(false))},
-         {"body",
-          op.lowered().has_record_return
-              ? "return " + op.names().adapter + "::record_outputs" +
-                    args(
-                        {"structop::call<" + op.names().adapter + "::signature>" +
-                         args(call_args)}) +
-                    ";"
-              : call_statement(
-                    op.return_type(),
-                    "structop::call<" + op.names().adapter + "::signature>",
-                    call_args)}},
+         {"stack", "structop::CallStack " + stack + "(" + op.names().adapter + "::num_args);"},
+         {"pushes", join(pushes, "\n")},
+         {"call",
+          lo.has_record_return
+              ? "return " + op.names().adapter + "::record_outputs" + args({call}) + ";"
+              : (op.return_type() == "void" ? "" : "return ") + call + ";"}},
         R"cc(
           $decl$ {
-            $body$
+            $stack$
+            $pushes$
+            $call$
           }
         )cc");
   }

@@ -175,8 +175,21 @@ class SourceEmitter {
 
   // ---- call API and registration -------------------------------------------
 
-  /// `return fn(args);` (`fn(args);` for void), as a statement at indent 2.
-  Code call_statement(const std::string& ret, const std::string& fn, const Codes& call_args) const;
+  /// A parameter the C++ call API passes to flatten_<R>: a plain record.
+  static bool flattens(const model::Param& p);
+
+  /// `stack.push<flat type>(value);`: slot `s` of `o` pushed for a boxed call,
+  /// its value read from the call API's parameter, or with `root` from the
+  /// record `root` (flatten_<R>, `s` being a slot of a parameter of type R).
+  Code push_statement(
+      const model::Op& o,
+      const lower::Slot& s,
+      const std::string& stack,
+      const std::string* root) const;
+
+  /// `void flatten_R(structop::CallStack& stack, const R& value)`: pushes the
+  /// leaves of a record that ops take as a plain parameter.
+  void flatten_functions();
 
   void call_api();
 

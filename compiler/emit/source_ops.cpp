@@ -160,8 +160,6 @@ void SourceEmitter::op_section(const CppOp& op) {
   slot_table(op);
   Codes find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
   if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
-  Codes flat_types;
-  for (const auto& s : lo.slots) flat_types.push_back(types_.flat_type(s.type));
   Code kernels;
   const Strings names = forward_names(op);
   for (size_t k = 0; k < names.size(); ++k) {
@@ -182,7 +180,6 @@ void SourceEmitter::op_section(const CppOp& op) {
       {{"adapter", op.names().adapter},
        {"op", cpp_string_literal(op.qualified())},
        {"num_args", std::to_string(lo.slots.size())},
-       {"signature", op.flat_return_type() + args(flat_types)},
        {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
        {"kernel_args", args(kernel_args(op))},
        {"kernels", trimmed(kernels)},
@@ -195,8 +192,6 @@ void SourceEmitter::op_section(const CppOp& op) {
         struct $adapter$ {
           static constexpr const char* op_name = $op$;
           static constexpr std::size_t num_args = $num_args$;
-          /// The dispatcher's C++ types for the flat schema.
-          using signature = $signature$;
 
           /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
           /// the kernels' record form, once, and calls `fn` with them.
@@ -347,6 +342,8 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
              "&setup_context",
              "&backward"})},
        {"grads_type", op.names().grads},
+       // Without list slots grad_list moves every Grad out of the record.
+       {"holder", lo.has_grad_list ? "structop::Held" : "structop::Emptied"},
        {"call", braces({"kernels::" + op.names().backward + args(backward_call_args(op))})},
        {"moves", args(g.moves)}},
       R"cc(
@@ -363,7 +360,7 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
         static structop::variable_list backward(
             torch::autograd::AutogradContext* ctx,
             const structop::variable_list& grad_outputs) {
-          structop::Held<$grads_type$> held$call$;
+          $holder$<$grads_type$> held$call$;
           $grads_type$& grads = held.value;
           return structop::$collect$$moves$;
         }

@@ -62,6 +62,10 @@ std::string unflatten_name(const model::Record& r) {
   return "unflatten_" + r.name;
 }
 
+std::string flatten_name(const model::Record& r) {
+  return "flatten_" + r.name;
+}
+
 std::string unflatten_list_name(const model::Record& r) {
   return "unflatten_" + r.name + "_list";
 }

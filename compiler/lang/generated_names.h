@@ -50,6 +50,8 @@ const std::string& python_op_global(
 std::string grad_record_name(const model::Record& r);
 /// `unflatten_<Record>`: builds a record from its leaves (X.ops.cpp).
 std::string unflatten_name(const model::Record& r);
+/// `flatten_<Record>`: pushes a record's leaves for the C++ call API (X.ops.cpp).
+std::string flatten_name(const model::Record& r);
 /// `unflatten_R_list`: the generated function building a `std::vector<R>`.
 std::string unflatten_list_name(const model::Record& r);
 /// `unflatten_R_optional`: the generated function building a `c10::optional<R>`.

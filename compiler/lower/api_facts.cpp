@@ -104,6 +104,7 @@ void OpLowering::local_names(const std::vector<std::string>& api_names) {
   for (const auto& r : module_.records) hiding.push_back(lang::api_spelling(r.name));
   for (const auto& e : module_.enums) hiding.push_back(lang::api_spelling(e.name));
   out_.locals.ctx = lang::first_free("ctx", hiding);
+  out_.locals.stack = lang::first_free("stack", hiding);
   out_.locals.error = lang::first_free("error", params);
   // The Python function's other locals must not hide a parameter, nor the
   // function itself (which `failed` takes).

@@ -106,6 +106,13 @@ struct RecordLayout {
     std::string self;  // `self`
     std::string flat;  // `flat`: the flat values
   } init;
+  /// The C++ call API's flatten_<R> (lang::flatten_name), which pushes the
+  /// record's leaves: its parameters, named so that they hide no record or
+  /// enum (a leaf in a list of records spells its record's type).
+  struct FlattenNames {
+    std::string stack;  // `stack`: the structop::CallStack
+    std::string value;  // `value`: the record
+  } flatten;
 };
 
 /// One flat parameter of the lowered schema.
@@ -242,6 +249,8 @@ struct LocalNames {
   /// `override`: the eager call's flag from _rt.record_columns: some value of
   /// the lists of records may define __torch_function__.
   std::string override;
+  /// `stack`: the C++ call API function's structop::CallStack.
+  std::string stack;
 };
 
 struct LoweredOp {

@@ -274,6 +274,12 @@ bool is_value_leaf(const lower::RecordLeaf& leaf) {
 /// record's layout is complete when its container needs it.
 std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
   std::vector<lower::RecordLayout> out(module.records.size());
+  std::vector<std::string> types;  // what flatten_<R>'s parameters must not hide
+  for (const auto& r : module.records) types.push_back(lang::api_spelling(r.name));
+  for (const auto& e : module.enums) types.push_back(lang::api_spelling(e.name));
+  const lower::RecordLayout::FlattenNames flatten{
+      lang::first_free("stack", types),
+      lang::first_free("value", types)};
   for (size_t r = 0; r < module.records.size(); ++r) {
     const model::Record& record = module.records[r];
     lower::RecordLayout& layout = out[r];
@@ -334,6 +340,7 @@ std::vector<lower::RecordLayout> record_layouts(const model::Module& module) {
     for (const auto& f : layout.fields) fields.push_back(f.api_name);
     layout.init.self = lang::first_free("self", fields);
     layout.init.flat = lang::first_free("flat", fields);
+    layout.flatten = flatten;
   }
   return out;
 }

@@ -334,6 +334,24 @@ NodeHandle<BackwardNode> make_grad_fn(const BackwardDef& def, const c10::IValue*
 }
 
 // ---------------------------------------------------------------------------
+// Gradients in slot order
+// ---------------------------------------------------------------------------
+
+variable_list grad_list(Grad* const* grads, std::size_t count) {
+  variable_list list;
+  try {
+    list.reserve(count);
+  } catch (...) {
+    // Release the tensors here: the generated backward does not destroy
+    // its grad record (Emptied).
+    for (std::size_t i = 0; i < count; ++i) Grad dropped(std::move(*grads[i]));
+    throw;
+  }
+  for (std::size_t i = 0; i < count; ++i) list.push_back(std::move(*grads[i]).tensor());
+  return list;
+}
+
+// ---------------------------------------------------------------------------
 // Gradients in edge order (list slots)
 // ---------------------------------------------------------------------------
 

@@ -88,17 +88,17 @@ void drop(torch::jit::Stack& stack, std::size_t count) {
   torch::jit::drop(stack, count);
 }
 
+}  // namespace detail
+
 CallStack::CallStack(std::size_t num_args) {
   stack_.reserve(num_args);
 }
 
 CallStack::~CallStack() = default;
 
-void CallStack::call(const OpRef& op) {
+void CallStack::dispatch(const OpRef& op) {
   op.get().callBoxed(stack_);
 }
-
-}  // namespace detail
 
 const c10::IValue* enum_ivalues(const c10::string_view* names, std::size_t count) {
   auto* spellings = new c10::IValue[count];

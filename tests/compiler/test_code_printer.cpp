@@ -112,6 +112,16 @@ TEST_CASE(
   nested.line(
       "Holder held{" + CodePrinter::list({"f(" + CodePrinter::list({a, b, c}) + ")"}) + "};");
   CHECK(nested.str() == "Holder held{f(\n    " + a + ",\n    " + b + ",\n    " + c + ")};\n");
+  // Where even the line up to f's opener would be too long (`push<T>(` then
+  // `convert<T>(`: 106 columns), the single item goes on its own line after
+  // all, and its list breaks there.
+  const std::string t(50, 't');
+  CodePrinter deep;
+  deep.line(
+      "push<" + t + ">(" +
+      CodePrinter::list({"convert<" + t + ">(" + CodePrinter::list({"g(" + long_a + ")"}) + ")"}) +
+      ");");
+  CHECK(deep.str() == "push<" + t + ">(\n    convert<" + t + ">(\n        g(" + long_a + ")));\n");
 }
 
 TEST_CASE("a list inside a comment continues as a comment", "[printer]") {

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -53,15 +54,39 @@ struct BackwardDef {
   variable_list (*backward)(AutogradContext* ctx, const variable_list& grad_outputs);
 };
 
+namespace detail {
+/// grad_list's work, in the runtime library: the list's code (reserve,
+/// push_back, reallocation) is compiled once, not in every X.ops.cpp.
+variable_list grad_list(Grad* const* grads, std::size_t count);
+}  // namespace detail
+
 /// The gradients a generated backward returns, one per grad slot in order
-/// (an undefined tensor where the slot has none).
+/// (an undefined tensor where the slot has none), moved out of `grads`:
+/// each is left holding no tensor, even when this throws.
 template <class... Grads>
 variable_list grad_list(Grads&&... grads) {
-  variable_list list;
-  list.reserve(sizeof...(Grads));
-  (list.push_back(std::move(grads).tensor()), ...);
-  return list;
+  static_assert(
+      (std::is_same_v<Grads, Grad> && ...),
+      "grad_list takes the grad record's Grads, moved");
+  if constexpr (sizeof...(Grads) == 0) {
+    return {};
+  } else {
+    Grad* const all[] = {&grads...};
+    return detail::grad_list(all, sizeof...(Grads));
+  }
 }
+
+/// A backward kernel's grad record in a generated backward whose grad_list
+/// moves every one of its Grads out (no grad slot is a list): nothing is
+/// left for its destructor to release, so the record is not destroyed, and
+/// no destructor is compiled per op (structop::Held would compile one). An
+/// aggregate, so that `Emptied<R> held{kernel(...)}` builds the record in
+/// place.
+template <class T>
+union Emptied {
+  T value;
+  ~Emptied() {}
+};
 
 namespace detail {
 

@@ -239,24 +239,6 @@ inline void return_nothing(torch::jit::Stack* stack, std::size_t num_args) {
 
 namespace detail {
 
-/// The stack of a boxed call of the C++ call API. Its constructor (which
-/// reserves `num_args` values), destructor and call are in the runtime
-/// library (see push).
-class CallStack {
- public:
-  explicit CallStack(std::size_t num_args);
-  ~CallStack();
-  CallStack(const CallStack&) = delete;
-  CallStack& operator=(const CallStack&) = delete;
-
-  torch::jit::Stack& stack() noexcept { return stack_; }
-  /// Calls `op` with the arguments pushed; the stack then holds its outputs.
-  void call(const OpRef& op);
-
- private:
-  torch::jit::Stack stack_;
-};
-
 template <class T>
 struct is_list : std::false_type {};
 template <class E>
@@ -307,28 +289,39 @@ C10_NOINLINE Outputs pop_outputs(torch::jit::Stack& stack) {
   return Pop<Outputs>::call(stack);
 }
 
-template <class Signature>
-struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  template <class... Given>
-  static Ret call(const OpRef& op, Given&&... args) {
-    static_assert(sizeof...(Given) == sizeof...(Args), "one argument per flat parameter");
-    CallStack stack(sizeof...(Args));
-    (push_arg<Args>(stack.stack(), std::forward<Given>(args)), ...);
-    stack.call(op);
-    return pop_outputs<Ret>(stack.stack());
-  }
-};
-
 }  // namespace detail
 
-/// Calls `op`, whose flat C++ signature (the dispatcher's types) is
-/// `Signature`, through the dispatcher's boxed path.
-template <class Signature, class... Args>
-decltype(auto) call(const OpRef& op, Args&&... args) {
-  return detail::Caller<Signature>::call(op, std::forward<Args>(args)...);
-}
+/// A boxed call of an op, as the C++ call API makes it: the flat arguments
+/// pushed in schema order (a record's leaves by the generated flatten_<R>),
+/// then `call`. Its constructor (which reserves `num_args` values),
+/// destructor and `dispatch` are in the runtime library (see detail::push).
+class CallStack {
+ public:
+  explicit CallStack(std::size_t num_args);
+  ~CallStack();
+  CallStack(const CallStack&) = delete;
+  CallStack& operator=(const CallStack&) = delete;
+
+  /// Pushes the next argument as the flat schema's C++ type `Param` (the
+  /// dispatcher's) boxes it.
+  template <class Param, class Arg>
+  void push(Arg&& arg) {
+    detail::push_arg<Param>(stack_, std::forward<Arg>(arg));
+  }
+
+  /// Calls `op` with the arguments pushed and returns its outputs as
+  /// `Outputs` (the flat return type: a value, a std::tuple, or void).
+  template <class Outputs>
+  Outputs call(const OpRef& op) {
+    dispatch(op);
+    return detail::pop_outputs<Outputs>(stack_);
+  }
+
+ private:
+  void dispatch(const OpRef& op);
+
+  torch::jit::Stack stack_;
+};
 
 }  // namespace structop
 

@@ -81,6 +81,40 @@ c10::optional<::golden::features::Step> unflatten_Step_optional(
   return unflatten_Step(path, leaves);
 }
 
+void flatten_Opts(structop::CallStack& stack, const ::golden::features::Opts& value) {
+  stack.push<at::IntArrayRef>(structop::to_flat<at::IntArrayRef>(value.sizes));
+  stack.push<at::ArrayRef<double>>(structop::to_flat<at::ArrayRef<double>>(value.weights));
+  stack.push<const c10::optional<at::Tensor>&>(value.mask);
+  stack.push<const std::vector<std::string>&>(structop::enum_name_list(value.acts));
+  stack.push<c10::optional<int64_t>>(value.k);
+  stack.push<c10::optional<c10::string_view>>(
+      structop::to_flat<c10::optional<c10::string_view>>(value.label));
+  stack.push<at::ScalarType>(value.dtype);
+  stack.push<at::Device>(value.device);
+  stack.push<int64_t>(value.window.size);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.window.act));
+  stack.push<c10::optional<c10::string_view>>(structop::optional_enum_ivalue(value.fallback));
+  stack.push<c10::SymInt>(value.steps);
+  stack.push<c10::SymIntArrayRef>(structop::to_flat<c10::SymIntArrayRef>(value.shape));
+}
+
+void flatten_Tuned(structop::CallStack& stack, const ::golden::features::Tuned& value) {
+  stack.push<double>(value.main.lo);
+  stack.push<double>(value.main.hi);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.main.act));
+  stack.push<double>(value.backup.lo);
+  stack.push<double>(value.backup.hi);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.backup.act));
+  stack.push<at::IntArrayRef>(structop::to_flat<at::IntArrayRef>(value.sizes));
+}
+
+void flatten_Step(structop::CallStack& stack, const ::golden::features::Step& value) {
+  stack.push<const at::Tensor&>(value.t);
+  stack.push<const at::Tensor&>(structop::to_flat<const at::Tensor&>(value.sigma));
+  stack.push<const at::Tensor&>(structop::to_flat<const at::Tensor&>(value.index));
+  stack.push<double>(value.gain);
+}
+
 // ===========================================================================
 // pick(Tensor from, Tensor? to, Opts opts) -> Tensor[]
 //   slot  original path     lowered name        type        default
@@ -105,23 +139,6 @@ c10::optional<::golden::features::Step> unflatten_Step_optional(
 struct op_pick {
   static constexpr const char* op_name = "golden_features::pick";
   static constexpr std::size_t num_args = 15;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = std::vector<at::Tensor>(
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      at::IntArrayRef,
-      at::ArrayRef<double>,
-      const c10::optional<at::Tensor>&,
-      const std::vector<std::string>&,
-      c10::optional<int64_t>,
-      c10::optional<c10::string_view>,
-      at::ScalarType,
-      at::Device,
-      int64_t,
-      c10::string_view,
-      c10::optional<c10::string_view>,
-      c10::SymInt,
-      c10::SymIntArrayRef);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -165,7 +182,7 @@ struct op_pick {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<pick_grads> held{kernels::pick_backward(ctx, grad_outputs)};
+    structop::Emptied<pick_grads> held{kernels::pick_backward(ctx, grad_outputs)};
     pick_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.from_),
@@ -196,13 +213,6 @@ struct op_pick {
 struct op_pick_scalar {
   static constexpr const char* op_name = "golden_features::pick.scalar";
   static constexpr std::size_t num_args = 5;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      double,
-      c10::optional<c10::string_view>,
-      c10::SymInt,
-      const c10::optional<c10::List<std::string>>&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -256,16 +266,6 @@ struct op_pick_scalar {
 struct op_tune {
   static constexpr const char* op_name = "golden_features::tune";
   static constexpr std::size_t num_args = 8;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      double,
-      double,
-      c10::string_view,
-      double,
-      double,
-      c10::string_view,
-      at::IntArrayRef);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -306,18 +306,6 @@ struct op_tune {
 struct op_step {
   static constexpr const char* op_name = "golden_features::step";
   static constexpr std::size_t num_args = 10;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      const at::Tensor&,
-      const at::Tensor&,
-      const at::Tensor&,
-      double,
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      c10::optional<double>);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -353,7 +341,7 @@ struct op_step {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<step_grads> held{kernels::step_backward(ctx, grad_outputs[0])};
+    structop::Emptied<step_grads> held{kernels::step_backward(ctx, grad_outputs[0])};
     step_grads& grads = held.value;
     return structop::grad_list(std::move(grads.x), std::move(grads.s.t), std::move(grads.extra.t));
   }
@@ -378,23 +366,11 @@ std::vector<at::Tensor> pick(
     const at::Tensor& from_,
     const c10::optional<at::Tensor>& to,
     const Opts& opts) {
-  return structop::call<op_pick::signature>(
-      op_pick::handle,
-      from_,
-      to,
-      structop::to_flat<at::IntArrayRef>(opts.sizes),
-      structop::to_flat<at::ArrayRef<double>>(opts.weights),
-      opts.mask,
-      structop::enum_name_list(opts.acts),
-      opts.k,
-      structop::to_flat<c10::optional<c10::string_view>>(opts.label),
-      opts.dtype,
-      opts.device,
-      opts.window.size,
-      structop::enum_ivalue(opts.window.act),
-      structop::optional_enum_ivalue(opts.fallback),
-      opts.steps,
-      structop::to_flat<c10::SymIntArrayRef>(opts.shape));
+  structop::CallStack stack(op_pick::num_args);
+  stack.push<const at::Tensor&>(from_);
+  stack.push<const c10::optional<at::Tensor>&>(to);
+  flatten_Opts(stack, opts);
+  return stack.call<std::vector<at::Tensor>>(op_pick::handle);
 }
 
 at::Tensor pick_scalar(
@@ -403,26 +379,21 @@ at::Tensor pick_scalar(
     c10::optional<::golden_shared::Act> act,
     c10::SymInt n,
     const c10::optional<std::vector<::golden_shared::Act>>& chain) {
-  return structop::call<op_pick_scalar::signature>(
-      op_pick_scalar::handle,
-      from_,
-      value,
-      structop::optional_enum_ivalue(act),
-      n,
+  structop::CallStack stack(op_pick_scalar::num_args);
+  stack.push<const at::Tensor&>(from_);
+  stack.push<double>(value);
+  stack.push<c10::optional<c10::string_view>>(structop::optional_enum_ivalue(act));
+  stack.push<c10::SymInt>(n);
+  stack.push<const c10::optional<c10::List<std::string>>&>(
       structop::optional_enum_name_list(chain));
+  return stack.call<at::Tensor>(op_pick_scalar::handle);
 }
 
 at::Tensor tune(const at::Tensor& x, const Tuned& t) {
-  return structop::call<op_tune::signature>(
-      op_tune::handle,
-      x,
-      t.main.lo,
-      t.main.hi,
-      structop::enum_ivalue(t.main.act),
-      t.backup.lo,
-      t.backup.hi,
-      structop::enum_ivalue(t.backup.act),
-      structop::to_flat<at::IntArrayRef>(t.sizes));
+  structop::CallStack stack(op_tune::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Tuned(stack, t);
+  return stack.call<at::Tensor>(op_tune::handle);
 }
 
 at::Tensor step(
@@ -430,18 +401,17 @@ at::Tensor step(
     const Step& s,
     structop::Dynamic<double> rate,
     const c10::optional<Step>& extra) {
-  return structop::call<op_step::signature>(
-      op_step::handle,
-      x,
-      s.t,
-      structop::to_flat<const at::Tensor&>(s.sigma),
-      structop::to_flat<const at::Tensor&>(s.index),
-      s.gain,
-      structop::to_flat<const at::Tensor&>(rate),
-      extra ? c10::IValue(extra->t) : c10::IValue(),
-      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->sigma)) : c10::IValue(),
-      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->index)) : c10::IValue(),
-      extra ? c10::IValue(extra->gain) : c10::IValue());
+  structop::CallStack stack(op_step::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Step(stack, s);
+  stack.push<const at::Tensor&>(structop::to_flat<const at::Tensor&>(rate));
+  stack.push<const c10::optional<at::Tensor>&>(extra ? c10::IValue(extra->t) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(
+      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->sigma)) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(
+      extra ? c10::IValue(structop::to_flat<const at::Tensor&>(extra->index)) : c10::IValue());
+  stack.push<c10::optional<double>>(extra ? c10::IValue(extra->gain) : c10::IValue());
+  return stack.call<at::Tensor>(op_step::handle);
 }
 
 }  // namespace golden::features

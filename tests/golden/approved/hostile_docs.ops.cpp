@@ -30,6 +30,17 @@ namespace {
           structop::ArgPath(path, "mode"))};
 }
 
+void flatten_Texts(structop::CallStack& stack, const ::hostile_docs::Texts& value) {
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.cr));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.quoted));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.nul));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.bidi));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.controls));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.trigraph));
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.accents));
+  stack.push<c10::string_view>(structop::enum_ivalue(value.mode));
+}
+
 // ===========================================================================
 // echo(Tensor x, Texts t, str tag="a\"b\\c\rd", str? label=None) -> Tensor
 //   slot  original path  lowered name  type    default
@@ -49,19 +60,6 @@ namespace {
 struct op_echo {
   static constexpr const char* op_name = "hostile_docs::echo";
   static constexpr std::size_t num_args = 11;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::string_view,
-      c10::optional<c10::string_view>);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -97,8 +95,6 @@ struct op_echo {
 struct op_cleaned {
   static constexpr const char* op_name = "hostile_docs::cleaned";
   static constexpr std::size_t num_args = 3;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(const at::Tensor&, c10::string_view, c10::string_view);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -135,8 +131,6 @@ struct op_cleaned {
 struct op_indented {
   static constexpr const char* op_name = "hostile_docs::indented";
   static constexpr std::size_t num_args = 1;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(const at::Tensor&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -168,31 +162,26 @@ at::Tensor echo(
     const Texts& t,
     c10::string_view tag,
     c10::optional<c10::string_view> label) {
-  return structop::call<op_echo::signature>(
-      op_echo::handle,
-      x,
-      structop::to_flat<c10::string_view>(t.cr),
-      structop::to_flat<c10::string_view>(t.quoted),
-      structop::to_flat<c10::string_view>(t.nul),
-      structop::to_flat<c10::string_view>(t.bidi),
-      structop::to_flat<c10::string_view>(t.controls),
-      structop::to_flat<c10::string_view>(t.trigraph),
-      structop::to_flat<c10::string_view>(t.accents),
-      structop::enum_ivalue(t.mode),
-      tag,
-      label);
+  structop::CallStack stack(op_echo::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Texts(stack, t);
+  stack.push<c10::string_view>(tag);
+  stack.push<c10::optional<c10::string_view>>(label);
+  return stack.call<at::Tensor>(op_echo::handle);
 }
 
 at::Tensor cleaned(const at::Tensor& x, Flag flag, Shade shade) {
-  return structop::call<op_cleaned::signature>(
-      op_cleaned::handle,
-      x,
-      structop::enum_ivalue(flag),
-      structop::enum_ivalue(shade));
+  structop::CallStack stack(op_cleaned::num_args);
+  stack.push<const at::Tensor&>(x);
+  stack.push<c10::string_view>(structop::enum_ivalue(flag));
+  stack.push<c10::string_view>(structop::enum_ivalue(shade));
+  return stack.call<at::Tensor>(op_cleaned::handle);
 }
 
 at::Tensor indented(const at::Tensor& x) {
-  return structop::call<op_indented::signature>(op_indented::handle, x);
+  structop::CallStack stack(op_indented::num_args);
+  stack.push<const at::Tensor&>(x);
+  return stack.call<at::Tensor>(op_indented::handle);
 }
 
 }  // namespace hostile_docs

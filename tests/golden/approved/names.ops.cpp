@@ -42,6 +42,37 @@ namespace {
       structop::arg<bool>(leaves[14])};
 }
 
+void flatten_Outer(structop::CallStack& stack, const ::golden_names::Outer& value) {
+  stack.push<const c10::optional<at::Tensor>&>(value.path.at);
+  stack.push<const at::Tensor&>(value.path.path);
+  stack.push<int64_t>(value.path.EDOM_);
+  stack.push<double>(value.path.NULL_);
+  stack.push<bool>(value.path.EOF_);
+  stack.push<int64_t>(value.path.INT64_MIN_);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.path.linux_));
+  stack.push<int64_t>(value.path.std);
+  stack.push<const std::vector<std::string>&>(value.path.names);
+  stack.push<int64_t>(value.path.fn);
+  stack.push<const at::Tensor&>(value.args);
+  stack.push<double>(value.self);
+  stack.push<int64_t>(value.flat);
+  stack.push<c10::string_view>(structop::to_flat<c10::string_view>(value.d));
+  stack.push<bool>(value.self2);
+}
+
+void flatten_errno(structop::CallStack& stack, const ::golden_names::errno_& value) {
+  stack.push<const c10::optional<at::Tensor>&>(value.at);
+  stack.push<const at::Tensor&>(value.path);
+  stack.push<int64_t>(value.EDOM_);
+  stack.push<double>(value.NULL_);
+  stack.push<bool>(value.EOF_);
+  stack.push<int64_t>(value.INT64_MIN_);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.linux_));
+  stack.push<int64_t>(value.std);
+  stack.push<const std::vector<std::string>&>(value.names);
+  stack.push<int64_t>(value.fn);
+}
+
 // ===========================================================================
 // from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor
 //   slot  original path  lowered name  type    default
@@ -54,9 +85,6 @@ namespace {
 struct op_from_ {
   static constexpr const char* op_name = "golden_names::from";
   static constexpr std::size_t num_args = 4;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature =
-      at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -89,7 +117,7 @@ struct op_from_ {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<from_grads_> held{kernels::from_backward_(ctx, grad_outputs[0])};
+    structop::Emptied<from_grads_> held{kernels::from_backward_(ctx, grad_outputs[0])};
     from_grads_& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
@@ -142,26 +170,6 @@ struct op_from_ {
 struct op_from_lambda {
   static constexpr const char* op_name = "golden_names::from.lambda";
   static constexpr std::size_t num_args = 18;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = std::tuple<at::Tensor, at::Tensor>(
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      const at::Tensor&,
-      int64_t,
-      double,
-      bool,
-      int64_t,
-      c10::string_view,
-      int64_t,
-      const std::vector<std::string>&,
-      int64_t,
-      const at::Tensor&,
-      double,
-      int64_t,
-      c10::string_view,
-      bool,
-      const at::Tensor&,
-      int64_t);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -199,7 +207,7 @@ struct op_from_lambda {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<from_lambda_grads> held{
+    structop::Emptied<from_lambda_grads> held{
         kernels::from_lambda_backward(ctx, grad_outputs[0], grad_outputs[1])};
     from_lambda_grads& grads = held.value;
     return structop::grad_list(
@@ -243,22 +251,6 @@ struct op_from_lambda {
 struct op_scale {
   static constexpr const char* op_name = "golden_names::scale";
   static constexpr std::size_t num_args = 14;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      const at::Tensor&,
-      int64_t,
-      double,
-      bool,
-      int64_t,
-      c10::string_view,
-      int64_t,
-      const std::vector<std::string>&,
-      int64_t,
-      c10::string_view,
-      c10::string_view,
-      double);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -301,9 +293,6 @@ struct op_scale {
 struct op_linux_ {
   static constexpr const char* op_name = "golden_names::linux";
   static constexpr std::size_t num_args = 4;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature =
-      at::Tensor(const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -336,7 +325,7 @@ struct op_linux_ {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<linux_grads_> held{kernels::linux_backward_(ctx, grad_outputs[0])};
+    structop::Emptied<linux_grads_> held{kernels::linux_backward_(ctx, grad_outputs[0])};
     linux_grads_& grads = held.value;
     return structop::grad_list(std::move(grads.unix_), std::move(grads.op));
   }
@@ -352,20 +341,18 @@ struct op_linux_ {
 };
 
 // ===========================================================================
-// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor
+// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor
 //   slot  original path  lowered name  type    default
 //   0     with_records   with_records  Tensor
 //   1     backward_def   backward_def  Tensor
 //   2     signature      signature     Tensor
 //   3     grad_paths     grad_paths    Tensor
+//   4     stack          stack         Tensor
 // ===========================================================================
 
 struct op_yield_from {
   static constexpr const char* op_name = "golden_names::yield.from";
-  static constexpr std::size_t num_args = 4;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature =
-      at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&);
+  static constexpr std::size_t num_args = 5;
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -375,7 +362,8 @@ struct op_yield_from {
         structop::arg<const at::Tensor&>(args[0]),
         structop::arg<const at::Tensor&>(args[1]),
         structop::arg<const at::Tensor&>(args[2]),
-        structop::arg<const at::Tensor&>(args[3]));
+        structop::arg<const at::Tensor&>(args[3]),
+        structop::arg<const at::Tensor&>(args[4]));
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -390,6 +378,55 @@ struct op_yield_from {
   static inline structop::OpRef handle{"golden_names::yield", "from"};
 };
 
+// ===========================================================================
+// flatten_Outer(Tensor x, Outer value) -> Tensor
+//   slot  original path         lowered name            type     default
+//   0     x                     x                       Tensor
+//   1     value.path.at         value__path__at         Tensor?
+//   2     value.path.path       value__path__path       Tensor
+//   3     value.path.EDOM       value__path__EDOM       int               (default 0 in the APIs)
+//   4     value.path.NULL       value__path__NULL       float             (default 1.0 in the APIs)
+//   5     value.path.EOF        value__path__EOF        bool
+//           (default False in the APIs)
+//   6     value.path.INT64_MIN  value__path__INT64_MIN  int               (default -1 in the APIs)
+//   7     value.path.linux      value__path__linux      str
+//           (Signal, default "NULL" in the APIs)
+//   8     value.path.std        value__path__std        int               (default 2 in the APIs)
+//   9     value.path.names      value__path__names      str[]             (default [] in the APIs)
+//   10    value.path.fn         value__path__fn         int               (default 3 in the APIs)
+//   11    value.args            value__args             Tensor
+//   12    value.self            value__self             float    1.0
+//   13    value.flat            value__flat             int      0
+//   14    value.d               value__d                str      "d"
+//   15    value.self2           value__self2            bool     False
+// ===========================================================================
+
+struct op_flatten_Outer {
+  static constexpr const char* op_name = "golden_names::flatten_Outer";
+  static constexpr std::size_t num_args = 16;
+
+  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
+  /// the kernels' record form, once, and calls `fn` with them.
+  template <class Fn>
+  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
+    return fn(
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<::golden_names::Outer>{
+            unflatten_Outer(structop::ArgPath(op_name, "value"), args + 1)});
+  }
+
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    structop::return_outputs(
+        stack,
+        num_args,
+        structop::Held<at::Tensor>{
+            with_args(structop::arguments(stack, num_args), kernels::flatten_Outer)});
+  }
+
+  /// The op, for the C++ call API.
+  static inline structop::OpRef handle{"golden_names::flatten_Outer"};
+};
+
 }  // namespace
 
 // ===========================================================================
@@ -401,7 +438,12 @@ at::Tensor from_(
     const at::Tensor& ctx,
     const at::Tensor& ks,
     const at::Tensor& grad_fn) {
-  return structop::call<op_from_::signature>(op_from_::handle, x, ctx, ks, grad_fn);
+  structop::CallStack stack(op_from_::num_args);
+  stack.push<const at::Tensor&>(x);
+  stack.push<const at::Tensor&>(ctx);
+  stack.push<const at::Tensor&>(ks);
+  stack.push<const at::Tensor&>(grad_fn);
+  return stack.call<at::Tensor>(op_from_::handle);
 }
 
 std::tuple<at::Tensor, at::Tensor> from_lambda(
@@ -409,26 +451,12 @@ std::tuple<at::Tensor, at::Tensor> from_lambda(
     const Outer& kernel,
     const at::Tensor& handle,
     int64_t op_name) {
-  return structop::call<op_from_lambda::signature>(
-      op_from_lambda::handle,
-      x,
-      kernel.path.at,
-      kernel.path.path,
-      kernel.path.EDOM_,
-      kernel.path.NULL_,
-      kernel.path.EOF_,
-      kernel.path.INT64_MIN_,
-      structop::enum_ivalue(kernel.path.linux_),
-      kernel.path.std,
-      kernel.path.names,
-      kernel.path.fn,
-      kernel.args,
-      kernel.self,
-      kernel.flat,
-      structop::to_flat<c10::string_view>(kernel.d),
-      kernel.self2,
-      handle,
-      op_name);
+  structop::CallStack stack(op_from_lambda::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Outer(stack, kernel);
+  stack.push<const at::Tensor&>(handle);
+  stack.push<int64_t>(op_name);
+  return stack.call<std::tuple<at::Tensor, at::Tensor>>(op_from_lambda::handle);
 }
 
 at::Tensor scale(
@@ -437,22 +465,13 @@ at::Tensor scale(
     Signal Kernel,
     stdin_ args,
     double error) {
-  return structop::call<op_scale::signature>(
-      op_scale::handle,
-      scale,
-      fn.at,
-      fn.path,
-      fn.EDOM_,
-      fn.NULL_,
-      fn.EOF_,
-      fn.INT64_MIN_,
-      structop::enum_ivalue(fn.linux_),
-      fn.std,
-      fn.names,
-      fn.fn,
-      structop::enum_ivalue(Kernel),
-      structop::enum_ivalue(args),
-      error);
+  structop::CallStack stack(op_scale::num_args);
+  stack.push<const at::Tensor&>(scale);
+  flatten_errno(stack, fn);
+  stack.push<c10::string_view>(structop::enum_ivalue(Kernel));
+  stack.push<c10::string_view>(structop::enum_ivalue(args));
+  stack.push<double>(error);
+  return stack.call<at::Tensor>(op_scale::handle);
 }
 
 at::Tensor linux_(
@@ -460,20 +479,34 @@ at::Tensor linux_(
     double NULL_,
     int64_t INT64_MIN_,
     const c10::optional<at::Tensor>& op) {
-  return structop::call<op_linux_::signature>(op_linux_::handle, unix_, NULL_, INT64_MIN_, op);
+  structop::CallStack stack(op_linux_::num_args);
+  stack.push<const at::Tensor&>(unix_);
+  stack.push<double>(NULL_);
+  stack.push<int64_t>(INT64_MIN_);
+  stack.push<const c10::optional<at::Tensor>&>(op);
+  return stack.call<at::Tensor>(op_linux_::handle);
 }
 
 at::Tensor yield_from(
     const at::Tensor& with_records,
     const at::Tensor& backward_def,
     const at::Tensor& signature,
-    const at::Tensor& grad_paths) {
-  return structop::call<op_yield_from::signature>(
-      op_yield_from::handle,
-      with_records,
-      backward_def,
-      signature,
-      grad_paths);
+    const at::Tensor& grad_paths,
+    const at::Tensor& stack) {
+  structop::CallStack stack2(op_yield_from::num_args);
+  stack2.push<const at::Tensor&>(with_records);
+  stack2.push<const at::Tensor&>(backward_def);
+  stack2.push<const at::Tensor&>(signature);
+  stack2.push<const at::Tensor&>(grad_paths);
+  stack2.push<const at::Tensor&>(stack);
+  return stack2.call<at::Tensor>(op_yield_from::handle);
+}
+
+at::Tensor flatten_Outer(const at::Tensor& x, const Outer& value) {
+  structop::CallStack stack(op_flatten_Outer::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Outer(stack, value);
+  return stack.call<at::Tensor>(op_flatten_Outer::handle);
 }
 
 }  // namespace golden_names
@@ -495,7 +528,10 @@ TORCH_LIBRARY_FRAGMENT(golden_names, m) {
       R"(linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)");
   structop::define(
       m,
-      R"(yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor)");
+      R"(yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor)");
+  structop::define(
+      m,
+      R"(flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden_names, CompositeExplicitAutograd, m) {
@@ -503,6 +539,7 @@ TORCH_LIBRARY_IMPL(golden_names, CompositeExplicitAutograd, m) {
   structop::impl(m, "from.lambda", &golden_names::op_from_lambda::forward);
   structop::impl(m, "linux", &golden_names::op_linux_::forward);
   structop::impl(m, "yield.from", &golden_names::op_yield_from::forward);
+  structop::impl(m, "flatten_Outer", &golden_names::op_flatten_Outer::forward);
 }
 
 TORCH_LIBRARY_IMPL(golden_names, CPU, m) {
@@ -515,6 +552,7 @@ TORCH_LIBRARY_IMPL(golden_names, Meta, m) {
   structop::impl_meta_like(m, "scale", {0});
   structop::impl_meta_like(m, "linux", {0});
   structop::impl_meta_like(m, "yield.from", {0});
+  structop::impl_meta_like(m, "flatten_Outer", {0});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, Autograd, m) {
@@ -523,4 +561,5 @@ TORCH_LIBRARY_IMPL(golden_names, Autograd, m) {
   structop::impl_no_backward(m, "scale");
   structop::impl_autograd(m, "linux", golden_names::op_linux_::backward_def);
   structop::impl_no_backward(m, "yield.from");
+  structop::impl_no_backward(m, "flatten_Outer");
 }

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-STRUCTOP_REQUIRE_RUNTIME_VERSION(12);
+STRUCTOP_REQUIRE_RUNTIME_VERSION(13);
 
 // Fingerprint of the records and enums of names.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
@@ -176,13 +176,19 @@ at::Tensor linux_(
     int64_t INT64_MIN_ = 0,
     const c10::optional<at::Tensor>& op = c10::nullopt);
 
-/// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor
-/// lowered: golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor
+/// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor
+/// lowered: golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor
 at::Tensor yield_from(
     const at::Tensor& with_records,
     const at::Tensor& backward_def,
     const at::Tensor& signature,
-    const at::Tensor& grad_paths);
+    const at::Tensor& grad_paths,
+    const at::Tensor& stack);
+
+/// flatten_Outer(Tensor x, Outer value) -> Tensor
+/// Named like the C++ function that pushes an Outer's leaves (an overload of it, with other parameter types), with a record parameter named like that function's.
+/// lowered: golden_names::flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor
+at::Tensor flatten_Outer(const at::Tensor& x, const Outer& value);
 
 // Kernels: written by you (stubs: structopc --emit stubs).
 namespace kernels {
@@ -255,7 +261,11 @@ at::Tensor yield_from(
     const at::Tensor& with_records,
     const at::Tensor& backward_def,
     const at::Tensor& signature,
-    const at::Tensor& grad_paths);
+    const at::Tensor& grad_paths,
+    const at::Tensor& stack);
+
+/// golden_names::flatten_Outer forward on every device.
+at::Tensor flatten_Outer(const at::Tensor& x, const Outer& value);
 
 }  // namespace kernels
 

@@ -177,18 +177,25 @@ linux_grads_ kernels::linux_backward_(
       grad_output);
 }
 
-// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor
+// yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor
 at::Tensor kernels::yield_from(
     const at::Tensor& with_records,
     const at::Tensor& backward_def,
     const at::Tensor& signature,
-    const at::Tensor& grad_paths) {
+    const at::Tensor& grad_paths,
+    const at::Tensor& stack) {
   structop::not_implemented(
       "golden_names::kernels::yield_from (names.ops.stubs.cpp)",
       with_records,
       backward_def,
       signature,
-      grad_paths);
+      grad_paths,
+      stack);
+}
+
+// flatten_Outer(Tensor x, Outer value) -> Tensor
+at::Tensor kernels::flatten_Outer(const at::Tensor& x, const Outer& value) {
+  structop::not_implemented("golden_names::kernels::flatten_Outer (names.ops.stubs.cpp)", x, value);
 }
 
 }  // namespace golden_names

@@ -15,7 +15,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(12, __name__)
+_rt.require_version(13, __name__)
 
 __all__ = [
     "NAMESPACE",
@@ -32,6 +32,7 @@ __all__ = [
     "scale",
     "linux_",
     "yield_from",
+    "flatten_Outer",
 ]
 
 NAMESPACE = "golden_names"
@@ -476,18 +477,20 @@ def linux_(
 
 _yield_from_op = _rt.Op(
     _IDL_STEM,
-    "golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor",
+    "golden_names::yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor",
     (
         ("with_records", _rt.TENSOR),
         ("backward_def", _rt.TENSOR),
         ("signature", _rt.TENSOR),
         ("grad_paths", _rt.TENSOR),
+        ("stack", _rt.TENSOR),
     ),
     {
         "with_records": "with_records",
         "backward_def": "backward_def",
         "signature": "signature",
         "grad_paths": "grad_paths",
+        "stack": "stack",
     },
     meta=("with_records",),
 )
@@ -499,11 +502,12 @@ def yield_from(
     backward_def: torch.Tensor,
     signature: torch.Tensor,
     grad_paths: torch.Tensor,
+    stack: torch.Tensor,
 ) -> torch.Tensor:
     """Calls torch.ops.golden_names.yield.from, whose lowered schema is
-    yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths) -> Tensor"""
+    yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor"""
     try:
-        args = (with_records, backward_def, signature, grad_paths)
+        args = (with_records, backward_def, signature, grad_paths, stack)
         return (
             _yield_from_op.overload
             if _rt.is_dynamo_compiling() or _rt.has_torch_function(args)
@@ -511,8 +515,74 @@ def yield_from(
         )(*args)
     except (AttributeError, TypeError, RuntimeError) as error:
         return _yield_from_op.failed(
-            error, yield_from, (with_records, backward_def, signature, grad_paths), {}
+            error, yield_from, (with_records, backward_def, signature, grad_paths, stack), {}
         )
+
+
+_flatten_Outer_op = _rt.Op(
+    _IDL_STEM,
+    'golden_names::flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor',
+    (("x", _rt.TENSOR), ("value", _rt.record(Outer))),
+    {
+        "x": "x",
+        "value.path.at": "value__path__at",
+        "value.path.path": "value__path__path",
+        "value.path.EDOM": "value__path__EDOM",
+        "value.path.NULL": "value__path__NULL",
+        "value.path.EOF": "value__path__EOF",
+        "value.path.INT64_MIN": "value__path__INT64_MIN",
+        "value.path.linux": "value__path__linux",
+        "value.path.std": "value__path__std",
+        "value.path.names": "value__path__names",
+        "value.path.fn": "value__path__fn",
+        "value.args": "value__args",
+        "value.self": "value__self",
+        "value.flat": "value__flat",
+        "value.d": "value__d",
+        "value.self2": "value__self2",
+    },
+    meta=("x",),
+)
+
+
+@_flatten_Outer_op.function
+def flatten_Outer(x: torch.Tensor, value: Outer) -> torch.Tensor:
+    """Named like the C++ function that pushes an Outer's leaves (an overload of it, with other parameter types), with a record parameter named like that function's.
+
+    Calls torch.ops.golden_names.flatten_Outer, whose lowered schema is
+    flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor"""
+    try:
+        if _rt.is_dynamo_compiling():
+            return (
+                _flatten_Outer_op.overload(
+                    x, *_rt.traced_flat(value, (2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14))
+                )
+                if _rt.FLAT_IN_GRAPH
+                else _flatten_Outer_op.overload(
+                    x,
+                    value.path.at,
+                    value.path.path,
+                    value.path.EDOM_,
+                    value.path.NULL_,
+                    value.path.EOF_,
+                    value.path.INT64_MIN_,
+                    getattr(value.path.linux_, "_value_", value.path.linux_),
+                    value.path.std,
+                    value.path.names,
+                    value.path.fn,
+                    value.args,
+                    value.self,
+                    value.flat,
+                    value.d,
+                    value.self2,
+                )
+            )
+        args = (x, *value._structop_flat)
+        if _rt.has_torch_function(args):
+            return _flatten_Outer_op.overload(*args)
+        return _flatten_Outer_op.boxed(*args)
+    except (AttributeError, TypeError, RuntimeError) as error:
+        return _flatten_Outer_op.failed(error, flatten_Outer, (x, value), {})
 
 
 torch.serialization.add_safe_globals([Signal, stdin_, errno_, Outer])

@@ -83,6 +83,19 @@ c10::optional<::golden::Gate> unflatten_Gate_optional(
           structop::arg<c10::List<c10::optional<at::Tensor>>>(leaves[1]))};
 }
 
+void flatten_Cfg(structop::CallStack& stack, const ::golden::Cfg& value) {
+  stack.push<const at::Tensor&>(value.inner.w);
+  stack.push<const c10::optional<at::Tensor>&>(value.inner.b);
+  stack.push<double>(value.scale);
+  stack.push<c10::string_view>(structop::enum_ivalue(value.mode));
+}
+
+void flatten_Stack(structop::CallStack& stack, const ::golden::Stack& value) {
+  stack.push<at::TensorList>(structop::to_flat<at::TensorList>(value.parts));
+  stack.push<const c10::List<c10::optional<at::Tensor>>&>(
+      structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(value.biases));
+}
+
 // ===========================================================================
 // affine(Tensor x, Cfg cfg) -> Tensor
 //   slot  original path  lowered name   type     default
@@ -96,13 +109,6 @@ c10::optional<::golden::Gate> unflatten_Gate_optional(
 struct op_affine {
   static constexpr const char* op_name = "golden::affine";
   static constexpr std::size_t num_args = 5;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      double,
-      c10::string_view);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -133,7 +139,7 @@ struct op_affine {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<affine_grads> held{kernels::affine_backward(ctx, grad_outputs[0])};
+    structop::Emptied<affine_grads> held{kernels::affine_backward(ctx, grad_outputs[0])};
     affine_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
@@ -164,13 +170,6 @@ struct op_affine {
 struct op_split {
   static constexpr const char* op_name = "golden::split";
   static constexpr std::size_t num_args = 5;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = std::tuple<at::Tensor, at::Tensor>(
-      const at::Tensor&,
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      double,
-      c10::string_view);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -201,7 +200,7 @@ struct op_split {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<split_grads> held{
+    structop::Emptied<split_grads> held{
         kernels::split_backward(ctx, grad_outputs[0], grad_outputs[1])};
     split_grads& grads = held.value;
     return structop::grad_list(
@@ -233,13 +232,6 @@ struct op_split {
 struct op_scale_ {
   static constexpr const char* op_name = "golden::scale_";
   static constexpr std::size_t num_args = 5;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = void(
-      const at::Tensor&,
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      double,
-      c10::string_view);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -270,9 +262,6 @@ struct op_scale_ {
 struct op_layers {
   static constexpr const char* op_name = "golden::layers";
   static constexpr std::size_t num_args = 3;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature =
-      at::Tensor(const at::Tensor&, at::TensorList, const c10::List<c10::optional<at::Tensor>>&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -338,12 +327,6 @@ struct op_layers {
 struct op_stack {
   static constexpr const char* op_name = "golden::stack";
   static constexpr std::size_t num_args = 4;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      at::TensorList,
-      at::TensorList,
-      const c10::List<c10::optional<at::Tensor>>&,
-      const at::Tensor&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -414,16 +397,6 @@ struct op_stack {
 struct op_gate {
   static constexpr const char* op_name = "golden::gate";
   static constexpr std::size_t num_args = 8;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = at::Tensor(
-      const at::Tensor&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      const c10::optional<at::Tensor>&,
-      c10::optional<double>,
-      c10::optional<c10::string_view>);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -456,7 +429,7 @@ struct op_gate {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<gate_grads> held{kernels::gate_backward(ctx, grad_outputs[0])};
+    structop::Emptied<gate_grads> held{kernels::gate_backward(ctx, grad_outputs[0])};
     gate_grads& grads = held.value;
     return structop::grad_list(
         std::move(grads.x),
@@ -487,8 +460,6 @@ struct op_gate {
 struct op_moments {
   static constexpr const char* op_name = "golden::moments";
   static constexpr std::size_t num_args = 1;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -539,7 +510,7 @@ struct op_moments {
   static structop::variable_list backward(
       torch::autograd::AutogradContext* ctx,
       const structop::variable_list& grad_outputs) {
-    structop::Held<moments_grads> held{kernels::moments_backward(
+    structop::Emptied<moments_grads> held{kernels::moments_backward(
         ctx,
         grad_outputs[0],
         ::golden::MomentsGrad{grad_outputs[1], grad_outputs[2]})};
@@ -566,8 +537,6 @@ struct op_moments {
 struct op_summary {
   static constexpr const char* op_name = "golden::summary";
   static constexpr std::size_t num_args = 1;
-  /// The dispatcher's C++ types for the flat schema.
-  using signature = std::tuple<at::Tensor, at::Tensor, int64_t>(const at::Tensor&);
 
   /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
   /// the kernels' record form, once, and calls `fn` with them.
@@ -619,75 +588,75 @@ struct op_summary {
 // ===========================================================================
 
 at::Tensor affine(const at::Tensor& x, const Cfg& cfg) {
-  return structop::call<op_affine::signature>(
-      op_affine::handle,
-      x,
-      cfg.inner.w,
-      cfg.inner.b,
-      cfg.scale,
-      structop::enum_ivalue(cfg.mode));
+  structop::CallStack stack(op_affine::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Cfg(stack, cfg);
+  return stack.call<at::Tensor>(op_affine::handle);
 }
 
 std::tuple<at::Tensor, at::Tensor> split(const at::Tensor& x, const Cfg& cfg) {
-  return structop::call<op_split::signature>(
-      op_split::handle,
-      x,
-      cfg.inner.w,
-      cfg.inner.b,
-      cfg.scale,
-      structop::enum_ivalue(cfg.mode));
+  structop::CallStack stack(op_split::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Cfg(stack, cfg);
+  return stack.call<std::tuple<at::Tensor, at::Tensor>>(op_split::handle);
 }
 
 void scale_(const at::Tensor& x, const Cfg& cfg) {
-  structop::call<op_scale_::signature>(
-      op_scale_::handle,
-      x,
-      cfg.inner.w,
-      cfg.inner.b,
-      cfg.scale,
-      structop::enum_ivalue(cfg.mode));
+  structop::CallStack stack(op_scale_::num_args);
+  stack.push<const at::Tensor&>(x);
+  flatten_Cfg(stack, cfg);
+  stack.call<void>(op_scale_::handle);
 }
 
 at::Tensor layers(const at::Tensor& x, const std::vector<Inner>& items) {
-  return structop::call<op_layers::signature>(
-      op_layers::handle,
-      x,
-      structop::to_flat<at::TensorList>(structop::gather(items, &Inner::w)),
+  structop::CallStack stack(op_layers::num_args);
+  stack.push<const at::Tensor&>(x);
+  stack.push<at::TensorList>(structop::to_flat<at::TensorList>(structop::gather(items, &Inner::w)));
+  stack.push<const c10::List<c10::optional<at::Tensor>>&>(
       structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(
           structop::gather(items, &Inner::b)));
+  return stack.call<at::Tensor>(op_layers::handle);
 }
 
 at::Tensor stack(at::TensorList xs, const Stack& st, const at::Tensor& y) {
-  return structop::call<op_stack::signature>(
-      op_stack::handle,
-      xs,
-      structop::to_flat<at::TensorList>(st.parts),
-      structop::to_flat<const c10::List<c10::optional<at::Tensor>>&>(st.biases),
-      y);
+  structop::CallStack stack(op_stack::num_args);
+  stack.push<at::TensorList>(xs);
+  flatten_Stack(stack, st);
+  stack.push<const at::Tensor&>(y);
+  return stack.call<at::Tensor>(op_stack::handle);
 }
 
 at::Tensor gate(
     const at::Tensor& x,
     const c10::optional<Gate>& gate,
     const c10::optional<Cfg>& cfg) {
-  return structop::call<op_gate::signature>(
-      op_gate::handle,
-      x,
-      gate ? c10::IValue(gate->g) : c10::IValue(),
-      gate && gate->inner ? c10::IValue(gate->inner->w) : c10::IValue(),
-      gate && gate->inner ? c10::IValue(gate->inner->b) : c10::IValue(),
-      cfg ? c10::IValue(cfg->inner.w) : c10::IValue(),
-      cfg ? c10::IValue(cfg->inner.b) : c10::IValue(),
-      cfg ? c10::IValue(cfg->scale) : c10::IValue(),
+  structop::CallStack stack(op_gate::num_args);
+  stack.push<const at::Tensor&>(x);
+  stack.push<const c10::optional<at::Tensor>&>(gate ? c10::IValue(gate->g) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(
+      gate && gate->inner ? c10::IValue(gate->inner->w) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(
+      gate && gate->inner ? c10::IValue(gate->inner->b) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(cfg ? c10::IValue(cfg->inner.w) : c10::IValue());
+  stack.push<const c10::optional<at::Tensor>&>(cfg ? c10::IValue(cfg->inner.b) : c10::IValue());
+  stack.push<c10::optional<double>>(cfg ? c10::IValue(cfg->scale) : c10::IValue());
+  stack.push<c10::optional<c10::string_view>>(
       cfg ? c10::IValue(structop::enum_ivalue(cfg->mode)) : c10::IValue());
+  return stack.call<at::Tensor>(op_gate::handle);
 }
 
 std::tuple<at::Tensor, Moments> moments(const at::Tensor& x) {
-  return op_moments::record_outputs(structop::call<op_moments::signature>(op_moments::handle, x));
+  structop::CallStack stack(op_moments::num_args);
+  stack.push<const at::Tensor&>(x);
+  return op_moments::record_outputs(
+      stack.call<std::tuple<at::Tensor, at::Tensor, at::Tensor>>(op_moments::handle));
 }
 
 Summary summary(const at::Tensor& x) {
-  return op_summary::record_outputs(structop::call<op_summary::signature>(op_summary::handle, x));
+  structop::CallStack stack(op_summary::num_args);
+  stack.push<const at::Tensor&>(x);
+  return op_summary::record_outputs(
+      stack.call<std::tuple<at::Tensor, at::Tensor, int64_t>>(op_summary::handle));
 }
 
 }  // namespace golden
