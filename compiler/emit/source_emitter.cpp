@@ -306,10 +306,9 @@ void SourceEmitter::flatten_functions() {
       if (!flattens(p) || !done.insert(p.type.decl).second) continue;
       const lower::RecordLayout::FlattenNames& names = layout(p.type.decl).flatten;
       Codes pushes;
-      for (; k < slots.size() && &o.params[slots[k].param] == &p; ++k) {
-        pushes.push_back(push_statement(o, slots[k], names.stack, &names.value));
+      for (size_t leaf = k; leaf < slots.size() && slots[leaf].param == slots[k].param; ++leaf) {
+        pushes.push_back(push_statement(o, slots[leaf], names.stack, &names.value));
       }
-      --k;
       p_.line();
       p_.emit(
           {{"name", lang::flatten_name(record(p.type.decl))},
