@@ -50,6 +50,22 @@ std::string flat_items(const Code::List& list) {
 
 // ---- C++ -------------------------------------------------------------------
 
+void lay_out_cpp(const Code& line, size_t indent, std::string& out);
+
+/// Lays out a bare braced list: its first item after `head_text` (spaces
+/// then `{`), the others each on a line of their own, aligned with the first.
+void lay_out_braced(
+    const std::string& head_text,
+    const std::vector<Code>& items,
+    const Code& tail,
+    size_t indent,
+    std::string& out) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Code prefix(i == 0 ? head_text : spaces(indent + 1));
+    lay_out_cpp(prefix + items[i] + (i + 1 < items.size() ? Code(",") : tail), indent + 1, out);
+  }
+}
+
 /// Lays out one C++ line (already indented by `indent` spaces) into `out`.
 void lay_out_cpp(const Code& line, size_t indent, std::string& out) {
   const std::string flat = line.flat();
@@ -92,6 +108,13 @@ void lay_out_cpp(const Code& line, size_t indent, std::string& out) {
   const std::vector<Code>& items = list.items;
   if (items.empty() || (items.size() == 1 && items[0].empty())) {
     lay_out_cpp(head + tail, indent, out);
+    return;
+  }
+  // A bare braced list (`{a, b}` as an argument or an item, not `T{...}`)
+  // keeps its first item after the brace and aligns the others with it, as
+  // clang-format lays out a C++11 braced list.
+  if (head_text.find_first_not_of(' ') + 1 == head_text.size() && head_text.back() == '{') {
+    lay_out_braced(head_text, items, tail, indent, out);
     return;
   }
   // A single item that would not fit on a line of its own either stays after

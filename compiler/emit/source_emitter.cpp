@@ -3,9 +3,8 @@
 #include "emit/source_emitter_impl.h"
 // X.ops.cpp: registration of the lowered schemas and, per op, one adapter
 // struct `op_<op>` between the flat arguments the dispatcher passes (on its
-// stack, as c10::IValues) and the records the kernels take:
-//   with_args  unflattens the flat arguments once into the kernels' record
-//              form and calls a kernel with them; shared by
+// stack, as c10::IValues) and the records the kernels take (each kernel
+// call unflattens the flat arguments in place, each record once):
 //   forward    (or one per `dispatch:` key: cpu, cuda, ...) boxed kernels
 //              that call the forward kernel(s),
 //   meta       the boxed Meta kernel of `meta: custom` (kernels::<op>_meta;
@@ -17,7 +16,8 @@
 // plus the C++ call API declared in X.ops.h (a boxed call of the op). Every
 // kernel is boxed and registered through non-template runtime functions
 // (structop/registration.h, compiled in the runtime library), so nothing
-// templated on an op's C++ type is instantiated by registration.
+// templated on an op's C++ type is instantiated by registration; each
+// TORCH_LIBRARY block passes them tables, one call per kind of kernel.
 
 namespace structop {
 
@@ -381,74 +381,89 @@ void SourceEmitter::registration() {
         )cc");
     return;
   }
-  Codes defs;
+  // The ops without tags in one table, each op with tags on its own.
+  Codes schemas, tagged;
   for (const auto& op : ops_) {
+    const Code schema = raw_string_literal(op.lowered().schema);
     Codes tags;
     for (const auto& t : op.op().tags) tags.push_back("at::Tag::" + t);
-    Codes def_args = {"m", raw_string_literal(op.lowered().schema)};
-    if (!tags.empty()) def_args.push_back(braces(tags));
-    defs.push_back("structop::define" + args(def_args) + ";");
+    if (tags.empty()) {
+      schemas.push_back(schema);
+    } else {
+      tagged.push_back("structop::define" + args({"m", schema, braces(tags)}) + ";");
+    }
   }
+  if (!schemas.empty()) tagged.insert(tagged.begin(), table_call("define", schemas));
   p_.line();
   p_.emit(
-      {{"ns", m_.namespace_}, {"defs", "\n  " + join(defs, "\n  ") + "\n"}},
+      {{"ns", m_.namespace_}, {"define", join(tagged, "\n")}},
       R"cc(
         // ===========================================================================
         // Registration
         // ===========================================================================
 
-        TORCH_LIBRARY_FRAGMENT($ns$, m) {$defs$}
+        TORCH_LIBRARY_FRAGMENT($ns$, m) {
+          $define$
+        }
       )cc");
   const KernelsByKey kernels = kernels_by_key();
   for (const auto& key : kernels.keys) {
-    const Codes& impls = kernels.by_key.at(key);
-    if (impls.empty()) continue;  // an IDL without ops
+    const KernelBlock& block = kernels.by_key.at(key);
+    Codes calls;
+    for (const auto& [fn, entries] : std::initializer_list<std::pair<const char*, const Codes*>>{
+             {"impl", &block.kernels},
+             {"impl_meta_like", &block.meta_like},
+             {"impl_autograd", &block.autograd},
+             {"impl_no_backward", &block.no_backward},
+             {"impl_bump_written_versions", &block.bump}}) {
+      if (!entries->empty()) calls.push_back(table_call(fn, *entries));
+    }
     p_.line();
     p_.emit(
-        {{"ns", m_.namespace_}, {"key", key}, {"impls", join(impls, "\n")}},
+        {{"ns", m_.namespace_}, {"key", key}, {"calls", join(calls, "\n")}},
         R"cc(
           TORCH_LIBRARY_IMPL($ns$, $key$, m) {
-            $impls$
+            $calls$
           }
         )cc");
   }
 }
 
+Code SourceEmitter::table_call(const std::string& fn, const Codes& entries) {
+  return "structop::" + fn + args({"m", braces(entries)}) + ";";
+}
+
 SourceEmitter::KernelsByKey SourceEmitter::kernels_by_key() const {
   KernelsByKey out;
-  Codes meta, autograd, inplace_or_view;
+  KernelBlock meta, autograd, inplace_or_view;
   for (const auto& op : ops_) {
     const std::string name = cpp_string_literal(op.lowered().qualified_name);
     const std::string adapter = m_.cpp_namespace + "::" + op.names().adapter;
-    auto impl = [&](const std::string& kernel) {
-      return "structop::impl" + args({"m", name, "&" + adapter + "::" + kernel}) + ";";
-    };
+    auto kernel = [&](const std::string& fn) { return braces({name, "&" + adapter + "::" + fn}); };
     const Strings names = forward_names(op);
     for (size_t k = 0; k < op.kernels().size(); ++k) {
       const std::string key = op.kernels()[k].dispatch_key.value_or("CompositeExplicitAutograd");
       if (!out.by_key.count(key)) out.keys.push_back(key);
-      out.by_key[key].push_back(impl(names[k]));
+      out.by_key[key].kernels.push_back(kernel(names[k]));
     }
     if (op.op().meta == model::MetaKind::Custom) {
-      meta.push_back(impl("meta"));
+      meta.kernels.push_back(kernel("meta"));
     } else {
-      Codes like;
-      for (size_t slot : op.lowered().meta_sources) like.push_back(std::to_string(slot));
-      meta.push_back("structop::impl_meta_like" + args({"m", name, braces(like)}) + ";");
+      meta.meta_like.push_back(
+          braces({name, op.lowered().meta_sources.empty() ? "{}" : adapter + "::meta_like"}));
     }
-    autograd.push_back(
-        op.op().backward
-            ? "structop::impl_autograd" + args({"m", name, adapter + "::backward_def"}) + ";"
-            : fmt::format("structop::impl_no_backward(m, {});", name));
-    if (!op.op().backward && op.lowered().writes_inputs) {
-      inplace_or_view.push_back(fmt::format("structop::impl_bump_written_versions(m, {});", name));
+    if (op.op().backward) {
+      autograd.autograd.push_back(braces({name, "&" + adapter + "::backward_def"}));
+    } else {
+      autograd.no_backward.push_back(name);
+      if (op.lowered().writes_inputs) inplace_or_view.bump.push_back(name);
     }
   }
   out.keys.push_back("Meta");
   out.by_key["Meta"] = meta;
   out.keys.push_back("Autograd");
   out.by_key["Autograd"] = autograd;
-  if (!inplace_or_view.empty()) {
+  if (!inplace_or_view.bump.empty()) {
     out.keys.push_back("ADInplaceOrView");
     out.by_key["ADInplaceOrView"] = inplace_or_view;
   }

@@ -118,7 +118,8 @@ class SourceEmitter {
   /// `dispatch:` keys in lower case (`cpu`, `cuda`).
   static Strings forward_names(const CppOp& op);
 
-  /// The body of a boxed kernel that calls `kernel_fn` through with_args.
+  /// The body of a boxed kernel that calls `kernel_fn` with the kernel
+  /// arguments (kernel_args) and returns its outputs on the stack.
   Code boxed_call(const CppOp& op, const std::string& kernel_fn) const;
 
   /// A record returned by the op, built from its leaves' flat outputs:
@@ -140,6 +141,10 @@ class SourceEmitter {
   /// With records among the returns: the adapter's conversions between the
   /// kernels' results and the flat outputs.
   Code record_return_members(const CppOp& op) const;
+
+  /// `meta_like`, the flat arguments an identity Meta kernel copies the
+  /// metadata of (none for `meta: custom` or an op without outputs).
+  static Code meta_like_member(const CppOp& op);
 
   /// The boxed Meta kernel of an op with `meta: custom` (an identity meta is
   /// the runtime's, registered with impl_meta_like).
@@ -201,12 +206,24 @@ class SourceEmitter {
   /// so that a backward through what the op returned or wrote raises an
   /// error naming it (eagerly and under torch.compile alike), and, for ops
   /// that write to inputs, the kernel that bumps their version counters for
-  /// ADInplaceOrView (runtime/src/no_backward.cpp).
+  /// ADInplaceOrView (runtime/src/no_backward.cpp). Each block registers
+  /// its ops as tables (one runtime call per kind of kernel, the entries in
+  /// op order), so that a file compiles a few calls instead of one per op
+  /// and key.
+  struct KernelBlock {
+    Codes kernels;      // structop::impl: {"op", &adapter::kernel}
+    Codes meta_like;    // structop::impl_meta_like: {"op", adapter::meta_like}
+    Codes autograd;     // structop::impl_autograd: {"op", &adapter::backward_def}
+    Codes no_backward;  // structop::impl_no_backward: "op"
+    Codes bump;         // structop::impl_bump_written_versions: "op"
+  };
   struct KernelsByKey {
     Strings keys;
-    std::map<std::string, Codes> by_key;
+    std::map<std::string, KernelBlock> by_key;
   };
   KernelsByKey kernels_by_key() const;
+  /// `structop::fn(m, {entries});`
+  static Code table_call(const std::string& fn, const Codes& entries);
 
   void prologue();
 

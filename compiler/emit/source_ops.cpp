@@ -49,14 +49,20 @@ Strings SourceEmitter::forward_names(const CppOp& op) {
 }
 
 Code SourceEmitter::boxed_call(const CppOp& op, const std::string& kernel_fn) const {
-  const Code call = "with_args" + args({"structop::arguments(stack, num_args)", kernel_fn});
-  if (op.return_type() == "void") return call + ";\nstructop::return_nothing(stack, num_args);";
+  // The kernel's arguments unflattened in place from the flat arguments at
+  // `args` (each record once, held: structop::Held).
+  const Code args_local = op.lowered().slots.empty()
+                              ? Code()
+                              : Code("c10::IValue* args = structop::arguments(stack, num_args);\n");
+  const Code call = kernel_fn + args(kernel_args(op));
+  if (op.return_type() == "void")
+    return args_local + call + ";\nstructop::return_nothing(stack, num_args);";
   // Held until it is on the stack, so that its destructor is not compiled
   // here (structop::Held).
   const Code result = "structop::Held<" + op.flat_return_type() + ">" +
                       braces(
                           {op.lowered().has_record_return ? "flat_outputs(" + call + ")" : call});
-  return "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
+  return args_local + "structop::return_outputs" + args({"stack", "num_args", result}) + ";";
 }
 
 Code SourceEmitter::record_from_outputs(
@@ -140,6 +146,16 @@ Code SourceEmitter::record_return_members(const CppOp& op) const {
   return trimmed(p.code());
 }
 
+Code SourceEmitter::meta_like_member(const CppOp& op) {
+  const lower::LoweredOp& lo = op.lowered();
+  if (op.op().meta == model::MetaKind::Custom || lo.meta_sources.empty()) return "";
+  Codes like;
+  for (size_t slot : lo.meta_sources) like.push_back(std::to_string(slot));
+  return "\n// The identity Meta kernel's output i copies flat argument meta_like[i].\n"
+         "static constexpr std::size_t meta_like[] = " +
+         braces(like) + ";";
+}
+
 Code SourceEmitter::meta_member(const CppOp& op) const {
   if (op.op().meta != model::MetaKind::Custom) return "";
   CodePrinter p(2, false);
@@ -180,8 +196,7 @@ void SourceEmitter::op_section(const CppOp& op) {
       {{"adapter", op.names().adapter},
        {"op", cpp_string_literal(op.qualified())},
        {"num_args", std::to_string(lo.slots.size())},
-       {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
-       {"kernel_args", args(kernel_args(op))},
+       {"meta_like", meta_like_member(op)},
        {"kernels", trimmed(kernels)},
        {"records", record_return_members(op)},
        {"meta", meta_member(op)},
@@ -191,14 +206,7 @@ void SourceEmitter::op_section(const CppOp& op) {
 
         struct $adapter$ {
           static constexpr const char* op_name = $op$;
-          static constexpr std::size_t num_args = $num_args$;
-
-          /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-          /// the kernels' record form, once, and calls `fn` with them.
-          template <class Fn>
-          static decltype(auto) with_args($args_param$, Fn&& fn) {
-            return fn$kernel_args$;
-          }
+          static constexpr std::size_t num_args = $num_args$;$meta_like$
           $records$
           $kernels$
           $meta$
@@ -301,7 +309,8 @@ Codes SourceEmitter::backward_call_args(const CppOp& op) const {
 
 Codes SourceEmitter::setup_context_args(const CppOp& op) const {
   const lower::LoweredOp& lo = op.lowered();
-  Codes setup_args = {"ctx", "inputs..."};
+  Codes setup_args = {"ctx"};
+  for (auto& a : kernel_args(op)) setup_args.push_back(std::move(a));
   for (auto& o : returns_from_outputs(
            op,
            [&](size_t k) {
@@ -341,6 +350,7 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
              std::to_string(g.paths.size()),
              "&setup_context",
              "&backward"})},
+       {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
        {"grads_type", op.names().grads},
        // Without list slots grad_list moves every Grad out of the record.
        {"holder", lo.has_grad_list ? "structop::Held" : "structop::Emptied"},
@@ -350,11 +360,9 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
 
         static void setup_context(
             torch::autograd::AutogradContext* ctx,
-            c10::IValue* args,
+            $args_param$,
             const c10::IValue* outputs) {
-          with_args(args, [&](const auto&... inputs) {
-            $setup$;
-          });
+          $setup$;
         }
 
         static structop::variable_list backward(

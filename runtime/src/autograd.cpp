@@ -479,10 +479,13 @@ bool needs_input_grad(AutogradContext* ctx, std::size_t slot, std::size_t item) 
   return ctx->needs_input_grad(first + item);
 }
 
-void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def) {
-  m.impl(
-      name,
-      torch::CppFunction::makeFromBoxedFunctor(std::make_unique<detail::AutogradKernel>(def)));
+void impl_autograd(torch::Library& m, std::initializer_list<AutogradDef> ops) {
+  for (const AutogradDef& op : ops) {
+    m.impl(
+        op.name,
+        torch::CppFunction::makeFromBoxedFunctor(
+            std::make_unique<detail::AutogradKernel>(*op.def)));
+  }
 }
 
 }  // namespace structop

@@ -173,12 +173,16 @@ void bump_written_versions(
 
 }  // namespace
 
-void impl_no_backward(torch::Library& m, const char* name) {
-  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_backward_autograd>());
+void impl_no_backward(torch::Library& m, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&no_backward_autograd>());
+  }
 }
 
-void impl_bump_written_versions(torch::Library& m, const char* name) {
-  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&bump_written_versions>());
+void impl_bump_written_versions(torch::Library& m, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&bump_written_versions>());
+  }
 }
 
 }  // namespace structop

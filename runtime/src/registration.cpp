@@ -34,7 +34,7 @@ class FunctionKernel final : public c10::OperatorKernel {
 /// `like[i]`.
 class MetaLikeKernel final : public c10::OperatorKernel {
  public:
-  explicit MetaLikeKernel(std::initializer_list<std::size_t> like) : like_(like) {}
+  explicit MetaLikeKernel(c10::ArrayRef<std::size_t> like) : like_(like.begin(), like.end()) {}
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
     const std::size_t num_args = op.schema().arguments().size();
     const c10::IValue* args = arguments(stack, num_args);
@@ -51,6 +51,10 @@ class MetaLikeKernel final : public c10::OperatorKernel {
 
 }  // namespace
 
+void define(torch::Library& m, std::initializer_list<const char*> schemas) {
+  for (const char* schema : schemas) define(m, schema, {});
+}
+
 void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags) {
   // A named vector, so that no torch version takes it for a kernel
   // (Library::def(schema, func) when it is an rvalue, torch 2.13).
@@ -58,12 +62,20 @@ void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag
   m.def(torch::schema(schema), tag_list);
 }
 
-void impl(torch::Library& m, const char* name, BoxedKernel* kernel) {
-  m.impl(name, torch::CppFunction::makeFromBoxedFunctor(std::make_unique<FunctionKernel>(kernel)));
+void impl(torch::Library& m, std::initializer_list<KernelDef> kernels) {
+  for (const KernelDef& k : kernels) {
+    m.impl(
+        k.name,
+        torch::CppFunction::makeFromBoxedFunctor(std::make_unique<FunctionKernel>(k.kernel)));
+  }
 }
 
-void impl_meta_like(torch::Library& m, const char* name, std::initializer_list<std::size_t> like) {
-  m.impl(name, torch::CppFunction::makeFromBoxedFunctor(std::make_unique<MetaLikeKernel>(like)));
+void impl_meta_like(torch::Library& m, std::initializer_list<MetaLikeDef> ops) {
+  for (const MetaLikeDef& op : ops) {
+    m.impl(
+        op.name,
+        torch::CppFunction::makeFromBoxedFunctor(std::make_unique<MetaLikeKernel>(op.like)));
+  }
 }
 
 c10::OperatorHandle find_op(const char* name, const char* overload) {

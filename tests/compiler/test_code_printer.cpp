@@ -162,6 +162,27 @@ TEST_CASE("a long #error breaks after the directive, a short one stays", "[print
 }
 
 TEST_CASE(
+    "a bare braced list keeps its first item after the brace, the others aligned",
+    "[printer]") {
+  // As clang-format lays out a C++11 braced list (a registration table).
+  const std::string a(50, 'a'), b(50, 'b');
+  const structop::Code table = "{" +
+                               CodePrinter::list(
+                                   {"{" + CodePrinter::list({"\"" + a + "\"", "&f"}) + "}",
+                                    "{" + CodePrinter::list({"\"" + b + "\"", "&g"}) + "}"}) +
+                               "}";
+  CodePrinter p;
+  p.line("structop::impl(" + CodePrinter::list({"m", table}) + ");");
+  CHECK(
+      p.str() ==
+      "structop::impl(\n    m,\n    {{\"" + a + "\", &f},\n     {\"" + b + "\", &g}});\n");
+  // A type's braces (`T{...}`) break after the brace, as before.
+  CodePrinter q;
+  q.line("T{" + CodePrinter::list({a, b}) + "};");
+  CHECK(q.str() == "T{\n    " + a + ",\n    " + b + "};\n");
+}
+
+TEST_CASE(
     "control characters in text are printed as they are, never taken for a list",
     "[printer]") {
   // Found by the fuzzer (tests/fuzz): a long doc line whose YAML escapes

@@ -44,31 +44,57 @@ using BoxedKernel = void(const c10::OperatorHandle&, c10::DispatchKeySet, torch:
 // Registration (compiled in the runtime library)
 // ---------------------------------------------------------------------------
 
-/// `m.def(schema, tags)`.
-void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags = {});
+// Each function registers a table of ops (the generated TORCH_LIBRARY blocks
+// pass one per kind of kernel): one call per block, not one per op, so that a
+// generated file compiles a few calls with constant data instead of a call
+// per op and dispatch key. An op `name` is "op" or "op.overload".
 
-/// Registers `kernel` for op `name` ("op" or "op.overload") with the
-/// dispatch key of `m` (a TORCH_LIBRARY_IMPL block).
-void impl(torch::Library& m, const char* name, BoxedKernel* kernel);
+/// A boxed kernel of op `name`.
+struct KernelDef {
+  const char* name;
+  BoxedKernel* kernel;
+};
 
-/// Registers the autograd bridge for an op with `backward: true` (Autograd).
-/// `def` must outlive the registration (generated code passes a constant).
-void impl_autograd(torch::Library& m, const char* name, const BackwardDef& def);
+/// The identity Meta kernel of op `name` (`meta: identity` or `meta:
+/// [inputs]`): output `i` is a tensor with the metadata of the flat argument
+/// `like[i]` (shape, strides, dtype, device; on Meta tensors no data is
+/// allocated). A runtime kernel configured with `like`: no code per op.
+struct MetaLikeDef {
+  const char* name;
+  c10::ArrayRef<std::size_t> like;  // a constant array (the adapter's meta_like)
+};
 
-/// Registers the identity Meta kernel of op `name` (`meta: identity` or
-/// `meta: [inputs]`): output `i` is a tensor with the metadata of the flat
-/// argument `like[i]` (shape, strides, dtype, device; on Meta tensors no data
-/// is allocated). A runtime kernel configured with `like`: no code per op.
-void impl_meta_like(torch::Library& m, const char* name, std::initializer_list<std::size_t> like);
+/// The autograd bridge of op `name` (`backward: true`). `def` must outlive
+/// the registration (generated code passes a constant).
+struct AutogradDef {
+  const char* name;
+  const BackwardDef* def;
+};
 
-/// Registers the Autograd kernel of an op without `backward: true`: a
+/// `m.def(schema)` for each op without tags.
+void define(torch::Library& m, std::initializer_list<const char*> schemas);
+
+/// `m.def(schema, tags)`: an op with tags.
+void define(torch::Library& m, const char* schema, std::initializer_list<at::Tag> tags);
+
+/// Registers each kernel with the dispatch key of `m` (a TORCH_LIBRARY_IMPL
+/// block).
+void impl(torch::Library& m, std::initializer_list<KernelDef> kernels);
+
+/// Registers each op's identity Meta kernel (a Meta block).
+void impl_meta_like(torch::Library& m, std::initializer_list<MetaLikeDef> ops);
+
+/// Registers each op's autograd bridge (an Autograd block).
+void impl_autograd(torch::Library& m, std::initializer_list<AutogradDef> ops);
+
+/// Registers the Autograd kernel of each op without `backward: true`: a
 /// backward through what it returned or wrote raises "derivative for NS::op
 /// is not implemented" (see runtime/src/no_backward.cpp).
-void impl_no_backward(torch::Library& m, const char* name);
+void impl_no_backward(torch::Library& m, std::initializer_list<const char*> names);
 
-/// Registers the ADInplaceOrView kernel of an op without `backward: true`
+/// Registers the ADInplaceOrView kernel of each op without `backward: true`
 /// that writes to its arguments: it bumps their version counters.
-void impl_bump_written_versions(torch::Library& m, const char* name);
+void impl_bump_written_versions(torch::Library& m, std::initializer_list<const char*> names);
 
 /// The registered op `name` (e.g. "demo::op"); throws when it is not
 /// registered.

@@ -21,7 +21,7 @@
 
 /// Version of the interface between generated code and this runtime. Bumped
 /// whenever generated code of one version would not work with another.
-#define STRUCTOP_RUNTIME_VERSION 13
+#define STRUCTOP_RUNTIME_VERSION 14
 
 #define STRUCTOP_STRINGIFY_IMPL(x) #x
 #define STRUCTOP_STRINGIFY(x) STRUCTOP_STRINGIFY_IMPL(x)

@@ -140,43 +140,41 @@ struct op_pick {
   static constexpr const char* op_name = "golden_features::pick";
   static constexpr std::size_t num_args = 15;
 
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::arg<const c10::optional<at::Tensor>&>(args[1]),
-        structop::Held<::golden::features::Opts>{
-            unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2)});
-  }
-
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<std::vector<at::Tensor>>{
-            with_args(structop::arguments(stack, num_args), kernels::pick)});
+        structop::Held<std::vector<at::Tensor>>{kernels::pick(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<const c10::optional<at::Tensor>&>(args[1]),
+            structop::Held<::golden::features::Opts>{
+                unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2)})});
   }
 
   static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<std::vector<at::Tensor>>{
-            with_args(structop::arguments(stack, num_args), kernels::pick_meta)});
+        structop::Held<std::vector<at::Tensor>>{kernels::pick_meta(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<const c10::optional<at::Tensor>&>(args[1]),
+            structop::Held<::golden::features::Opts>{
+                unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2)})});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::pick_setup_context(
-          ctx,
-          inputs...,
-          structop::output<std::vector<at::Tensor>>(outputs[0]));
-    });
+    kernels::pick_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::arg<const c10::optional<at::Tensor>&>(args[1]),
+        structop::Held<::golden::features::Opts>{
+            unflatten_Opts(structop::ArgPath(op_name, "opts"), args + 2)},
+        structop::output<std::vector<at::Tensor>>(outputs[0]));
   }
 
   static structop::variable_list backward(
@@ -213,37 +211,41 @@ struct op_pick {
 struct op_pick_scalar {
   static constexpr const char* op_name = "golden_features::pick.scalar";
   static constexpr std::size_t num_args = 5;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::arg<double>(args[1]),
-        structop::parse_optional_enum<::golden_shared::Act>(
-            structop::arg<c10::optional<c10::string_view>>(args[2]),
-            structop::ArgPath(op_name, "act")),
-        structop::arg<c10::SymInt>(args[3]),
-        structop::parse_optional_enum_list<::golden_shared::Act>(
-            structop::arg<const c10::optional<c10::List<std::string>>&>(args[4]),
-            structop::ArgPath(op_name, "chain")));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void cpu(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cpu)});
+        structop::Held<at::Tensor>{kernels::pick_scalar_cpu(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<double>(args[1]),
+            structop::parse_optional_enum<::golden_shared::Act>(
+                structop::arg<c10::optional<c10::string_view>>(args[2]),
+                structop::ArgPath(op_name, "act")),
+            structop::arg<c10::SymInt>(args[3]),
+            structop::parse_optional_enum_list<::golden_shared::Act>(
+                structop::arg<const c10::optional<c10::List<std::string>>&>(args[4]),
+                structop::ArgPath(op_name, "chain")))});
   }
 
   static void cuda(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::pick_scalar_cuda)});
+        structop::Held<at::Tensor>{kernels::pick_scalar_cuda(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<double>(args[1]),
+            structop::parse_optional_enum<::golden_shared::Act>(
+                structop::arg<c10::optional<c10::string_view>>(args[2]),
+                structop::ArgPath(op_name, "act")),
+            structop::arg<c10::SymInt>(args[3]),
+            structop::parse_optional_enum_list<::golden_shared::Act>(
+                structop::arg<const c10::optional<c10::List<std::string>>&>(args[4]),
+                structop::ArgPath(op_name, "chain")))});
   }
 
   /// The op, for the C++ call API.
@@ -266,22 +268,18 @@ struct op_pick_scalar {
 struct op_tune {
   static constexpr const char* op_name = "golden_features::tune";
   static constexpr std::size_t num_args = 8;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden::features::Tuned>{
-            unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::tune)});
+        structop::Held<at::Tensor>{kernels::tune(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden::features::Tuned>{
+                unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1)})});
   }
 
   /// The op, for the C++ call API.
@@ -306,12 +304,31 @@ struct op_tune {
 struct op_step {
   static constexpr const char* op_name = "golden_features::step";
   static constexpr std::size_t num_args = 10;
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    structop::return_outputs(
+        stack,
+        num_args,
+        structop::Held<at::Tensor>{kernels::step(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden::features::Step>{
+                unflatten_Step(structop::ArgPath(op_name, "s"), args + 1)},
+            structop::to_dynamic<double>(
+                structop::arg<const at::Tensor&>(args[5]),
+                structop::ArgPath(op_name, "rate")),
+            structop::Held<c10::optional<::golden::features::Step>>{
+                unflatten_Step_optional(structop::ArgPath(op_name, "extra"), args + 6)})});
+  }
+
+  static void setup_context(
+      torch::autograd::AutogradContext* ctx,
+      c10::IValue* args,
+      const c10::IValue* outputs) {
+    kernels::step_setup_context(
+        ctx,
         structop::arg<const at::Tensor&>(args[0]),
         structop::Held<::golden::features::Step>{
             unflatten_Step(structop::ArgPath(op_name, "s"), args + 1)},
@@ -319,23 +336,8 @@ struct op_step {
             structop::arg<const at::Tensor&>(args[5]),
             structop::ArgPath(op_name, "rate")),
         structop::Held<c10::optional<::golden::features::Step>>{
-            unflatten_Step_optional(structop::ArgPath(op_name, "extra"), args + 6)});
-  }
-
-  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    structop::return_outputs(
-        stack,
-        num_args,
-        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::step)});
-  }
-
-  static void setup_context(
-      torch::autograd::AutogradContext* ctx,
-      c10::IValue* args,
-      const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::step_setup_context(ctx, inputs..., outputs[0].toTensor());
-    });
+            unflatten_Step_optional(structop::ArgPath(op_name, "extra"), args + 6)},
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -423,43 +425,44 @@ at::Tensor step(
 TORCH_LIBRARY_FRAGMENT(golden_features, m) {
   structop::define(
       m,
-      R"(pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])");
+      {R"(pick(Tensor from_, Tensor? to, int[] opts__sizes, float[] opts__weights, Tensor? opts__mask, str[] opts__acts, int? opts__k=None, str? opts__label=None, ScalarType opts__dtype=6, Device opts__device="cpu", int opts__window__size=3, str opts__window__act="relu", str? opts__fallback=None, SymInt opts__steps=4, SymInt[] opts__shape=[2, 3]) -> Tensor[])",
+       R"(tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)",
+       R"(step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor)"});
   structop::define(
       m,
       R"(pick.scalar(Tensor from_, float value=0.5, str? act=None, SymInt n=1, str[]? chain=None) -> Tensor)",
       {at::Tag::nondeterministic_seeded, at::Tag::needs_fixed_stride_order});
-  structop::define(
-      m,
-      R"(tune(Tensor x, float t__main__lo=-1.0, float t__main__hi=1.0, str t__main__act="gelu", float t__backup__lo=0.0, float t__backup__hi=3, str t__backup__act="relu", int[] t__sizes=[2, 3]) -> Tensor)");
-  structop::define(
-      m,
-      R"(step(Tensor x, Tensor s__t, Tensor s__sigma, Tensor s__index, float s__gain, Tensor rate, Tensor? extra__t=None, Tensor? extra__sigma=None, Tensor? extra__index=None, float? extra__gain=None) -> Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CompositeExplicitAutograd, m) {
-  structop::impl(m, "pick", &golden::features::op_pick::forward);
-  structop::impl(m, "tune", &golden::features::op_tune::forward);
-  structop::impl(m, "step", &golden::features::op_step::forward);
+  structop::impl(
+      m,
+      {{"pick", &golden::features::op_pick::forward},
+       {"tune", &golden::features::op_tune::forward},
+       {"step", &golden::features::op_step::forward}});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CPU, m) {
-  structop::impl(m, "pick.scalar", &golden::features::op_pick_scalar::cpu);
+  structop::impl(m, {{"pick.scalar", &golden::features::op_pick_scalar::cpu}});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, CUDA, m) {
-  structop::impl(m, "pick.scalar", &golden::features::op_pick_scalar::cuda);
+  structop::impl(m, {{"pick.scalar", &golden::features::op_pick_scalar::cuda}});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Meta, m) {
-  structop::impl(m, "pick", &golden::features::op_pick::meta);
-  structop::impl_meta_like(m, "pick.scalar", {0});
-  structop::impl_meta_like(m, "tune", {0});
-  structop::impl_meta_like(m, "step", {0});
+  structop::impl(m, {{"pick", &golden::features::op_pick::meta}});
+  structop::impl_meta_like(
+      m,
+      {{"pick.scalar", golden::features::op_pick_scalar::meta_like},
+       {"tune", golden::features::op_tune::meta_like},
+       {"step", golden::features::op_step::meta_like}});
 }
 
 TORCH_LIBRARY_IMPL(golden_features, Autograd, m) {
-  structop::impl_autograd(m, "pick", golden::features::op_pick::backward_def);
-  structop::impl_no_backward(m, "pick.scalar");
-  structop::impl_no_backward(m, "tune");
-  structop::impl_autograd(m, "step", golden::features::op_step::backward_def);
+  structop::impl_autograd(
+      m,
+      {{"pick", &golden::features::op_pick::backward_def},
+       {"step", &golden::features::op_step::backward_def}});
+  structop::impl_no_backward(m, {"pick.scalar", "tune"});
 }

@@ -60,24 +60,20 @@ void flatten_Texts(structop::CallStack& stack, const ::hostile_docs::Texts& valu
 struct op_echo {
   static constexpr const char* op_name = "hostile_docs::echo";
   static constexpr std::size_t num_args = 11;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::hostile_docs::Texts>{
-            unflatten_Texts(structop::ArgPath(op_name, "t"), args + 1)},
-        structop::arg<c10::string_view>(args[9]),
-        structop::arg<c10::optional<c10::string_view>>(args[10]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::echo)});
+        structop::Held<at::Tensor>{kernels::echo(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::hostile_docs::Texts>{
+                unflatten_Texts(structop::ArgPath(op_name, "t"), args + 1)},
+            structop::arg<c10::string_view>(args[9]),
+            structop::arg<c10::optional<c10::string_view>>(args[10]))});
   }
 
   /// The op, for the C++ call API.
@@ -95,27 +91,22 @@ struct op_echo {
 struct op_cleaned {
   static constexpr const char* op_name = "hostile_docs::cleaned";
   static constexpr std::size_t num_args = 3;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::parse_enum<::hostile_docs::Flag>(
-            structop::arg<c10::string_view>(args[1]),
-            structop::ArgPath(op_name, "flag")),
-        structop::parse_enum<::hostile_docs::Shade>(
-            structop::arg<c10::string_view>(args[2]),
-            structop::ArgPath(op_name, "shade")));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::cleaned)});
+        structop::Held<at::Tensor>{kernels::cleaned(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::parse_enum<::hostile_docs::Flag>(
+                structop::arg<c10::string_view>(args[1]),
+                structop::ArgPath(op_name, "flag")),
+            structop::parse_enum<::hostile_docs::Shade>(
+                structop::arg<c10::string_view>(args[2]),
+                structop::ArgPath(op_name, "shade")))});
   }
 
   /// The op, for the C++ call API.
@@ -131,20 +122,15 @@ struct op_cleaned {
 struct op_indented {
   static constexpr const char* op_name = "hostile_docs::indented";
   static constexpr std::size_t num_args = 1;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(structop::arg<const at::Tensor&>(args[0]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::indented)});
+        structop::Held<at::Tensor>{kernels::indented(structop::arg<const at::Tensor&>(args[0]))});
   }
 
   /// The op, for the C++ call API.
@@ -193,25 +179,27 @@ at::Tensor indented(const at::Tensor& x) {
 TORCH_LIBRARY_FRAGMENT(hostile_docs, m) {
   structop::define(
       m,
-      R"(echo(Tensor x, str t__cr="carriage\015return", str t__quoted="say \"hi\" \\ back", str t__nul="nul\000byte", str t__bidi="\342\200\256evil\342\200\254", str t__controls="\001\033[31m\177\302\205\342\200\250\t\n", str t__trigraph="??/", str t__accents="caf\303\251 \342\206\222 \303\277", str t__mode="odd", str tag="a\"b\\c\015d", str? label=None) -> Tensor)");
-  structop::define(m, R"(cleaned(Tensor x, str flag="on", str shade="dark") -> Tensor)");
-  structop::define(m, R"(indented(Tensor x) -> Tensor)");
+      {R"(echo(Tensor x, str t__cr="carriage\015return", str t__quoted="say \"hi\" \\ back", str t__nul="nul\000byte", str t__bidi="\342\200\256evil\342\200\254", str t__controls="\001\033[31m\177\302\205\342\200\250\t\n", str t__trigraph="??/", str t__accents="caf\303\251 \342\206\222 \303\277", str t__mode="odd", str tag="a\"b\\c\015d", str? label=None) -> Tensor)",
+       R"(cleaned(Tensor x, str flag="on", str shade="dark") -> Tensor)",
+       R"(indented(Tensor x) -> Tensor)"});
 }
 
 TORCH_LIBRARY_IMPL(hostile_docs, CompositeExplicitAutograd, m) {
-  structop::impl(m, "echo", &hostile_docs::op_echo::forward);
-  structop::impl(m, "cleaned", &hostile_docs::op_cleaned::forward);
-  structop::impl(m, "indented", &hostile_docs::op_indented::forward);
+  structop::impl(
+      m,
+      {{"echo", &hostile_docs::op_echo::forward},
+       {"cleaned", &hostile_docs::op_cleaned::forward},
+       {"indented", &hostile_docs::op_indented::forward}});
 }
 
 TORCH_LIBRARY_IMPL(hostile_docs, Meta, m) {
-  structop::impl_meta_like(m, "echo", {0});
-  structop::impl_meta_like(m, "cleaned", {0});
-  structop::impl_meta_like(m, "indented", {0});
+  structop::impl_meta_like(
+      m,
+      {{"echo", hostile_docs::op_echo::meta_like},
+       {"cleaned", hostile_docs::op_cleaned::meta_like},
+       {"indented", hostile_docs::op_indented::meta_like}});
 }
 
 TORCH_LIBRARY_IMPL(hostile_docs, Autograd, m) {
-  structop::impl_no_backward(m, "echo");
-  structop::impl_no_backward(m, "cleaned");
-  structop::impl_no_backward(m, "indented");
+  structop::impl_no_backward(m, {"echo", "cleaned", "indented"});
 }

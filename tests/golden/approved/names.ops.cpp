@@ -85,33 +85,32 @@ void flatten_errno(structop::CallStack& stack, const ::golden_names::errno_& val
 struct op_from_ {
   static constexpr const char* op_name = "golden_names::from";
   static constexpr std::size_t num_args = 4;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::arg<const at::Tensor&>(args[1]),
-        structop::arg<const at::Tensor&>(args[2]),
-        structop::arg<const at::Tensor&>(args[3]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::from_)});
+        structop::Held<at::Tensor>{kernels::from_(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<const at::Tensor&>(args[1]),
+            structop::arg<const at::Tensor&>(args[2]),
+            structop::arg<const at::Tensor&>(args[3]))});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::from_setup_context_(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::from_setup_context_(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::arg<const at::Tensor&>(args[1]),
+        structop::arg<const at::Tensor&>(args[2]),
+        structop::arg<const at::Tensor&>(args[3]),
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -170,38 +169,35 @@ struct op_from_ {
 struct op_from_lambda {
   static constexpr const char* op_name = "golden_names::from.lambda";
   static constexpr std::size_t num_args = 18;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden_names::Outer>{
-            unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1)},
-        structop::arg<const at::Tensor&>(args[16]),
-        structop::arg<int64_t>(args[17]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0, 16};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<std::tuple<at::Tensor, at::Tensor>>{
-            with_args(structop::arguments(stack, num_args), kernels::from_lambda)});
+        structop::Held<std::tuple<at::Tensor, at::Tensor>>{kernels::from_lambda(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden_names::Outer>{
+                unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1)},
+            structop::arg<const at::Tensor&>(args[16]),
+            structop::arg<int64_t>(args[17]))});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::from_lambda_setup_context(
-          ctx,
-          inputs...,
-          outputs[0].toTensor(),
-          outputs[1].toTensor());
-    });
+    kernels::from_lambda_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<::golden_names::Outer>{
+            unflatten_Outer(structop::ArgPath(op_name, "kernel"), args + 1)},
+        structop::arg<const at::Tensor&>(args[16]),
+        structop::arg<int64_t>(args[17]),
+        outputs[0].toTensor(),
+        outputs[1].toTensor());
   }
 
   static structop::variable_list backward(
@@ -251,30 +247,25 @@ struct op_from_lambda {
 struct op_scale {
   static constexpr const char* op_name = "golden_names::scale";
   static constexpr std::size_t num_args = 14;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden_names::errno_>{
-            unflatten_errno(structop::ArgPath(op_name, "fn"), args + 1)},
-        structop::parse_enum<::golden_names::Signal>(
-            structop::arg<c10::string_view>(args[11]),
-            structop::ArgPath(op_name, "Kernel")),
-        structop::parse_enum<::golden_names::stdin_>(
-            structop::arg<c10::string_view>(args[12]),
-            structop::ArgPath(op_name, "args")),
-        structop::arg<double>(args[13]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void cpu(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::scale_cpu)});
+        structop::Held<at::Tensor>{kernels::scale_cpu(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden_names::errno_>{
+                unflatten_errno(structop::ArgPath(op_name, "fn"), args + 1)},
+            structop::parse_enum<::golden_names::Signal>(
+                structop::arg<c10::string_view>(args[11]),
+                structop::ArgPath(op_name, "Kernel")),
+            structop::parse_enum<::golden_names::stdin_>(
+                structop::arg<c10::string_view>(args[12]),
+                structop::ArgPath(op_name, "args")),
+            structop::arg<double>(args[13]))});
   }
 
   /// The op, for the C++ call API.
@@ -293,33 +284,32 @@ struct op_scale {
 struct op_linux_ {
   static constexpr const char* op_name = "golden_names::linux";
   static constexpr std::size_t num_args = 4;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::arg<double>(args[1]),
-        structop::arg<int64_t>(args[2]),
-        structop::arg<const c10::optional<at::Tensor>&>(args[3]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::linux_)});
+        structop::Held<at::Tensor>{kernels::linux_(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<double>(args[1]),
+            structop::arg<int64_t>(args[2]),
+            structop::arg<const c10::optional<at::Tensor>&>(args[3]))});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::linux_setup_context_(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::linux_setup_context_(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::arg<double>(args[1]),
+        structop::arg<int64_t>(args[2]),
+        structop::arg<const c10::optional<at::Tensor>&>(args[3]),
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -353,25 +343,20 @@ struct op_linux_ {
 struct op_yield_from {
   static constexpr const char* op_name = "golden_names::yield.from";
   static constexpr std::size_t num_args = 5;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::arg<const at::Tensor&>(args[1]),
-        structop::arg<const at::Tensor&>(args[2]),
-        structop::arg<const at::Tensor&>(args[3]),
-        structop::arg<const at::Tensor&>(args[4]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::yield_from)});
+        structop::Held<at::Tensor>{kernels::yield_from(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::arg<const at::Tensor&>(args[1]),
+            structop::arg<const at::Tensor&>(args[2]),
+            structop::arg<const at::Tensor&>(args[3]),
+            structop::arg<const at::Tensor&>(args[4]))});
   }
 
   /// The op, for the C++ call API.
@@ -404,23 +389,18 @@ struct op_yield_from {
 struct op_flatten_Outer {
   static constexpr const char* op_name = "golden_names::flatten_Outer";
   static constexpr std::size_t num_args = 16;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden_names::Outer>{
-            unflatten_Outer(structop::ArgPath(op_name, "value"), args + 1)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::flatten_Outer)});
+        structop::Held<at::Tensor>{kernels::flatten_Outer(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden_names::Outer>{
+                unflatten_Outer(structop::ArgPath(op_name, "value"), args + 1)})});
   }
 
   /// The op, for the C++ call API.
@@ -516,50 +496,46 @@ at::Tensor flatten_Outer(const at::Tensor& x, const Outer& value) {
 // ===========================================================================
 
 TORCH_LIBRARY_FRAGMENT(golden_names, m) {
-  structop::define(m, R"(from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)");
   structop::define(
       m,
-      R"(from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))");
-  structop::define(
-      m,
-      R"(scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)");
-  structop::define(
-      m,
-      R"(linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)");
-  structop::define(
-      m,
-      R"(yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor)");
-  structop::define(
-      m,
-      R"(flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor)");
+      {R"(from(Tensor x, Tensor ctx, Tensor ks, Tensor grad_fn) -> Tensor)",
+       R"(from.lambda(Tensor x, Tensor? kernel__path__at, Tensor kernel__path__path, int kernel__path__EDOM, float kernel__path__NULL, bool kernel__path__EOF, int kernel__path__INT64_MIN, str kernel__path__linux, int kernel__path__std, str[] kernel__path__names, int kernel__path__fn, Tensor kernel__args, float kernel__self, int kernel__flat, str kernel__d, bool kernel__self2, Tensor handle, int op_name=0) -> (Tensor ctx, Tensor outputs))",
+       R"(scale(Tensor scale, Tensor? fn__at, Tensor fn__path, int fn__EDOM, float fn__NULL, bool fn__EOF, int fn__INT64_MIN, str fn__linux, int fn__std, str[] fn__names, int fn__fn=3, str Kernel="NULL", str args="a", float error=1.0) -> Tensor)",
+       R"(linux(Tensor unix, float NULL=0.5, int INT64_MIN=0, Tensor? op=None) -> Tensor)",
+       R"(yield.from(Tensor with_records, Tensor backward_def, Tensor signature, Tensor grad_paths, Tensor stack) -> Tensor)",
+       R"(flatten_Outer(Tensor x, Tensor? value__path__at, Tensor value__path__path, int value__path__EDOM, float value__path__NULL, bool value__path__EOF, int value__path__INT64_MIN, str value__path__linux, int value__path__std, str[] value__path__names, int value__path__fn, Tensor value__args, float value__self=1.0, int value__flat=0, str value__d="d", bool value__self2=False) -> Tensor)"});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, CompositeExplicitAutograd, m) {
-  structop::impl(m, "from", &golden_names::op_from_::forward);
-  structop::impl(m, "from.lambda", &golden_names::op_from_lambda::forward);
-  structop::impl(m, "linux", &golden_names::op_linux_::forward);
-  structop::impl(m, "yield.from", &golden_names::op_yield_from::forward);
-  structop::impl(m, "flatten_Outer", &golden_names::op_flatten_Outer::forward);
+  structop::impl(
+      m,
+      {{"from", &golden_names::op_from_::forward},
+       {"from.lambda", &golden_names::op_from_lambda::forward},
+       {"linux", &golden_names::op_linux_::forward},
+       {"yield.from", &golden_names::op_yield_from::forward},
+       {"flatten_Outer", &golden_names::op_flatten_Outer::forward}});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, CPU, m) {
-  structop::impl(m, "scale", &golden_names::op_scale::cpu);
+  structop::impl(m, {{"scale", &golden_names::op_scale::cpu}});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, Meta, m) {
-  structop::impl_meta_like(m, "from", {0});
-  structop::impl_meta_like(m, "from.lambda", {0, 16});
-  structop::impl_meta_like(m, "scale", {0});
-  structop::impl_meta_like(m, "linux", {0});
-  structop::impl_meta_like(m, "yield.from", {0});
-  structop::impl_meta_like(m, "flatten_Outer", {0});
+  structop::impl_meta_like(
+      m,
+      {{"from", golden_names::op_from_::meta_like},
+       {"from.lambda", golden_names::op_from_lambda::meta_like},
+       {"scale", golden_names::op_scale::meta_like},
+       {"linux", golden_names::op_linux_::meta_like},
+       {"yield.from", golden_names::op_yield_from::meta_like},
+       {"flatten_Outer", golden_names::op_flatten_Outer::meta_like}});
 }
 
 TORCH_LIBRARY_IMPL(golden_names, Autograd, m) {
-  structop::impl_autograd(m, "from", golden_names::op_from_::backward_def);
-  structop::impl_autograd(m, "from.lambda", golden_names::op_from_lambda::backward_def);
-  structop::impl_no_backward(m, "scale");
-  structop::impl_autograd(m, "linux", golden_names::op_linux_::backward_def);
-  structop::impl_no_backward(m, "yield.from");
-  structop::impl_no_backward(m, "flatten_Outer");
+  structop::impl_autograd(
+      m,
+      {{"from", &golden_names::op_from_::backward_def},
+       {"from.lambda", &golden_names::op_from_lambda::backward_def},
+       {"linux", &golden_names::op_linux_::backward_def}});
+  structop::impl_no_backward(m, {"scale", "yield.from", "flatten_Outer"});
 }

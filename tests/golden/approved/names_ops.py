@@ -15,7 +15,7 @@ import torch
 import structop_runtime as _rt
 
 # Raises ImportError if structop_runtime is not the version this file was generated for.
-_rt.require_version(13, __name__)
+_rt.require_version(14, __name__)
 
 __all__ = [
     "NAMESPACE",

@@ -109,31 +109,29 @@ void flatten_Stack(structop::CallStack& stack, const ::golden::Stack& value) {
 struct op_affine {
   static constexpr const char* op_name = "golden::affine";
   static constexpr std::size_t num_args = 5;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::affine)});
+        structop::Held<at::Tensor>{kernels::affine(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden::Cfg>{
+                unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)})});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::affine_setup_context(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::affine_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)},
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -170,31 +168,30 @@ struct op_affine {
 struct op_split {
   static constexpr const char* op_name = "golden::split";
   static constexpr std::size_t num_args = 5;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0, 1};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<std::tuple<at::Tensor, at::Tensor>>{
-            with_args(structop::arguments(stack, num_args), kernels::split)});
+        structop::Held<std::tuple<at::Tensor, at::Tensor>>{kernels::split(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<::golden::Cfg>{
+                unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)})});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::split_setup_context(ctx, inputs..., outputs[0].toTensor(), outputs[1].toTensor());
-    });
+    kernels::split_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)},
+        outputs[0].toTensor(),
+        outputs[1].toTensor());
   }
 
   static structop::variable_list backward(
@@ -233,17 +230,11 @@ struct op_scale_ {
   static constexpr const char* op_name = "golden::scale_";
   static constexpr std::size_t num_args = 5;
 
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
+  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
+    kernels::scale_(
         structop::arg<const at::Tensor&>(args[0]),
         structop::Held<::golden::Cfg>{unflatten_Cfg(structop::ArgPath(op_name, "cfg"), args + 1)});
-  }
-
-  static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    with_args(structop::arguments(stack, num_args), kernels::scale_);
     structop::return_nothing(stack, num_args);
   }
 
@@ -262,32 +253,30 @@ struct op_scale_ {
 struct op_layers {
   static constexpr const char* op_name = "golden::layers";
   static constexpr std::size_t num_args = 3;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<std::vector<::golden::Inner>>{
-            unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::layers)});
+        structop::Held<at::Tensor>{kernels::layers(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<std::vector<::golden::Inner>>{
+                unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1)})});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::layers_setup_context(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::layers_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<std::vector<::golden::Inner>>{
+            unflatten_Inner_list(structop::ArgPath(op_name, "items"), args + 1)},
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -327,32 +316,30 @@ struct op_layers {
 struct op_stack {
   static constexpr const char* op_name = "golden::stack";
   static constexpr std::size_t num_args = 4;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<at::TensorList>(args[0]),
-        structop::Held<::golden::Stack>{unflatten_Stack(args + 1)},
-        structop::arg<const at::Tensor&>(args[3]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {3};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{
-            with_args(structop::arguments(stack, num_args), kernels::stack)});
+        structop::Held<at::Tensor>{kernels::stack(
+            structop::arg<at::TensorList>(args[0]),
+            structop::Held<::golden::Stack>{unflatten_Stack(args + 1)},
+            structop::arg<const at::Tensor&>(args[3]))});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::stack_setup_context(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::stack_setup_context(
+        ctx,
+        structop::arg<at::TensorList>(args[0]),
+        structop::Held<::golden::Stack>{unflatten_Stack(args + 1)},
+        structop::arg<const at::Tensor&>(args[3]),
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -397,33 +384,34 @@ struct op_stack {
 struct op_gate {
   static constexpr const char* op_name = "golden::gate";
   static constexpr std::size_t num_args = 8;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(
-        structop::arg<const at::Tensor&>(args[0]),
-        structop::Held<c10::optional<::golden::Gate>>{
-            unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1)},
-        structop::Held<c10::optional<::golden::Cfg>>{
-            unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4)});
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
-        structop::Held<at::Tensor>{with_args(structop::arguments(stack, num_args), kernels::gate)});
+        structop::Held<at::Tensor>{kernels::gate(
+            structop::arg<const at::Tensor&>(args[0]),
+            structop::Held<c10::optional<::golden::Gate>>{
+                unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1)},
+            structop::Held<c10::optional<::golden::Cfg>>{
+                unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4)})});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::gate_setup_context(ctx, inputs..., outputs[0].toTensor());
-    });
+    kernels::gate_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        structop::Held<c10::optional<::golden::Gate>>{
+            unflatten_Gate_optional(structop::ArgPath(op_name, "gate"), args + 1)},
+        structop::Held<c10::optional<::golden::Cfg>>{
+            unflatten_Cfg_optional(structop::ArgPath(op_name, "cfg"), args + 4)},
+        outputs[0].toTensor());
   }
 
   static structop::variable_list backward(
@@ -460,13 +448,8 @@ struct op_gate {
 struct op_moments {
   static constexpr const char* op_name = "golden::moments";
   static constexpr std::size_t num_args = 1;
-
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(structop::arg<const at::Tensor&>(args[0]));
-  }
+  // The identity Meta kernel's output i copies flat argument meta_like[i].
+  static constexpr std::size_t meta_like[] = {0, 0, 0};
 
   /// The kernels' results with each returned record as its leaves, in
   /// the flat outputs' order.
@@ -487,24 +470,23 @@ struct op_moments {
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
         structop::Held<std::tuple<at::Tensor, at::Tensor, at::Tensor>>{
-            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::moments))});
+            flat_outputs(kernels::moments(structop::arg<const at::Tensor&>(args[0])))});
   }
 
   static void setup_context(
       torch::autograd::AutogradContext* ctx,
       c10::IValue* args,
       const c10::IValue* outputs) {
-    with_args(args, [&](const auto&... inputs) {
-      kernels::moments_setup_context(
-          ctx,
-          inputs...,
-          outputs[0].toTensor(),
-          ::golden::Moments{outputs[1].toTensor(), outputs[2].toTensor()});
-    });
+    kernels::moments_setup_context(
+        ctx,
+        structop::arg<const at::Tensor&>(args[0]),
+        outputs[0].toTensor(),
+        ::golden::Moments{outputs[1].toTensor(), outputs[2].toTensor()});
   }
 
   static structop::variable_list backward(
@@ -538,13 +520,6 @@ struct op_summary {
   static constexpr const char* op_name = "golden::summary";
   static constexpr std::size_t num_args = 1;
 
-  /// Unflattens the flat arguments at `args` (on the dispatcher's stack) into
-  /// the kernels' record form, once, and calls `fn` with them.
-  template <class Fn>
-  static decltype(auto) with_args(c10::IValue* args, Fn&& fn) {
-    return fn(structop::arg<const at::Tensor&>(args[0]));
-  }
-
   /// The kernels' results with each returned record as its leaves, in
   /// the flat outputs' order.
   static std::tuple<at::Tensor, at::Tensor, int64_t> flat_outputs(::golden::Summary&& result) {
@@ -562,19 +537,21 @@ struct op_summary {
   }
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
         structop::Held<std::tuple<at::Tensor, at::Tensor, int64_t>>{
-            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary))});
+            flat_outputs(kernels::summary(structop::arg<const at::Tensor&>(args[0])))});
   }
 
   static void meta(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    c10::IValue* args = structop::arguments(stack, num_args);
     structop::return_outputs(
         stack,
         num_args,
         structop::Held<std::tuple<at::Tensor, at::Tensor, int64_t>>{
-            flat_outputs(with_args(structop::arguments(stack, num_args), kernels::summary_meta))});
+            flat_outputs(kernels::summary_meta(structop::arg<const at::Tensor&>(args[0])))});
   }
 
   /// The op, for the C++ call API.
@@ -668,59 +645,54 @@ Summary summary(const at::Tensor& x) {
 TORCH_LIBRARY_FRAGMENT(golden, m) {
   structop::define(
       m,
-      R"(affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)");
-  structop::define(
-      m,
-      R"(split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))");
-  structop::define(
-      m,
-      R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())");
-  structop::define(m, R"(layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)");
-  structop::define(
-      m,
-      R"(stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)");
-  structop::define(
-      m,
-      R"(gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)");
-  structop::define(m, R"(moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))");
-  structop::define(
-      m,
-      R"(summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))");
+      {R"(affine(Tensor x, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> Tensor)",
+       R"(split(Tensor x, *, Tensor cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> (Tensor lo, Tensor hi))",
+       R"(scale_(Tensor x, Tensor(a!) cfg__inner__w, Tensor? cfg__inner__b=None, float cfg__scale=1.0, str cfg__mode="exact") -> ())",
+       R"(layers(Tensor x, Tensor[] items__w, Tensor?[] items__b) -> Tensor)",
+       R"(stack(Tensor[] xs, Tensor[] st__parts, Tensor?[] st__biases, Tensor y) -> Tensor)",
+       R"(gate(Tensor x, Tensor? gate__g=None, Tensor? gate__inner__w=None, Tensor? gate__inner__b=None, Tensor? cfg__inner__w=None, Tensor? cfg__inner__b=None, float? cfg__scale=None, str? cfg__mode=None) -> Tensor)",
+       R"(moments(Tensor x) -> (Tensor centered, Tensor m__mean, Tensor m__var))",
+       R"(summary(Tensor x) -> (Tensor output__m__mean, Tensor output__m__var, int output__count))"});
 }
 
 TORCH_LIBRARY_IMPL(golden, CompositeExplicitAutograd, m) {
-  structop::impl(m, "affine", &golden::op_affine::forward);
-  structop::impl(m, "split", &golden::op_split::forward);
-  structop::impl(m, "scale_", &golden::op_scale_::forward);
-  structop::impl(m, "layers", &golden::op_layers::forward);
-  structop::impl(m, "stack", &golden::op_stack::forward);
-  structop::impl(m, "gate", &golden::op_gate::forward);
-  structop::impl(m, "moments", &golden::op_moments::forward);
-  structop::impl(m, "summary", &golden::op_summary::forward);
+  structop::impl(
+      m,
+      {{"affine", &golden::op_affine::forward},
+       {"split", &golden::op_split::forward},
+       {"scale_", &golden::op_scale_::forward},
+       {"layers", &golden::op_layers::forward},
+       {"stack", &golden::op_stack::forward},
+       {"gate", &golden::op_gate::forward},
+       {"moments", &golden::op_moments::forward},
+       {"summary", &golden::op_summary::forward}});
 }
 
 TORCH_LIBRARY_IMPL(golden, Meta, m) {
-  structop::impl_meta_like(m, "affine", {0});
-  structop::impl_meta_like(m, "split", {0, 1});
-  structop::impl_meta_like(m, "scale_", {});
-  structop::impl_meta_like(m, "layers", {0});
-  structop::impl_meta_like(m, "stack", {3});
-  structop::impl_meta_like(m, "gate", {0});
-  structop::impl_meta_like(m, "moments", {0, 0, 0});
-  structop::impl(m, "summary", &golden::op_summary::meta);
+  structop::impl(m, {{"summary", &golden::op_summary::meta}});
+  structop::impl_meta_like(
+      m,
+      {{"affine", golden::op_affine::meta_like},
+       {"split", golden::op_split::meta_like},
+       {"scale_", {}},
+       {"layers", golden::op_layers::meta_like},
+       {"stack", golden::op_stack::meta_like},
+       {"gate", golden::op_gate::meta_like},
+       {"moments", golden::op_moments::meta_like}});
 }
 
 TORCH_LIBRARY_IMPL(golden, Autograd, m) {
-  structop::impl_autograd(m, "affine", golden::op_affine::backward_def);
-  structop::impl_autograd(m, "split", golden::op_split::backward_def);
-  structop::impl_no_backward(m, "scale_");
-  structop::impl_autograd(m, "layers", golden::op_layers::backward_def);
-  structop::impl_autograd(m, "stack", golden::op_stack::backward_def);
-  structop::impl_autograd(m, "gate", golden::op_gate::backward_def);
-  structop::impl_autograd(m, "moments", golden::op_moments::backward_def);
-  structop::impl_no_backward(m, "summary");
+  structop::impl_autograd(
+      m,
+      {{"affine", &golden::op_affine::backward_def},
+       {"split", &golden::op_split::backward_def},
+       {"layers", &golden::op_layers::backward_def},
+       {"stack", &golden::op_stack::backward_def},
+       {"gate", &golden::op_gate::backward_def},
+       {"moments", &golden::op_moments::backward_def}});
+  structop::impl_no_backward(m, {"scale_", "summary"});
 }
 
 TORCH_LIBRARY_IMPL(golden, ADInplaceOrView, m) {
-  structop::impl_bump_written_versions(m, "scale_");
+  structop::impl_bump_written_versions(m, {"scale_"});
 }

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-STRUCTOP_REQUIRE_RUNTIME_VERSION(13);
+STRUCTOP_REQUIRE_RUNTIME_VERSION(14);
 
 // Fingerprint of the records and enums of shared.ops.yaml, checked by the
 // headers generated from the IDL files that include it.
