@@ -12,19 +12,33 @@ quick), alternating the order; medians and per-round ratios are printed, of
 wall time and of the compiler's user CPU time (steadier on a loaded machine:
 it leaves out the time spent waiting for a CPU).
 
+With --instructions it times nothing: it counts the instructions of the
+compiler and its children (cachegrind, --cache-sim=no) compiling pair 1,
+both at once, and exits 1 when their ratio is over --limit (the CI guard
+compile-time-instructions). GCC's garbage collector is given fixed
+parameters there, so that the count does not move with the machine's
+memory. --json PATH writes the ratios for run_benchmarks.py --all.
+
 Usage: compile_time.py --structopc PATH --cxx "c++" --include RUNTIME_INCLUDE
                        --flags "TORCH FLAGS" [--ops 50] [--repeat 3] [--opt -O2]
+                       [--instructions [--valgrind PATH] [--limit X]]
+                       [--json PATH]
 """
 
 import argparse
+import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
 
 from bench_stats import median_ratio
+
+TARGET = 1.25  # issue 45: generated code at most 1.25x its includes (time)
 
 IDL_HEAD = """namespace: compile_bench
 enums:
@@ -66,6 +80,51 @@ def compile_once(cxx, flags, source, obj):
     return wall, usage.ru_utime
 
 
+# GCC sizes its garbage collector's heap from the machine's memory; fixed
+# parameters make its instruction count the same on every machine.
+GCC_FIXED_GC = ["--param", "ggc-min-expand=100", "--param", "ggc-min-heapsize=131072"]
+
+
+def count_instructions(valgrind, commands):
+    """Instructions (cachegrind) of each command and its children, run at once."""
+    procs = [
+        subprocess.Popen(
+            [
+                valgrind,
+                "--tool=cachegrind",
+                "--cache-sim=no",
+                "--cachegrind-out-file=/dev/null",
+                "--trace-children=yes",
+                *command,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for command in commands
+    ]
+    counts = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"compile_time.py: {' '.join(proc.args)} failed:\n{err}")
+        refs = [int(n.replace(",", "")) for n in re.findall(r"I\s+refs:\s+([\d,]+)", err)]
+        if not refs:
+            raise SystemExit(f"compile_time.py: no instruction count from cachegrind:\n{err}")
+        counts.append(sum(refs))
+    return counts
+
+
+def is_gcc(cxx):
+    version = subprocess.run(cxx + ["--version"], capture_output=True, text=True).stdout
+    return "clang" not in version.lower()
+
+
+def write_json(path, ratios):
+    with open(path, "w") as f:
+        json.dump({"ratios": ratios}, f, indent=1)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--structopc", required=True)
@@ -75,6 +134,10 @@ def main():
     p.add_argument("--ops", type=int, default=50)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--opt", default="-O2")
+    p.add_argument("--instructions", action="store_true", help="count instructions, time nothing")
+    p.add_argument("--valgrind", default="valgrind")
+    p.add_argument("--limit", type=float, default=1.32, help="for --instructions")
+    p.add_argument("--json", help="write the ratios there")
     a = p.parse_args()
 
     with tempfile.TemporaryDirectory() as work:
@@ -106,6 +169,8 @@ def main():
         flags = ["-std=c++17", a.opt, "-fPIC", "-I", work, "-I", a.include] + shlex.split(a.flags)
         out = os.path.join(work, "out.o")
         big = ["generated compile_bench.ops.cpp", "torch includes only"]
+        if a.instructions:
+            return count_pair(a, cxx, flags, [sources[name] for name in big], work)
         light = ["kernel TU with compile_bench.ops.h", "kernel TU with ATen/core/Tensor.h"]
         # The light pair compiles in about 2 s, so it gets more rounds (the
         # same wall time); both pairs alternate their order between rounds.
@@ -135,7 +200,53 @@ def main():
         f"{ratio(light, times):.2f}x wall, {ratio(light, cpu):.2f}x user CPU"
     )
     print(f"(ratios: median of per-round ratios; {' '.join(cxx)} {a.opt})")
+    if a.json:
+        write_json(
+            a.json,
+            [
+                {
+                    "label": f"generated X.ops.cpp ({a.ops} ops) / its includes, {what}",
+                    "ratio": ratio(big, t),
+                    "target": TARGET,
+                    "kind": "at most",
+                }
+                for what, t in (("wall time", times), ("user CPU", cpu))
+            ],
+        )
+    return 0
+
+
+def count_pair(a, cxx, flags, pair, work):
+    """--instructions: the guard. Returns the exit status."""
+    if is_gcc(cxx):
+        flags = flags + GCC_FIXED_GC
+    generated, includes = count_instructions(
+        a.valgrind,
+        [
+            cxx + flags + ["-c", source, "-o", os.path.join(work, f"count{i}.o")]
+            for i, source in enumerate(pair)
+        ],
+    )
+    ratio = generated / includes
+    ok = ratio <= a.limit
+    print(f"Instructions of {' '.join(cxx)} {a.opt} (cachegrind, the compiler and its children):")
+    print(f"  generated compile_bench.ops.cpp ({a.ops} ops): {generated:,}")
+    print(f"  torch includes only: {includes:,}")
+    print(f"  ratio {ratio:.3f} (limit {a.limit}) {'ok' if ok else 'FAILED'}")
+    if a.json:
+        write_json(
+            a.json,
+            [
+                {
+                    "label": f"generated X.ops.cpp ({a.ops} ops) / its includes, instructions",
+                    "ratio": ratio,
+                    "target": a.limit,
+                    "kind": "at most",
+                }
+            ],
+        )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

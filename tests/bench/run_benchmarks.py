@@ -16,12 +16,14 @@ machine's drift between rounds (shared CPUs, frequency changes).
 benchmark the call-overhead targets are judged by and prints their ratios
 side by side: the C++ call API and autograd (bench_overhead), the eager
 Python record calls against the flat calls (shim_bench.py, timed and, with
-valgrind, in instructions), a compiled
-10-layer model (compiled_bench.py, likewise), ops from decorated Python
-functions (decorator_bench.py: call, registration, forward+backward) and the front end (structopc against a
-yaml-cpp load of native_functions.yaml: instructions, frontend_instructions
-under callgrind, and wall time, frontend_bench). It builds what they need
-in DIR first.
+valgrind, in instructions), a compiled 10-layer model (compiled_bench.py,
+likewise), ops from decorated Python functions (decorator_bench.py: call,
+registration, forward+backward), the first structop.load (first_use.py),
+the compile time of a generated X.ops.cpp against its includes
+(compile_time.py, timed and, with valgrind, counted) and the front end
+(structopc against a yaml-cpp load of native_functions.yaml: instructions,
+frontend_instructions under callgrind, and wall time, frontend_bench). It
+builds what they need in DIR first.
 
 --check exits 1 when a ratio misses its target.
 """
@@ -270,6 +272,33 @@ def everything(args):
         print()
     else:
         print(f"run_benchmarks.py: no {package}: the decorator's and first use's rows are left out")
+
+    # Compile time of generated code, with this torch's headers and the
+    # compiler $CXX names (c++ by default).
+    import torch.utils.cpp_extension  # noqa: E402
+
+    abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+    flags = [f"-isystem{d}" for d in torch.utils.cpp_extension.include_paths()]
+    compile_args = [
+        "--structopc",
+        os.path.join(build_dir, "compiler", "structopc"),
+        "--cxx",
+        os.environ.get("CXX", "c++"),
+        "--include",
+        os.path.join(HERE, "..", "..", "runtime", "include"),
+        "--flags",
+        " ".join(flags + [f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]),
+    ]
+    ratios = python_json("compile_time.py", compile_args, env)
+    if shutil.which("valgrind"):
+        ratios += python_json("compile_time.py", [*compile_args, "--instructions"], env)
+    sections.append(
+        (
+            "Compile time of generated code (compile_time.py, 3 rounds; cachegrind)",
+            [(r["label"], r["ratio"], r["target"]) for r in ratios],
+        )
+    )
+    print()
 
     import torchgen  # noqa: E402  (the torch under test ships its native_functions.yaml)
 
