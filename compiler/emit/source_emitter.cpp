@@ -480,6 +480,14 @@ void SourceEmitter::prologue() {
         // arguments on the dispatcher's stack and the records the kernels take
         // (boxed kernels for the op's devices and Meta, what the runtime's autograd
         // bridge calls); and the C++ call API.
+        //
+        // An adapter `op_<op>` has the op's qualified `op_name` and its number of
+        // flat arguments, `num_args`; `meta_like`, the flat argument whose metadata
+        // each output of the identity Meta kernel copies; its boxed kernels; with a
+        // backward, `setup_context`, `backward` and the autograd node's edges (the
+        // grad slots: `grad_paths`, their original paths, `grad_slots`, their flat
+        // arguments, `grad_lists`, which are lists) in `backward_def`; and `handle`,
+        // the op for the C++ call API.
         #include "$stem$.ops.h"
 
         #include <structop/convert.h>

@@ -151,9 +151,7 @@ Code SourceEmitter::meta_like_member(const CppOp& op) {
   if (op.op().meta == model::MetaKind::Custom || lo.meta_sources.empty()) return "";
   Codes like;
   for (size_t slot : lo.meta_sources) like.push_back(std::to_string(slot));
-  return "\n// The identity Meta kernel's output i copies flat argument meta_like[i].\n"
-         "static constexpr std::size_t meta_like[] = " +
-         braces(like) + ";";
+  return "\nstatic constexpr std::size_t meta_like[] = " + braces(like) + ";";
 }
 
 Code SourceEmitter::meta_member(const CppOp& op) const {
@@ -174,8 +172,6 @@ void SourceEmitter::op_section(const CppOp& op) {
   const lower::LoweredOp& lo = op.lowered();
   p_.line();
   slot_table(op);
-  Codes find_args = {cpp_string_literal(m_.namespace_ + "::" + op.op().name)};
-  if (!op.op().overload.empty()) find_args.push_back(cpp_string_literal(op.op().overload));
   Code kernels;
   const Strings names = forward_names(op);
   for (size_t k = 0; k < names.size(); ++k) {
@@ -200,8 +196,7 @@ void SourceEmitter::op_section(const CppOp& op) {
        {"kernels", trimmed(kernels)},
        {"records", record_return_members(op)},
        {"meta", meta_member(op)},
-       {"backward", op.op().backward ? backward_members(op) : ""},
-       {"find", join(find_args, ", ")}},
+       {"backward", op.op().backward ? backward_members(op) : ""}},
       R"cc(
 
         struct $adapter$ {
@@ -212,8 +207,7 @@ void SourceEmitter::op_section(const CppOp& op) {
           $meta$
           $backward$
 
-          /// The op, for the C++ call API.
-          static inline structop::OpRef handle{$find$};
+          static inline structop::OpRef handle{op_name};
         };
       )cc");
 }
@@ -336,20 +330,14 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
        {"paths", braces(g.paths)},
        {"slots", braces(g.slots)},
        {"lists",
-        lo.has_grad_list ? "\n// Whether each grad slot is a list (one edge per tensor).\n"
-                           "static constexpr bool grad_lists[] = " +
-                               braces(g.lists) + ";"
-                         : ""},
+        lo.has_grad_list ? "\nstatic constexpr bool grad_lists[] = " + braces(g.lists) + ";" : ""},
        {"collect", lo.has_grad_list ? "grad_edges" : "grad_list"},
        {"def",
-        braces(
-            {"op_name",
-             "grad_paths",
-             "grad_slots",
-             lo.has_grad_list ? "grad_lists" : "nullptr",
-             std::to_string(g.paths.size()),
-             "&setup_context",
-             "&backward"})},
+        "structop::make_backward_def" +
+            args(lo.has_grad_list ? Codes{"op_name", "grad_paths", "grad_slots", "setup_context",
+                                          "backward", "grad_lists"}
+                                  : Codes{"op_name", "grad_paths", "grad_slots", "setup_context",
+                                          "backward"})},
        {"args_param", lo.slots.empty() ? "c10::IValue* /*args*/" : "c10::IValue* args"},
        {"grads_type", op.names().grads},
        // Without list slots grad_list moves every Grad out of the record.
@@ -373,7 +361,6 @@ Code SourceEmitter::backward_members(const CppOp& op) const {
           return structop::$collect$$moves$;
         }
 
-        // Original path and flat argument of each grad slot (= the node's edges).
         static constexpr const char* grad_paths[] = $paths$;
         static constexpr std::size_t grad_slots[] = $slots$;$lists$
         static constexpr structop::BackwardDef backward_def = $def$;

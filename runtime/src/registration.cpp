@@ -83,7 +83,12 @@ c10::OperatorHandle find_op(const char* name, const char* overload) {
 }
 
 const c10::OperatorHandle& OpRef::lookup() const {
-  auto fresh = std::make_unique<const c10::OperatorHandle>(find_op(name_, overload_));
+  // An op's name has no `.`: the first one starts the overload name.
+  const std::string_view qualified(name_);
+  const std::size_t dot = qualified.find('.');
+  const std::string name(qualified.substr(0, dot));
+  const std::string overload(dot == std::string_view::npos ? "" : qualified.substr(dot + 1));
+  auto fresh = std::make_unique<const c10::OperatorHandle>(find_op(name.c_str(), overload.c_str()));
   const c10::OperatorHandle* first = nullptr;
   // Another thread may have looked it up meanwhile: keep the first. The kept
   // handle is never freed (as a function-local static would be at exit,

@@ -77,8 +77,8 @@ std::vector<structop::BackwardDef> defs;
 
 // Ops of libtorch (registered when it loads), as a generated adapter's
 // `static inline structop::OpRef handle{...}`.
-structop::OpRef add_op{"aten::add", "Tensor"};
-structop::OpRef mul_op{"aten::mul", "Tensor"};
+structop::OpRef add_op{"aten::add.Tensor"};
+structop::OpRef mul_op{"aten::mul.Tensor"};
 structop::OpRef relu_op{"aten::relu"};
 
 void op_refs() {

@@ -54,6 +54,30 @@ struct BackwardDef {
   variable_list (*backward)(AutogradContext* ctx, const variable_list& grad_outputs);
 };
 
+/// A BackwardDef whose grad_count is the size of its arrays; no grad slot
+/// is a list.
+template <std::size_t N>
+constexpr BackwardDef make_backward_def(
+    const char* op_name,
+    const char* const (&grad_paths)[N],
+    const std::size_t (&grad_slots)[N],
+    decltype(BackwardDef::setup_context) setup_context,
+    decltype(BackwardDef::backward) backward) {
+  return {op_name, grad_paths, grad_slots, nullptr, N, setup_context, backward};
+}
+
+/// The same, with whether each grad slot is a list.
+template <std::size_t N>
+constexpr BackwardDef make_backward_def(
+    const char* op_name,
+    const char* const (&grad_paths)[N],
+    const std::size_t (&grad_slots)[N],
+    decltype(BackwardDef::setup_context) setup_context,
+    decltype(BackwardDef::backward) backward,
+    const bool (&grad_lists)[N]) {
+  return {op_name, grad_paths, grad_slots, grad_lists, N, setup_context, backward};
+}
+
 namespace detail {
 /// grad_list's work, in the runtime library: the list's code (reserve,
 /// push_back, reallocation) is compiled once, not in every X.ops.cpp.

@@ -100,13 +100,13 @@ void impl_bump_written_versions(torch::Library& m, std::initializer_list<const c
 /// registered.
 c10::OperatorHandle find_op(const char* name, const char* overload = "");
 
-/// An op of the C++ call API, looked up (find_op) on its first call and kept.
+/// An op of the C++ call API by its qualified name ("demo::op" or
+/// "demo::op.overload"), looked up (find_op) on its first call and kept.
 /// Its constructor is constexpr, so a generated file's `static inline OpRef`
 /// is initialised at compile time: no guard variable or initialiser per op.
 class OpRef {
  public:
-  constexpr OpRef(const char* name, const char* overload = "") noexcept
-      : name_(name), overload_(overload) {}
+  constexpr explicit OpRef(const char* qualified_name) noexcept : name_(qualified_name) {}
   OpRef(const OpRef&) = delete;
   OpRef& operator=(const OpRef&) = delete;
 
@@ -121,7 +121,6 @@ class OpRef {
   const c10::OperatorHandle& lookup() const;
 
   const char* name_;
-  const char* overload_;
   mutable std::atomic<const c10::OperatorHandle*> handle_{nullptr};
 };
 

@@ -4,6 +4,14 @@
 // arguments on the dispatcher's stack and the records the kernels take
 // (boxed kernels for the op's devices and Meta, what the runtime's autograd
 // bridge calls); and the C++ call API.
+//
+// An adapter `op_<op>` has the op's qualified `op_name` and its number of
+// flat arguments, `num_args`; `meta_like`, the flat argument whose metadata
+// each output of the identity Meta kernel copies; its boxed kernels; with a
+// backward, `setup_context`, `backward` and the autograd node's edges (the
+// grad slots: `grad_paths`, their original paths, `grad_slots`, their flat
+// arguments, `grad_lists`, which are lists) in `backward_def`; and `handle`,
+// the op for the C++ call API.
 #include "features.ops.h"
 
 #include <structop/convert.h>
@@ -188,14 +196,12 @@ struct op_pick {
         std::move(grads.opts.mask));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"from", "to", "opts.mask"};
   static constexpr std::size_t grad_slots[] = {0, 1, 4};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_features::pick"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -211,7 +217,6 @@ struct op_pick {
 struct op_pick_scalar {
   static constexpr const char* op_name = "golden_features::pick.scalar";
   static constexpr std::size_t num_args = 5;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void cpu(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -248,8 +253,7 @@ struct op_pick_scalar {
                 structop::ArgPath(op_name, "chain")))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_features::pick", "scalar"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -268,7 +272,6 @@ struct op_pick_scalar {
 struct op_tune {
   static constexpr const char* op_name = "golden_features::tune";
   static constexpr std::size_t num_args = 8;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -282,8 +285,7 @@ struct op_tune {
                 unflatten_Tuned(structop::ArgPath(op_name, "t"), args + 1)})});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_features::tune"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -304,7 +306,6 @@ struct op_tune {
 struct op_step {
   static constexpr const char* op_name = "golden_features::step";
   static constexpr std::size_t num_args = 10;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -348,14 +349,12 @@ struct op_step {
     return structop::grad_list(std::move(grads.x), std::move(grads.s.t), std::move(grads.extra.t));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "s.t", "extra.t"};
   static constexpr std::size_t grad_slots[] = {0, 1, 6};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_features::step"};
+  static inline structop::OpRef handle{op_name};
 };
 
 }  // namespace

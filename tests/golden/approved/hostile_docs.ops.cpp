@@ -4,6 +4,14 @@
 // arguments on the dispatcher's stack and the records the kernels take
 // (boxed kernels for the op's devices and Meta, what the runtime's autograd
 // bridge calls); and the C++ call API.
+//
+// An adapter `op_<op>` has the op's qualified `op_name` and its number of
+// flat arguments, `num_args`; `meta_like`, the flat argument whose metadata
+// each output of the identity Meta kernel copies; its boxed kernels; with a
+// backward, `setup_context`, `backward` and the autograd node's edges (the
+// grad slots: `grad_paths`, their original paths, `grad_slots`, their flat
+// arguments, `grad_lists`, which are lists) in `backward_def`; and `handle`,
+// the op for the C++ call API.
 #include "hostile_docs.ops.h"
 
 #include <structop/convert.h>
@@ -60,7 +68,6 @@ void flatten_Texts(structop::CallStack& stack, const ::hostile_docs::Texts& valu
 struct op_echo {
   static constexpr const char* op_name = "hostile_docs::echo";
   static constexpr std::size_t num_args = 11;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -76,8 +83,7 @@ struct op_echo {
             structop::arg<c10::optional<c10::string_view>>(args[10]))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"hostile_docs::echo"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -91,7 +97,6 @@ struct op_echo {
 struct op_cleaned {
   static constexpr const char* op_name = "hostile_docs::cleaned";
   static constexpr std::size_t num_args = 3;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -109,8 +114,7 @@ struct op_cleaned {
                 structop::ArgPath(op_name, "shade")))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"hostile_docs::cleaned"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -122,7 +126,6 @@ struct op_cleaned {
 struct op_indented {
   static constexpr const char* op_name = "hostile_docs::indented";
   static constexpr std::size_t num_args = 1;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -133,8 +136,7 @@ struct op_indented {
         structop::Held<at::Tensor>{kernels::indented(structop::arg<const at::Tensor&>(args[0]))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"hostile_docs::indented"};
+  static inline structop::OpRef handle{op_name};
 };
 
 }  // namespace

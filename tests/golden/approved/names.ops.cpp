@@ -4,6 +4,14 @@
 // arguments on the dispatcher's stack and the records the kernels take
 // (boxed kernels for the op's devices and Meta, what the runtime's autograd
 // bridge calls); and the C++ call API.
+//
+// An adapter `op_<op>` has the op's qualified `op_name` and its number of
+// flat arguments, `num_args`; `meta_like`, the flat argument whose metadata
+// each output of the identity Meta kernel copies; its boxed kernels; with a
+// backward, `setup_context`, `backward` and the autograd node's edges (the
+// grad slots: `grad_paths`, their original paths, `grad_slots`, their flat
+// arguments, `grad_lists`, which are lists) in `backward_def`; and `handle`,
+// the op for the C++ call API.
 #include "names.ops.h"
 
 #include <structop/convert.h>
@@ -85,7 +93,6 @@ void flatten_errno(structop::CallStack& stack, const ::golden_names::errno_& val
 struct op_from_ {
   static constexpr const char* op_name = "golden_names::from";
   static constexpr std::size_t num_args = 4;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -125,14 +132,12 @@ struct op_from_ {
         std::move(grads.grad_fn));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "ctx", "ks", "grad_fn"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 3};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 4, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::from"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -169,7 +174,6 @@ struct op_from_ {
 struct op_from_lambda {
   static constexpr const char* op_name = "golden_names::from.lambda";
   static constexpr std::size_t num_args = 18;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0, 16};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -214,15 +218,13 @@ struct op_from_lambda {
         std::move(grads.handle));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] =
       {"x", "kernel.path.at", "kernel.path.path", "kernel.args", "handle"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 11, 16};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 5, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::from", "lambda"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -247,7 +249,6 @@ struct op_from_lambda {
 struct op_scale {
   static constexpr const char* op_name = "golden_names::scale";
   static constexpr std::size_t num_args = 14;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void cpu(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -268,8 +269,7 @@ struct op_scale {
             structop::arg<double>(args[13]))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::scale"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -284,7 +284,6 @@ struct op_scale {
 struct op_linux_ {
   static constexpr const char* op_name = "golden_names::linux";
   static constexpr std::size_t num_args = 4;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -320,14 +319,12 @@ struct op_linux_ {
     return structop::grad_list(std::move(grads.unix_), std::move(grads.op));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"unix", "op"};
   static constexpr std::size_t grad_slots[] = {0, 3};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 2, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::linux"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -343,7 +340,6 @@ struct op_linux_ {
 struct op_yield_from {
   static constexpr const char* op_name = "golden_names::yield.from";
   static constexpr std::size_t num_args = 5;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -359,8 +355,7 @@ struct op_yield_from {
             structop::arg<const at::Tensor&>(args[4]))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::yield", "from"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -389,7 +384,6 @@ struct op_yield_from {
 struct op_flatten_Outer {
   static constexpr const char* op_name = "golden_names::flatten_Outer";
   static constexpr std::size_t num_args = 16;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -403,8 +397,7 @@ struct op_flatten_Outer {
                 unflatten_Outer(structop::ArgPath(op_name, "value"), args + 1)})});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden_names::flatten_Outer"};
+  static inline structop::OpRef handle{op_name};
 };
 
 }  // namespace

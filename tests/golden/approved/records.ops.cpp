@@ -4,6 +4,14 @@
 // arguments on the dispatcher's stack and the records the kernels take
 // (boxed kernels for the op's devices and Meta, what the runtime's autograd
 // bridge calls); and the C++ call API.
+//
+// An adapter `op_<op>` has the op's qualified `op_name` and its number of
+// flat arguments, `num_args`; `meta_like`, the flat argument whose metadata
+// each output of the identity Meta kernel copies; its boxed kernels; with a
+// backward, `setup_context`, `backward` and the autograd node's edges (the
+// grad slots: `grad_paths`, their original paths, `grad_slots`, their flat
+// arguments, `grad_lists`, which are lists) in `backward_def`; and `handle`,
+// the op for the C++ call API.
 #include "records.ops.h"
 
 #include <structop/convert.h>
@@ -109,7 +117,6 @@ void flatten_Stack(structop::CallStack& stack, const ::golden::Stack& value) {
 struct op_affine {
   static constexpr const char* op_name = "golden::affine";
   static constexpr std::size_t num_args = 5;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -145,14 +152,12 @@ struct op_affine {
         std::move(grads.cfg.inner.b));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::affine"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -168,7 +173,6 @@ struct op_affine {
 struct op_split {
   static constexpr const char* op_name = "golden::split";
   static constexpr std::size_t num_args = 5;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0, 1};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -206,14 +210,12 @@ struct op_split {
         std::move(grads.cfg.inner.b));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 3, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::split"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -238,8 +240,7 @@ struct op_scale_ {
     structop::return_nothing(stack, num_args);
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::scale_"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -253,7 +254,6 @@ struct op_scale_ {
 struct op_layers {
   static constexpr const char* op_name = "golden::layers";
   static constexpr std::size_t num_args = 3;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -292,16 +292,18 @@ struct op_layers {
         structop::take_grads(grads.items, &InnerGrad::b));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x", "items.w", "items.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2};
-  // Whether each grad slot is a list (one edge per tensor).
   static constexpr bool grad_lists[] = {false, true, true};
-  static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, grad_lists, 3, &setup_context, &backward};
+  static constexpr structop::BackwardDef backward_def = structop::make_backward_def(
+      op_name,
+      grad_paths,
+      grad_slots,
+      setup_context,
+      backward,
+      grad_lists);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::layers"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -316,7 +318,6 @@ struct op_layers {
 struct op_stack {
   static constexpr const char* op_name = "golden::stack";
   static constexpr std::size_t num_args = 4;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {3};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -356,16 +357,18 @@ struct op_stack {
         std::move(grads.y));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"xs", "st.parts", "st.biases", "y"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 3};
-  // Whether each grad slot is a list (one edge per tensor).
   static constexpr bool grad_lists[] = {true, true, true, false};
-  static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, grad_lists, 4, &setup_context, &backward};
+  static constexpr structop::BackwardDef backward_def = structop::make_backward_def(
+      op_name,
+      grad_paths,
+      grad_slots,
+      setup_context,
+      backward,
+      grad_lists);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::stack"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -384,7 +387,6 @@ struct op_stack {
 struct op_gate {
   static constexpr const char* op_name = "golden::gate";
   static constexpr std::size_t num_args = 8;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0};
 
   static void forward(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack) {
@@ -428,15 +430,13 @@ struct op_gate {
         std::move(grads.cfg.inner.b));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] =
       {"x", "gate.g", "gate.inner.w", "gate.inner.b", "cfg.inner.w", "cfg.inner.b"};
   static constexpr std::size_t grad_slots[] = {0, 1, 2, 3, 4, 5};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 6, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::gate"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -448,7 +448,6 @@ struct op_gate {
 struct op_moments {
   static constexpr const char* op_name = "golden::moments";
   static constexpr std::size_t num_args = 1;
-  // The identity Meta kernel's output i copies flat argument meta_like[i].
   static constexpr std::size_t meta_like[] = {0, 0, 0};
 
   /// The kernels' results with each returned record as its leaves, in
@@ -500,14 +499,12 @@ struct op_moments {
     return structop::grad_list(std::move(grads.x));
   }
 
-  // Original path and flat argument of each grad slot (= the node's edges).
   static constexpr const char* grad_paths[] = {"x"};
   static constexpr std::size_t grad_slots[] = {0};
   static constexpr structop::BackwardDef backward_def =
-      {op_name, grad_paths, grad_slots, nullptr, 1, &setup_context, &backward};
+      structop::make_backward_def(op_name, grad_paths, grad_slots, setup_context, backward);
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::moments"};
+  static inline structop::OpRef handle{op_name};
 };
 
 // ===========================================================================
@@ -554,8 +551,7 @@ struct op_summary {
             flat_outputs(kernels::summary_meta(structop::arg<const at::Tensor&>(args[0])))});
   }
 
-  /// The op, for the C++ call API.
-  static inline structop::OpRef handle{"golden::summary"};
+  static inline structop::OpRef handle{op_name};
 };
 
 }  // namespace
