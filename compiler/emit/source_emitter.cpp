@@ -449,8 +449,7 @@ SourceEmitter::KernelsByKey SourceEmitter::kernels_by_key() const {
     if (op.op().meta == model::MetaKind::Custom) {
       meta.kernels.push_back(kernel("meta"));
     } else {
-      meta.meta_like.push_back(
-          braces({name, op.lowered().meta_sources.empty() ? "{}" : adapter + "::meta_like"}));
+      meta.meta_like.push_back(braces({name, has_meta_like(op) ? adapter + "::meta_like" : "{}"}));
     }
     if (op.op().backward) {
       autograd.autograd.push_back(braces({name, "&" + adapter + "::backward_def"}));

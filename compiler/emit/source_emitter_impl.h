@@ -142,8 +142,10 @@ class SourceEmitter {
   /// kernels' results and the flat outputs.
   Code record_return_members(const CppOp& op) const;
 
-  /// `meta_like`, the flat arguments an identity Meta kernel copies the
-  /// metadata of (none for `meta: custom` or an op without outputs).
+  /// Whether the adapter has `meta_like`, the flat arguments an identity
+  /// Meta kernel copies the metadata of (not for `meta: custom` or an op
+  /// without outputs); the member itself.
+  static bool has_meta_like(const CppOp& op);
   static Code meta_like_member(const CppOp& op);
 
   /// The boxed Meta kernel of an op with `meta: custom` (an identity meta is

@@ -146,11 +146,14 @@ Code SourceEmitter::record_return_members(const CppOp& op) const {
   return trimmed(p.code());
 }
 
+bool SourceEmitter::has_meta_like(const CppOp& op) {
+  return op.op().meta != model::MetaKind::Custom && !op.lowered().meta_sources.empty();
+}
+
 Code SourceEmitter::meta_like_member(const CppOp& op) {
-  const lower::LoweredOp& lo = op.lowered();
-  if (op.op().meta == model::MetaKind::Custom || lo.meta_sources.empty()) return "";
+  if (!has_meta_like(op)) return "";
   Codes like;
-  for (size_t slot : lo.meta_sources) like.push_back(std::to_string(slot));
+  for (size_t slot : op.lowered().meta_sources) like.push_back(std::to_string(slot));
   return "\nstatic constexpr std::size_t meta_like[] = " + braces(like) + ";";
 }
 
